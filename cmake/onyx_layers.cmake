@@ -1,0 +1,35 @@
+# onyx_layer(NAME DIR [DEPS ...]): one OBJECT library per src/ folder. All layers compile with
+# src/ and include/ on the include path; tests/unit/layering_test.py enforces which folder may
+# include which (DESIGN.md: dependencies point one way).
+function(onyx_layer name dir)
+  cmake_parse_arguments(ARG "" "" "DEPS;EXTRA_SOURCES" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cc)
+  list(FILTER sources EXCLUDE REGEX ".*_avx2\\.cc$|.*_avx512\\.cc$|.*_fma\\.cc$")
+  if(NOT sources)
+    # A layer with nothing in it yet: an interface target keeps the dependency chain intact.
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+    foreach(dep ${ARG_DEPS})
+      target_link_libraries(${name} INTERFACE ${dep})
+    endforeach()
+    return()
+  endif()
+  add_library(${name} OBJECT ${sources} ${ARG_EXTRA_SOURCES})
+  set_property(GLOBAL APPEND PROPERTY ONYX_LAYER_OBJECTS $<TARGET_OBJECTS:${name}>)
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+  foreach(dep ${ARG_DEPS})
+    target_link_libraries(${name} PUBLIC ${dep})
+  endforeach()
+  # Per-ISA variants in this folder.
+  file(GLOB_RECURSE avx2_sources CONFIGURE_DEPENDS ${dir}/*_avx2.cc)
+  file(GLOB_RECURSE avx512_sources CONFIGURE_DEPENDS ${dir}/*_avx512.cc)
+  if(avx2_sources)
+    set_source_files_properties(${avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+    target_sources(${name} PRIVATE ${avx2_sources})
+  endif()
+  if(avx512_sources)
+    set_source_files_properties(${avx512_sources} PROPERTIES COMPILE_OPTIONS
+                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c")
+    target_sources(${name} PRIVATE ${avx512_sources})
+  endif()
+endfunction()

@@ -1,0 +1,28 @@
+// The one exception type Onyx throws. Messages name what they are about: the model, node, op
+// type and opset, dtypes and shapes (see DESIGN.md, house rules).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace onyx {
+
+enum class ErrorCode {
+  kFail,
+  kInvalidArgument,   // a caller's feed, option or name is wrong
+  kInvalidModel,      // the model file or graph is malformed
+  kNotImplemented,    // a valid model needs something Onyx does not have (op, dtype)
+  kRuntime,           // a kernel failed on valid input (e.g. shape mismatch found at run time)
+  kOutOfMemory,       // an allocation or an arena cap failed
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+}  // namespace onyx

@@ -1,0 +1,77 @@
+// The session: load a model once, run it many times (from several threads at once if you
+// like). Names follow ONNX Runtime's where they mean the same thing.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onyx/error.h"
+#include "onyx/value.h"
+
+namespace onyx {
+
+struct SessionOptions {
+  // Threads for parallel loops inside one kernel; 0 = one per physical core (the thread
+  // calling Run is one of them).
+  int intra_op_num_threads = 0;
+  // Execution providers by priority; CPU is always the fallback.
+  std::vector<std::string> execution_providers = {"CPU"};
+  // Free-form "key" -> "value" settings (ONNX Runtime's session config entries).
+  std::map<std::string, std::string> config_entries;
+};
+
+struct RunOptions {
+  std::string run_tag;  // shows in errors and profiles
+};
+
+// Name and static type of a model input or output.
+struct IoInfo {
+  std::string name;
+  std::shared_ptr<const TypeInfo> type;
+};
+
+struct ModelMetadata {
+  int64_t ir_version = 0;
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::string graph_name;
+  std::map<std::string, int64_t> opset_imports;
+  std::map<std::string, std::string> custom_metadata;
+};
+
+using NamedValues = std::vector<std::pair<std::string, Value>>;
+
+class SessionImpl;
+
+class Session {
+ public:
+  explicit Session(const std::string& model_path, const SessionOptions& options = {});
+  Session(const void* model_bytes, size_t size, const SessionOptions& options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Inputs a caller must (or may) feed; initializers that double as inputs are listed in
+  // overridable_initializers() instead.
+  const std::vector<IoInfo>& inputs() const;
+  const std::vector<IoInfo>& outputs() const;
+  const std::vector<IoInfo>& overridable_initializers() const;
+  const ModelMetadata& metadata() const;
+
+  // Runs the model. `output_names` empty means all outputs, in model order. Thread-safe.
+  std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names = {},
+                         const RunOptions& run_options = {}) const;
+
+  SessionImpl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+}  // namespace onyx

@@ -1,0 +1,36 @@
+// Decoding of ONNX protobuf messages into Onyx values: TensorProto (raw, typed, external data),
+// SparseTensorProto, TypeProto, and the SequenceProto / MapProto / OptionalProto of test data.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "onnx/wire_reader.h"
+#include "onyx/value.h"
+#include "platform/mapped_file.h"
+
+namespace onyx::proto {
+
+// State shared while decoding one model (or one test-data file).
+struct DecodeContext {
+  std::string source;               // model path (or "<bytes>") for error texts
+  std::string base_dir;             // folder that external data must live in; empty: none allowed
+  std::shared_ptr<const void> bytes_holder;  // keeps the bytes being decoded alive for views
+  std::map<std::string, std::shared_ptr<const MappedFile>> external_files;
+  int depth = 0;                    // nesting of subgraphs, bounded against hostile input
+};
+
+Tensor DecodeTensor(WireReader r, DecodeContext& ctx);
+Tensor DecodeSparseTensor(WireReader r, DecodeContext& ctx);
+std::shared_ptr<const TypeInfo> DecodeType(WireReader r, DecodeContext& ctx);
+// SequenceProto, MapProto and OptionalProto, as in ONNX test data.
+Value DecodeSequence(WireReader r, DecodeContext& ctx);
+Value DecodeMap(WireReader r, DecodeContext& ctx);
+Value DecodeOptional(WireReader r, DecodeContext& ctx);
+
+// Reads a test-data file (input_0.pb ...) holding the proto that suits `type`: a TensorProto
+// for tensors (or when type is null), SequenceProto, MapProto or OptionalProto otherwise.
+Value ReadValueFile(const std::string& path, const TypeInfo* type);
+
+}  // namespace onyx::proto

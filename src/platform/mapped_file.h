@@ -1,0 +1,30 @@
+// Read-only memory map of a whole file. Model bytes and external weights are viewed in place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace onyx {
+
+class MappedFile {
+ public:
+  // Throws Error(kInvalidModel) naming the path when the file cannot be opened or mapped.
+  static std::shared_ptr<const MappedFile> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string path_;
+};
+
+}  // namespace onyx

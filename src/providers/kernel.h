@@ -1,0 +1,185 @@
+// The kernel seam. A kernel is created once per node when a session is built (parse
+// attributes, pre-pack constant weights) and then computes any number of times, possibly from
+// several threads at once: Compute is const and keeps per-run state on the stack or in the
+// workspace the context gives it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/check.h"
+#include "ir/graph.h"
+#include "onyx/value.h"
+
+namespace onyx {
+
+class ThreadPool;
+
+// A subgraph compiled by the runtime (If/Loop/Scan bodies). Kernels run it through
+// KernelContext::RunSubgraph; its values from enclosing scopes are supplied automatically.
+class Subgraph {
+ public:
+  virtual ~Subgraph() = default;
+  virtual const std::vector<std::string>& input_names() const = 0;
+  virtual const std::vector<std::string>& output_names() const = 0;
+  virtual const ir::Graph& graph() const = 0;
+};
+
+// What a kernel may look at while it is being created.
+class KernelInfo {
+ public:
+  KernelInfo(const ir::Node& node, std::function<const Tensor*(const std::string&)> constant_lookup,
+             std::function<const Subgraph*(const std::string&)> subgraph_lookup,
+             std::function<std::shared_ptr<const TypeInfo>(const std::string&)> type_lookup, ThreadPool* pool)
+      : node_(node),
+        constant_lookup_(std::move(constant_lookup)),
+        subgraph_lookup_(std::move(subgraph_lookup)),
+        type_lookup_(std::move(type_lookup)),
+        pool_(pool) {}
+
+  const ir::Node& node() const { return node_; }
+  int opset() const { return node_.opset; }
+  size_t num_inputs() const { return node_.inputs.size(); }
+  size_t num_outputs() const { return node_.outputs.size(); }
+  bool has_input(size_t i) const { return i < node_.inputs.size() && !node_.inputs[i].empty(); }
+  bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
+
+  // Attributes. The *Or forms return the default when absent; the others throw naming the node.
+  bool HasAttr(const std::string& name) const { return node_.FindAttribute(name) != nullptr; }
+  int64_t GetInt(const std::string& name) const;
+  int64_t GetIntOr(const std::string& name, int64_t fallback) const;
+  float GetFloat(const std::string& name) const;
+  float GetFloatOr(const std::string& name, float fallback) const;
+  std::string GetString(const std::string& name) const;
+  std::string GetStringOr(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> GetInts(const std::string& name) const;
+  std::vector<int64_t> GetIntsOr(const std::string& name, std::vector<int64_t> fallback) const;
+  std::vector<float> GetFloats(const std::string& name) const;
+  std::vector<float> GetFloatsOr(const std::string& name, std::vector<float> fallback) const;
+  std::vector<std::string> GetStrings(const std::string& name) const;
+  std::vector<std::string> GetStringsOr(const std::string& name, std::vector<std::string> fallback) const;
+  const Tensor& GetTensor(const std::string& name) const;
+  const ir::Attribute* FindAttr(const std::string& name) const { return node_.FindAttribute(name); }
+
+  // The value of input i when it is a constant the session owns (an initializer that cannot be
+  // overridden by a feed), so it can be pre-packed; null otherwise.
+  const Tensor* ConstantInput(size_t i) const;
+  // Static type of input i when the model or inference knows it; null otherwise.
+  std::shared_ptr<const TypeInfo> InputType(size_t i) const;
+  std::shared_ptr<const TypeInfo> OutputType(size_t i) const;
+  // The compiled subgraph held in a graph attribute (throws when absent).
+  const Subgraph& GetSubgraph(const std::string& attr_name) const;
+  ThreadPool* thread_pool() const { return pool_; }
+
+  // "node 'x' (Conv, opset 11)" for messages.
+  std::string Describe() const { return node_.Describe(); }
+  [[noreturn]] void Fail(const std::string& message) const;
+
+ private:
+  const ir::Attribute& Require(const std::string& name, ir::AttrType type) const;
+
+  const ir::Node& node_;
+  std::function<const Tensor*(const std::string&)> constant_lookup_;
+  std::function<const Subgraph*(const std::string&)> subgraph_lookup_;
+  std::function<std::shared_ptr<const TypeInfo>(const std::string&)> type_lookup_;
+  ThreadPool* pool_;
+};
+
+// What a kernel sees while computing. Implemented by the runtime.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+
+  virtual size_t num_inputs() const = 0;
+  virtual size_t num_outputs() const = 0;
+  // Null when the optional input is omitted.
+  virtual const Value* input_value(size_t i) const = 0;
+  // Whether output i is wanted (optional outputs may be omitted: then skip computing them).
+  virtual bool has_output(size_t i) const = 0;
+
+  // The tensor input i, or null when omitted; throws when the input is not a tensor.
+  const Tensor* input(size_t i) const;
+  // The tensor input i; throws naming the node when omitted.
+  const Tensor& required_input(size_t i) const;
+
+  // Allocates output i. When output i is not wanted the tensor is scratch that gets dropped,
+  // so kernels need not check has_output before writing a mandatory output.
+  virtual Tensor& AllocateOutput(size_t i, DataType dtype, const Shape& shape) = 0;
+  // Sets output i to an existing value (a sequence, or a tensor sharing an input's bytes:
+  // values are immutable once produced, so sharing is safe).
+  virtual void SetOutput(size_t i, Value value) = 0;
+
+  // Runs a compiled subgraph of this node with the given formal inputs.
+  virtual std::vector<Value> RunSubgraph(const Subgraph& subgraph, std::vector<Value> inputs) = 0;
+
+  virtual ThreadPool* thread_pool() const = 0;
+  virtual Allocator* allocator() const = 0;
+  virtual const ir::Node& node() const = 0;
+
+  // Throws Error(kRuntime) naming the node, its op and opset, and its inputs' types/shapes.
+  [[noreturn]] void Fail(const std::string& message) const;
+  std::string DescribeInputs() const;
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual void Compute(KernelContext& ctx) const = 0;
+};
+
+// Registration: one static object per kernel file.
+struct KernelDef {
+  std::string op_type;
+  std::string domain;  // "" for ai.onnx
+  int since = 1;
+  int until = 1 << 30;  // inclusive
+  std::string provider = "CPU";
+  std::function<std::unique_ptr<OpKernel>(const KernelInfo&)> factory;
+};
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& Global();
+  void Register(KernelDef def);
+  // The kernel for the node's (domain, op, opset) on `provider`, or null.
+  const KernelDef* Find(const std::string& provider, const std::string& domain, const std::string& op_type,
+                        int opset) const;
+  // All opset ranges registered for an op (for "why not" messages).
+  std::vector<const KernelDef*> FindAll(const std::string& provider, const std::string& domain,
+                                        const std::string& op_type) const;
+  const std::vector<KernelDef>& all() const { return defs_; }
+
+ private:
+  std::vector<KernelDef> defs_;
+};
+
+struct KernelRegistrar {
+  explicit KernelRegistrar(KernelDef def) { KernelRegistry::Global().Register(std::move(def)); }
+};
+
+#define ONYX_CONCAT_INNER(a, b) a##b
+#define ONYX_CONCAT(a, b) ONYX_CONCAT_INNER(a, b)
+
+// ONYX_REGISTER_KERNEL("CPU", "", "Relu", 6, 13, ReluKernel): KernelClass(const KernelInfo&).
+#define ONYX_REGISTER_KERNEL(provider_name, domain_name, op, since_version, until_version, KernelClass) \
+  static ::onyx::KernelRegistrar ONYX_CONCAT(onyx_kernel_registrar_, __COUNTER__)(::onyx::KernelDef{     \
+      op, domain_name, since_version, until_version, provider_name,                                     \
+      [](const ::onyx::KernelInfo& info) -> std::unique_ptr<::onyx::OpKernel> {                           \
+        return std::make_unique<KernelClass>(info);                                                     \
+      }})
+
+// The same with a lambda factory, for one class serving several ops.
+#define ONYX_REGISTER_KERNEL_FN(provider_name, domain_name, op, since_version, until_version, factory_fn) \
+  static ::onyx::KernelRegistrar ONYX_CONCAT(onyx_kernel_registrar_, __COUNTER__)(                        \
+      ::onyx::KernelDef{op, domain_name, since_version, until_version, provider_name, factory_fn})
+
+#define ONYX_CPU_KERNEL(op, since_version, until_version, KernelClass) \
+  ONYX_REGISTER_KERNEL("CPU", "", op, since_version, until_version, KernelClass)
+
+inline constexpr int kOpsetMax = 1 << 30;
+
+}  // namespace onyx

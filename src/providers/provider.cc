@@ -1,0 +1,48 @@
+#include "providers/provider.h"
+
+#include <cstring>
+
+namespace onyx {
+
+NodeClaim ExecutionProvider::ClaimByRegistry(const ir::Node& node) const {
+  const auto& registry = KernelRegistry::Global();
+  if (registry.Find(name(), node.domain, node.op_type, node.opset) != nullptr) return {true, ""};
+  const std::string op = node.domain.empty() ? node.op_type : StrCat(node.domain, ".", node.op_type);
+  if (node.opset <= 0)
+    return {false, StrCat("the model does not import domain '", node.domain, "' that ", op, " belongs to")};
+  auto all = registry.FindAll(name(), node.domain, node.op_type);
+  if (all.empty()) return {false, StrCat("no ", name(), " kernel for op ", op)};
+  std::vector<std::string> ranges;
+  for (const auto* d : all)
+    ranges.push_back(d->until >= kOpsetMax ? StrCat(d->since, "+") : StrCat(d->since, "-", d->until));
+  return {false, StrCat("no ", name(), " kernel for ", op, " at opset ", node.opset, " (kernels exist for opsets ",
+                        StrJoin(ranges), ")")};
+}
+
+std::vector<NodeClaim> ExecutionProvider::GetCapability(const ir::Graph& graph) const {
+  std::vector<NodeClaim> claims;
+  claims.reserve(graph.nodes.size());
+  for (const auto& node : graph.nodes) claims.push_back(ClaimByRegistry(*node));
+  return claims;
+}
+
+std::unique_ptr<OpKernel> ExecutionProvider::CreateKernel(const KernelInfo& info) const {
+  const ir::Node& node = info.node();
+  const KernelDef* def = KernelRegistry::Global().Find(name(), node.domain, node.op_type, node.opset);
+  if (def == nullptr) info.Fail(ClaimByRegistry(node).reason);
+  return def->factory(info);
+}
+
+void ExecutionProvider::CopyTensor(const Tensor& src, Tensor& dst) const {
+  ONYX_CHECK(src.device().type == DeviceType::kCpu && dst.device().type == DeviceType::kCpu, kInvalidArgument,
+             name(), " provider cannot copy from ", src.device().ToString(), " to ", dst.device().ToString());
+  ONYX_CHECK(src.dtype() == dst.dtype() && src.size() == dst.size(), kInvalidArgument, "copy of ", src.Describe(),
+             " into ", dst.Describe());
+  if (src.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < src.size(); ++i) dst.data<std::string>()[i] = src.data<std::string>()[i];
+  } else if (src.byte_size() > 0) {
+    std::memcpy(dst.raw_data(), src.raw_data(), static_cast<size_t>(src.byte_size()));
+  }
+}
+
+}  // namespace onyx

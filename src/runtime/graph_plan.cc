@@ -1,0 +1,247 @@
+#include "runtime/graph_plan.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+
+namespace onyx {
+
+namespace {
+
+std::shared_ptr<const TypeInfo> FindType(const ir::Graph* g, const std::string& name) {
+  for (; g != nullptr; g = g->parent) {
+    auto it = g->value_types.find(name);
+    if (it != g->value_types.end()) return it->second;
+    for (const auto& in : g->inputs)
+      if (in.name == name && in.type) return in.type;
+    for (const auto& out : g->outputs)
+      if (out.name == name && out.type) return out.type;
+    if (const Tensor* t = g->FindInitializer(name)) {
+      std::vector<Dim> dims;
+      for (int64_t d : t->shape()) dims.push_back(Dim{d, ""});
+      return TypeInfo::Tensor(t->dtype(), dims);
+    }
+  }
+  return nullptr;
+}
+
+// An initializer no feed can replace, in this graph or an enclosing one.
+const Tensor* FindConstant(const ir::Graph* g, const std::string& name) {
+  for (; g != nullptr; g = g->parent) {
+    if (g->IsGraphInput(name)) return nullptr;
+    if (const Tensor* t = g->FindInitializer(name)) return t;
+    for (const auto& node : g->nodes)
+      for (const auto& out : node->outputs)
+        if (out == name) return nullptr;
+  }
+  return nullptr;
+}
+
+// Prefixes an error from kernel code with the node it is about, unless it names it already.
+[[noreturn]] void RethrowWithNode(const Error& e, const ir::Node& node) {
+  const std::string what = e.what();
+  if (what.find(node.Describe()) != std::string::npos) throw e;
+  throw Error(e.code(), StrCat(node.Describe(), ": ", what));
+}
+
+}  // namespace
+
+class GraphPlan::StepContext final : public KernelContext {
+ public:
+  StepContext(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run)
+      : step_(step), slots_(slots), written_(written), run_(run) {}
+
+  size_t num_inputs() const override { return step_.inputs.size(); }
+  size_t num_outputs() const override { return step_.outputs.size(); }
+  const Value* input_value(size_t i) const override {
+    if (i >= step_.inputs.size() || step_.inputs[i] < 0) return nullptr;
+    return &slots_[step_.inputs[i]];
+  }
+  bool has_output(size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] >= 0; }
+
+  Tensor& AllocateOutput(size_t i, DataType dtype, const Shape& shape) override {
+    Value& slot = OutputSlot(i);
+    slot = Value(Tensor(dtype, shape, run_.allocator));
+    return slot.tensor();
+  }
+
+  void SetOutput(size_t i, Value value) override { OutputSlot(i) = std::move(value); }
+
+  std::vector<Value> RunSubgraph(const Subgraph& subgraph, std::vector<Value> inputs) override {
+    const auto& plan = static_cast<const GraphPlan&>(subgraph);
+    OuterLookup outer = [this](const std::string& name) -> const Value* {
+      for (size_t k = 0; k < step_.implicit_names.size(); ++k)
+        if (step_.implicit_names[k] == name) return &slots_[step_.implicit_slots[k]];
+      return nullptr;
+    };
+    return plan.Execute(run_, std::move(inputs), outer);
+  }
+
+  ThreadPool* thread_pool() const override { return run_.pool; }
+  Allocator* allocator() const override { return run_.allocator; }
+  const ir::Node& node() const override { return *step_.node; }
+
+ private:
+  Value& OutputSlot(size_t i) {
+    if (i >= step_.outputs.size()) Fail(StrCat("kernel wrote output ", i, " but the node has ", step_.outputs.size()));
+    const int s = step_.outputs[i];
+    if (s < 0) {
+      scratch_.emplace_back();
+      return scratch_.back();
+    }
+    written_[s] = 1;
+    return slots_[s];
+  }
+
+  const Step& step_;
+  std::vector<Value>& slots_;
+  std::vector<char>& written_;
+  RunState& run_;
+  std::vector<Value> scratch_;  // outputs nobody reads
+};
+
+int GraphPlan::SlotOf(const std::string& name) const {
+  if (name.empty()) return -1;
+  auto it = slot_of_name_.find(name);
+  ONYX_CHECK(it != slot_of_name_.end(), kInvalidModel, "graph '", graph_.name, "': value '", name, "' is not defined");
+  return it->second;
+}
+
+std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildContext& ctx) {
+  std::unique_ptr<GraphPlan> plan(new GraphPlan(graph));
+  auto add_slot = [&](const std::string& name) {
+    auto [it, inserted] = plan->slot_of_name_.emplace(name, plan->num_slots_);
+    if (inserted) ++plan->num_slots_;
+    return it->second;
+  };
+  for (const auto& in : graph.inputs) {
+    plan->input_names_.push_back(in.name);
+    plan->input_slots_.push_back(add_slot(in.name));
+  }
+  for (const auto& [name, tensor] : graph.initializers) {
+    const int slot = add_slot(name);
+    if (!graph.IsGraphInput(name)) plan->constants_.emplace_back(slot, Value(tensor));
+  }
+  for (const auto& node : graph.nodes)
+    for (const auto& out : node->outputs)
+      if (!out.empty()) add_slot(out);
+  for (const auto& name : graph.OuterScopeNames()) {
+    plan->outer_names_.push_back(name);
+    plan->outer_slots_.push_back(add_slot(name));
+  }
+  for (const auto& out : graph.outputs) {
+    plan->output_names_.push_back(out.name);
+    plan->output_slots_.push_back(plan->SlotOf(out.name));
+  }
+
+  plan->placements_ = PartitionGraph(graph, ctx.providers);
+  for (const auto& node_ptr : graph.nodes) {
+    const ir::Node& node = *node_ptr;
+    const Placement& placement = plan->placements_[&node];
+    ONYX_CHECK(placement.provider != nullptr, kNotImplemented, node.Describe(), ": no provider can run it: ",
+               placement.Explain());
+    Step step;
+    step.node = &node;
+    step.provider = placement.provider;
+    for (const auto& in : node.inputs) step.inputs.push_back(plan->SlotOf(in));
+    for (const auto& out : node.outputs) step.outputs.push_back(plan->SlotOf(out));
+    for (const auto& attr : node.attributes) {
+      std::vector<std::string> outer;
+      if (attr.g) outer = attr.g->OuterScopeNames();
+      for (const auto& sub : attr.graphs)
+        for (auto& n : sub->OuterScopeNames()) outer.push_back(std::move(n));
+      for (auto& n : outer)
+        if (std::find(step.implicit_names.begin(), step.implicit_names.end(), n) == step.implicit_names.end())
+          step.implicit_names.push_back(std::move(n));
+    }
+    for (const auto& n : step.implicit_names) step.implicit_slots.push_back(plan->SlotOf(n));
+
+    Step* step_ptr = &step;
+    KernelInfo info(
+        node, [&graph](const std::string& name) { return FindConstant(&graph, name); },
+        [&node, step_ptr, &ctx](const std::string& attr_name) -> const Subgraph* {
+          const ir::Attribute* attr = node.FindAttribute(attr_name);
+          if (attr == nullptr || !attr->g) return nullptr;
+          auto& slot = step_ptr->subgraphs[attr_name];
+          if (!slot) slot = Build(*attr->g, ctx);
+          return slot.get();
+        },
+        [&graph](const std::string& name) { return FindType(&graph, name); }, ctx.pool);
+    try {
+      step.kernel = placement.provider->CreateKernel(info);
+    } catch (const Error& e) {
+      RethrowWithNode(e, node);
+    }
+    plan->steps_.push_back(std::move(step));
+  }
+  plan->ComputeReleases();
+  return plan;
+}
+
+void GraphPlan::ComputeReleases() {
+  std::vector<int> last_reader(num_slots_, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (int slot : steps_[s].inputs)
+      if (slot >= 0) last_reader[slot] = static_cast<int>(s);
+    for (int slot : steps_[s].implicit_slots) last_reader[slot] = static_cast<int>(s);
+    // A value nobody reads dies right after it is made.
+    for (int slot : steps_[s].outputs)
+      if (slot >= 0 && last_reader[slot] < static_cast<int>(s)) last_reader[slot] = static_cast<int>(s);
+  }
+  for (int slot : output_slots_) last_reader[slot] = -1;  // outputs live until the end
+  for (int slot = 0; slot < num_slots_; ++slot)
+    if (last_reader[slot] >= 0) steps_[last_reader[slot]].release_after.push_back(slot);
+}
+
+const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
+  auto it = placements_.find(node);
+  return it == placements_.end() ? nullptr : &it->second;
+}
+
+std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, const OuterLookup& outer) const {
+  ONYX_CHECK(inputs.size() == input_slots_.size(), kInvalidArgument, "graph '", graph_.name, "' takes ",
+             input_slots_.size(), " inputs, got ", inputs.size());
+  std::vector<Value> slots(num_slots_);
+  std::vector<char> written(num_slots_, 0);
+  for (const auto& [slot, value] : constants_) {
+    slots[slot] = value;
+    written[slot] = 1;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    slots[input_slots_[i]] = std::move(inputs[i]);
+    written[input_slots_[i]] = 1;
+  }
+  for (size_t i = 0; i < outer_names_.size(); ++i) {
+    const Value* v = outer ? outer(outer_names_[i]) : nullptr;
+    ONYX_CHECK(v != nullptr, kInvalidModel, "graph '", graph_.name, "' reads '", outer_names_[i],
+               "', which no enclosing graph defines");
+    slots[outer_slots_[i]] = *v;
+    written[outer_slots_[i]] = 1;
+  }
+  for (const Step& step : steps_) {
+    StepContext ctx(step, slots, written, run);
+    try {
+      step.kernel->Compute(ctx);
+    } catch (const Error& e) {
+      RethrowWithNode(e, *step.node);
+    } catch (const std::bad_alloc&) {
+      ONYX_THROW(kOutOfMemory, step.node->Describe(), ": out of memory");
+    }
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      const int s = step.outputs[i];
+      if (s >= 0 && !written[s])
+        ctx.Fail(StrCat("the kernel did not produce output ", i, " '", step.node->outputs[i], "'"));
+    }
+    for (int slot : step.release_after) slots[slot] = Value();
+  }
+  std::vector<Value> outputs;
+  outputs.reserve(output_slots_.size());
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    ONYX_CHECK(written[output_slots_[i]], kRuntime, "graph '", graph_.name, "': output '", output_names_[i],
+               "' was not produced");
+    outputs.push_back(slots[output_slots_[i]]);
+  }
+  return outputs;
+}
+
+}  // namespace onyx

@@ -1,0 +1,80 @@
+// A graph compiled for execution: each node placed on a provider with its kernel created,
+// values numbered into slots, and the step after which each value is released. Plans are
+// immutable once built, so concurrent Runs share them; each Run executes in its own frame.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "providers/provider.h"
+#include "runtime/partitioner.h"
+
+namespace onyx {
+
+class ThreadPool;
+
+// Per-Run state shared by a graph and its subgraphs.
+struct RunState {
+  ThreadPool* pool = nullptr;
+  Allocator* allocator = nullptr;
+  std::string run_tag;
+};
+
+class GraphPlan final : public Subgraph {
+ public:
+  struct BuildContext {
+    std::vector<const ExecutionProvider*> providers;  // by priority
+    ThreadPool* pool = nullptr;
+  };
+
+  // Throws Error naming the node when a node has no kernel or its kernel rejects it.
+  static std::unique_ptr<GraphPlan> Build(const ir::Graph& graph, const BuildContext& ctx);
+
+  const std::vector<std::string>& input_names() const override { return input_names_; }
+  const std::vector<std::string>& output_names() const override { return output_names_; }
+  const ir::Graph& graph() const override { return graph_; }
+
+  using OuterLookup = std::function<const Value*(const std::string&)>;
+  // Runs with one value per graph input, in order; returns one value per graph output.
+  std::vector<Value> Execute(RunState& run, std::vector<Value> inputs, const OuterLookup& outer) const;
+
+  // Where each node runs and why (for `onyx info`).
+  const Placement* PlacementOf(const ir::Node* node) const;
+
+ private:
+  struct Step {
+    const ir::Node* node = nullptr;
+    const ExecutionProvider* provider = nullptr;
+    std::unique_ptr<OpKernel> kernel;
+    std::vector<int> inputs;   // slot per input, -1 when omitted
+    std::vector<int> outputs;  // slot per output, -1 when omitted
+    std::vector<std::string> implicit_names;  // outer-scope values its subgraphs read
+    std::vector<int> implicit_slots;
+    std::vector<int> release_after;  // slots whose last reader is this step
+    std::map<std::string, std::unique_ptr<GraphPlan>> subgraphs;  // by attribute name
+  };
+  class StepContext;
+
+  explicit GraphPlan(const ir::Graph& graph) : graph_(graph) {}
+  int SlotOf(const std::string& name) const;
+  void ComputeReleases();
+
+  const ir::Graph& graph_;
+  std::unordered_map<std::string, int> slot_of_name_;
+  int num_slots_ = 0;
+  std::vector<std::pair<int, Value>> constants_;
+  std::vector<std::string> input_names_;
+  std::vector<int> input_slots_;
+  std::vector<std::string> output_names_;
+  std::vector<int> output_slots_;
+  std::vector<std::string> outer_names_;
+  std::vector<int> outer_slots_;
+  std::vector<Step> steps_;
+  std::unordered_map<const ir::Node*, Placement> placements_;
+};
+
+}  // namespace onyx

@@ -1,0 +1,185 @@
+#include "runtime/session_impl.h"
+
+#include <unordered_map>
+
+#include "base/check.h"
+#include "onnx/model_loader.h"
+
+namespace onyx {
+
+namespace {
+
+std::unique_ptr<ExecutionProvider> MakeProvider(const std::string& name) {
+  if (name == "CPU" || name == "CPUExecutionProvider") return MakeCpuProvider();
+  ONYX_THROW(kInvalidArgument, "unknown execution provider '", name, "' (available: CPU)");
+}
+
+std::string DescribeType(const std::shared_ptr<const TypeInfo>& type) { return type ? type->ToString() : "unknown"; }
+
+}  // namespace
+
+SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options)
+    : options_(options), model_(std::move(model)) {
+  ONYX_CHECK(options.intra_op_num_threads >= 0, kInvalidArgument, "intra_op_num_threads must be >= 0, got ",
+             options.intra_op_num_threads);
+  bool has_cpu = false;
+  for (const auto& name : options.execution_providers) {
+    providers_.push_back(MakeProvider(name));
+    has_cpu = has_cpu || providers_.back()->name() == "CPU";
+  }
+  if (!has_cpu) providers_.push_back(MakeCpuProvider());
+  pool_ = std::make_unique<ThreadPool>(options.intra_op_num_threads);
+
+  GraphPlan::BuildContext ctx;
+  for (const auto& p : providers_) ctx.providers.push_back(p.get());
+  ctx.pool = pool_.get();
+  const ir::Graph& graph = *model_->graph;
+  try {
+    plan_ = GraphPlan::Build(graph, ctx);
+  } catch (const Error& e) {
+    throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
+  }
+
+  for (const auto& in : graph.inputs) {
+    (graph.IsInitializer(in.name) ? overridable_ : inputs_).push_back(IoInfo{in.name, in.type});
+  }
+  for (const auto& out : graph.outputs) outputs_.push_back(IoInfo{out.name, out.type});
+
+  metadata_.ir_version = model_->ir_version;
+  metadata_.producer_name = model_->producer_name;
+  metadata_.producer_version = model_->producer_version;
+  metadata_.domain = model_->domain;
+  metadata_.model_version = model_->model_version;
+  metadata_.doc_string = model_->doc_string;
+  metadata_.graph_name = graph.name;
+  metadata_.opset_imports = model_->opset_imports;
+  for (const auto& [k, v] : model_->metadata_props) metadata_.custom_metadata[k] = v;
+}
+
+std::string SessionImpl::ModelLabel() const { return model_->path.empty() ? "<model bytes>" : model_->path; }
+
+void SessionImpl::CheckFeed(const IoInfo& info, const Value& value) const {
+  const TypeInfo* type = info.type.get();
+  if (type == nullptr) return;
+  auto fail = [&](const std::string& why) {
+    ONYX_THROW(kInvalidArgument, ModelLabel(), ": input '", info.name, "' expects ", type->ToString(), ", got ",
+               value.Describe(), ": ", why);
+  };
+  const TypeInfo* want = type;
+  if (type->kind == TypeInfo::Kind::kOptional) {
+    if (value.is_none()) return;
+    want = type->elem.get();
+    if (want == nullptr) return;
+  }
+  switch (want->kind) {
+    case TypeInfo::Kind::kTensor: {
+      if (!value.is_tensor()) fail("not a tensor");
+      const Tensor& t = value.tensor();
+      if (want->elem_type != DataType::kUndefined && t.dtype() != want->elem_type)
+        fail(StrCat("element type ", DataTypeName(t.dtype()), " instead of ", DataTypeName(want->elem_type)));
+      if (want->shape) {
+        const auto& dims = *want->shape;
+        if (t.rank() != dims.size()) fail(StrCat("rank ", t.rank(), " instead of ", dims.size()));
+        for (size_t d = 0; d < dims.size(); ++d)
+          if (dims[d].known() && dims[d].value != t.dim(d))
+            fail(StrCat("dimension ", d, " is ", t.dim(d), " instead of ", dims[d].value));
+      }
+      break;
+    }
+    case TypeInfo::Kind::kSequence:
+      if (!value.is_sequence()) fail("not a sequence");
+      break;
+    case TypeInfo::Kind::kMap:
+      if (!value.is_map()) fail("not a map");
+      break;
+    default:
+      break;
+  }
+}
+
+std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
+                                    const RunOptions& run_options) const {
+  const ir::Graph& graph = *model_->graph;
+  std::unordered_map<std::string, const Value*> fed;
+  for (const auto& [name, value] : feeds) {
+    if (!graph.IsGraphInput(name)) {
+      std::vector<std::string> names;
+      for (const auto& in : inputs_) names.push_back(in.name);
+      ONYX_THROW(kInvalidArgument, ModelLabel(), ": '", name, "' is not an input of the model (its inputs: ",
+                 StrJoin(names), ")");
+    }
+    ONYX_CHECK(fed.emplace(name, &value).second, kInvalidArgument, ModelLabel(), ": input '", name, "' is fed twice");
+  }
+  std::vector<Value> positional;
+  positional.reserve(graph.inputs.size());
+  for (const auto& in : graph.inputs) {
+    auto it = fed.find(in.name);
+    if (it != fed.end()) {
+      CheckFeed(IoInfo{in.name, in.type}, *it->second);
+      positional.push_back(*it->second);
+    } else if (const Tensor* init = graph.FindInitializer(in.name)) {
+      positional.emplace_back(*init);
+    } else if (in.type && in.type->kind == TypeInfo::Kind::kOptional) {
+      positional.push_back(Value::None(in.type->elem));
+    } else {
+      ONYX_THROW(kInvalidArgument, ModelLabel(), ": input '", in.name, "' (", DescribeType(in.type),
+                 ") was not fed");
+    }
+  }
+
+  std::vector<size_t> picks;
+  if (output_names.empty()) {
+    for (size_t i = 0; i < graph.outputs.size(); ++i) picks.push_back(i);
+  } else {
+    for (const auto& name : output_names) {
+      size_t i = 0;
+      while (i < graph.outputs.size() && graph.outputs[i].name != name) ++i;
+      if (i == graph.outputs.size()) {
+        std::vector<std::string> names;
+        for (const auto& out : graph.outputs) names.push_back(out.name);
+        ONYX_THROW(kInvalidArgument, ModelLabel(), ": '", name, "' is not an output of the model (its outputs: ",
+                   StrJoin(names), ")");
+      }
+      picks.push_back(i);
+    }
+  }
+
+  RunState run;
+  run.pool = pool_.get();
+  run.allocator = CpuAllocator();
+  run.run_tag = run_options.run_tag;
+  std::vector<Value> all;
+  try {
+    all = plan_->Execute(run, std::move(positional), nullptr);
+  } catch (const Error& e) {
+    throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
+  }
+  std::vector<Value> result;
+  result.reserve(picks.size());
+  for (size_t i : picks) result.push_back(all[i]);
+  return result;
+}
+
+// Session: the public face.
+
+Session::Session(const std::string& model_path, const SessionOptions& options)
+    : impl_(std::make_unique<SessionImpl>(LoadModelFromFile(model_path), options)) {}
+
+Session::Session(const void* model_bytes, size_t size, const SessionOptions& options)
+    : impl_(std::make_unique<SessionImpl>(LoadModelFromBytes(model_bytes, size), options)) {}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs(); }
+const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs(); }
+const std::vector<IoInfo>& Session::overridable_initializers() const { return impl_->overridable_initializers(); }
+const ModelMetadata& Session::metadata() const { return impl_->metadata(); }
+
+std::vector<Value> Session::Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
+                                const RunOptions& run_options) const {
+  return impl_->Run(feeds, output_names, run_options);
+}
+
+}  // namespace onyx

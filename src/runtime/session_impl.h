@@ -1,0 +1,46 @@
+// What a Session is: the loaded model, its providers and thread pool, and the compiled plan.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "onyx/session.h"
+#include "platform/thread_pool.h"
+#include "providers/provider.h"
+#include "runtime/graph_plan.h"
+
+namespace onyx {
+
+class SessionImpl {
+ public:
+  SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options);
+
+  std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
+                         const RunOptions& run_options) const;
+
+  const std::vector<IoInfo>& inputs() const { return inputs_; }
+  const std::vector<IoInfo>& outputs() const { return outputs_; }
+  const std::vector<IoInfo>& overridable_initializers() const { return overridable_; }
+  const ModelMetadata& metadata() const { return metadata_; }
+  const ir::Model& model() const { return *model_; }
+  const GraphPlan& plan() const { return *plan_; }
+  ThreadPool* thread_pool() const { return pool_.get(); }
+  const SessionOptions& options() const { return options_; }
+
+ private:
+  std::string ModelLabel() const;
+  // Checks a feed against the model's declared type; throws naming the input.
+  void CheckFeed(const IoInfo& info, const Value& value) const;
+
+  SessionOptions options_;
+  std::shared_ptr<ir::Model> model_;
+  std::vector<std::unique_ptr<ExecutionProvider>> providers_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<GraphPlan> plan_;
+  std::vector<IoInfo> inputs_, outputs_, overridable_;
+  ModelMetadata metadata_;
+};
+
+}  // namespace onyx

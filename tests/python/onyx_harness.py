@@ -1,0 +1,95 @@
+"""Helpers for Python tests: run a model in Onyx (the `onyx` command) and in ONNX Runtime 1.30
+(onnxruntime-node through tools/ort_reference/ort_run.js) on the same inputs, and compare.
+
+Environment (set by ctest): ONYX_BIN, ONYX_ORT_DIR, ONYX_SHARED_DIR, ONYX_WORK_DIR."""
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ONYX_BIN = os.environ.get("ONYX_BIN", os.path.join(REPO, "build", "release", "tools", "onyx", "onyx"))
+ORT_DIR = os.environ.get("ONYX_ORT_DIR", os.path.join(REPO, "build", "release", "ort-cache"))
+SHARED_DIR = os.environ.get("ONYX_SHARED_DIR", os.path.join(REPO, "..", "shared"))
+WORK_DIR = os.environ.get("ONYX_WORK_DIR", os.path.join(REPO, "build", "release", "test-work"))
+ORT_RUN = os.path.join(REPO, "tools", "ort_reference", "ort_run.js")
+
+
+def require_shared(*parts):
+    """Path under ../shared, or skip the test saying it is absent."""
+    path = os.path.join(SHARED_DIR, *parts)
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is absent (../shared not beside the checkout)")
+    return path
+
+
+def require_ort():
+    if not os.path.isdir(os.path.join(ORT_DIR, "node_modules", "onnxruntime-node")):
+        pytest.fail(f"ONNX Runtime reference missing in {ORT_DIR}: run scripts/install_ort.sh")
+
+
+def _write_inputs(folder, inputs):
+    args = []
+    for i, (name, array) in enumerate(inputs.items()):
+        path = os.path.join(folder, f"in_{i}.npy")
+        np.save(path, array)
+        args += ["--input", f"{name}={path}"]
+    return args
+
+
+def _read_outputs(folder):
+    files = sorted((f for f in os.listdir(folder) if f.endswith(".npy")), key=lambda f: int(f.split("_", 1)[0]))
+    return [np.load(os.path.join(folder, f), allow_pickle=False) for f in files]
+
+
+def run_onyx(model_path, inputs, threads=1, extra_args=()):
+    """Outputs of `onyx run` as numpy arrays, in model order."""
+    with tempfile.TemporaryDirectory(dir=_work_dir()) as tmp:
+        out = os.path.join(tmp, "out")
+        cmd = [ONYX_BIN, "run", model_path, "--output-dir", out, "--threads", str(threads)]
+        cmd += _write_inputs(tmp, inputs) + list(extra_args)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"onyx failed ({proc.returncode}): {proc.stderr.strip()}")
+        return _read_outputs(out)
+
+
+def run_ort(model_path, inputs, threads=1, opt_level="all"):
+    """Outputs of ONNX Runtime 1.30 on the same inputs."""
+    require_ort()
+    with tempfile.TemporaryDirectory(dir=_work_dir()) as tmp:
+        out = os.path.join(tmp, "out")
+        cmd = ["node", ORT_RUN, "--ort-dir", ORT_DIR, "--model", model_path, "--output-dir", out,
+               "--threads", str(threads), "--opt-level", opt_level]
+        cmd += _write_inputs(tmp, inputs)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"ONNX Runtime failed: {proc.stderr.strip()}")
+        return _read_outputs(out)
+
+
+def assert_outputs_close(expected, got, rtol=1e-3, atol=1e-4, names=None):
+    assert len(expected) == len(got), f"{len(got)} outputs, expected {len(expected)}"
+    for i, (e, g) in enumerate(zip(expected, got)):
+        label = names[i] if names else f"output {i}"
+        assert e.shape == g.shape, f"{label}: shape {g.shape}, expected {e.shape}"
+        assert e.dtype == g.dtype, f"{label}: dtype {g.dtype}, expected {e.dtype}"
+        if e.dtype.kind in "fc":
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=label)
+        else:
+            np.testing.assert_array_equal(g, e, err_msg=label)
+
+
+def save_model(model, name):
+    """Writes an onnx ModelProto under the work folder and returns its path."""
+    import onnx
+    path = os.path.join(_work_dir(), name)
+    onnx.save(model, path)
+    return path
+
+
+def _work_dir():
+    os.makedirs(WORK_DIR, exist_ok=True)
+    return WORK_DIR

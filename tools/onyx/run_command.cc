@@ -1,0 +1,132 @@
+// onyx run: run a model on given or random inputs, print and save its outputs; or check an
+// ONNX test folder.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "base/check.h"
+#include "commands.h"
+#include "feeds.h"
+#include "platform/timer.h"
+#include "tensor/npy.h"
+#include "testing/test_folder.h"
+
+namespace onyx::cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  FeedSpec feeds;
+  std::string test_dir;
+  std::string output_dir;
+  int threads = 0;
+  int runs = 1;
+};
+
+double Checksum(const Tensor& t) {
+  if (t.dtype() == DataType::kString) {
+    double s = 0;
+    for (int64_t i = 0; i < t.size(); ++i) s += static_cast<double>(t.data<std::string>()[i].size());
+    return s;
+  }
+  double s = 0;
+  for (int64_t i = 0; i < t.size(); ++i) s += testing::ElementAsDouble(t, i);
+  return s;
+}
+
+std::string FirstValues(const Tensor& t, int64_t count) {
+  std::string s;
+  for (int64_t i = 0; i < std::min(count, t.size()); ++i) {
+    if (i) s += " ";
+    if (t.dtype() == DataType::kString) {
+      s += "\"" + t.data<std::string>()[i] + "\"";
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.6g", testing::ElementAsDouble(t, i));
+      s += buf;
+    }
+  }
+  if (t.size() > count) s += " ...";
+  return s;
+}
+
+std::string SafeFileName(std::string name) {
+  for (char& c : name)
+    if (c == '/' || c == ':') c = '_';
+  return name;
+}
+
+int RunTestDir(const RunArgs& args) {
+  SessionOptions options;
+  options.intra_op_num_threads = args.threads;
+  const auto result = testing::RunTestFolder(args.test_dir, options);
+  if (!result.error.empty()) {
+    std::printf("%s: ERROR %s\n", args.test_dir.c_str(), result.error.c_str());
+    return 1;
+  }
+  for (const auto& ds : result.data_sets)
+    std::printf("%s: %s%s%s\n", ds.name.c_str(), ds.passed ? "PASS" : "FAIL", ds.passed ? "" : " ", ds.message.c_str());
+  std::printf("%s\n", result.passed() ? "all data sets passed" : "some data sets failed");
+  return result.passed() ? 0 : 1;
+}
+
+void Run(const RunArgs& args) {
+  if (!args.test_dir.empty()) {
+    const int code = RunTestDir(args);
+    std::fflush(stdout);
+    if (code != 0) throw Error(ErrorCode::kRuntime, "test folder " + args.test_dir + " failed");
+    return;
+  }
+  ONYX_CHECK(!args.model.empty(), kInvalidArgument, "onyx run needs a MODEL (or --test-dir)");
+  ONYX_CHECK(args.runs >= 1, kInvalidArgument, "--runs must be at least 1");
+  SessionOptions options;
+  options.intra_op_num_threads = args.threads;
+  Session session(args.model, options);
+  const NamedValues feeds = BuildFeeds(session, args.feeds);
+  std::vector<Value> outputs;
+  std::vector<double> times_ms;
+  for (int r = 0; r < args.runs; ++r) {
+    const int64_t start = NowNanos();
+    outputs = session.Run(feeds);
+    times_ms.push_back(static_cast<double>(NowNanos() - start) / 1e6);
+  }
+  if (!args.output_dir.empty()) std::filesystem::create_directories(args.output_dir);
+  const auto& infos = session.outputs();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& v = outputs[i];
+    if (!v.is_tensor()) {
+      std::printf("%s: %s\n", infos[i].name.c_str(), v.Describe().c_str());
+      continue;
+    }
+    const Tensor& t = v.tensor();
+    std::printf("%s: %s %s sum=%.9g values=[%s]\n", infos[i].name.c_str(), std::string(DataTypeName(t.dtype())).c_str(),
+                ShapeToString(t.shape()).c_str(), Checksum(t), FirstValues(t, 6).c_str());
+    if (!args.output_dir.empty()) {
+      const auto path = std::filesystem::path(args.output_dir) / (std::to_string(i) + "_" + SafeFileName(infos[i].name) + ".npy");
+      WriteNpy(path.string(), t);
+    }
+  }
+  std::sort(times_ms.begin(), times_ms.end());
+  std::printf("time per run: %.3f ms (median of %d run%s)\n", times_ms[times_ms.size() / 2], args.runs,
+              args.runs == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model and print (and save) its outputs");
+  cmd->add_option("model", args->model, "The .onnx model");
+  cmd->add_option("--input", args->feeds.inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
+  cmd->add_option("--test-dir", args->test_dir, "An ONNX test folder (model.onnx + test_data_set_N)");
+  cmd->add_option("--output-dir", args->output_dir, "Write each output as DIR/<index>_<name>.npy");
+  cmd->add_flag("--random", args->feeds.random, "Seeded random values for inputs not given");
+  cmd->add_option("--seed", args->feeds.seed, "Seed for --random (default 0)");
+  cmd->add_option("--dim", args->feeds.dims, "NAME=N: size of a symbolic dimension for --random (default 1)");
+  cmd->add_option("--threads", args->threads, "Intra-op threads (0 = one per physical core)");
+  cmd->add_option("--runs", args->runs, "Run this many times and report the median time");
+  cmd->callback([args] { Run(*args); });
+}
+
+}  // namespace onyx::cli
