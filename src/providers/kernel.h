@@ -32,16 +32,20 @@ class Subgraph {
 // What a kernel may look at while it is being created.
 class KernelInfo {
  public:
-  KernelInfo(const ir::Node& node, std::function<const Tensor*(const std::string&)> constant_lookup,
+  KernelInfo(const ir::Node& node, const ir::Graph* graph,
+             std::function<const Tensor*(const std::string&)> constant_lookup,
              std::function<const Subgraph*(const std::string&)> subgraph_lookup,
              std::function<std::shared_ptr<const TypeInfo>(const std::string&)> type_lookup, ThreadPool* pool)
       : node_(node),
+        graph_(graph),
         constant_lookup_(std::move(constant_lookup)),
         subgraph_lookup_(std::move(subgraph_lookup)),
         type_lookup_(std::move(type_lookup)),
         pool_(pool) {}
 
   const ir::Node& node() const { return node_; }
+  // The graph holding the node (e.g. for ops that read other nodes, like Gradient).
+  const ir::Graph* graph() const { return graph_; }
   int opset() const { return node_.opset; }
   size_t num_inputs() const { return node_.inputs.size(); }
   size_t num_outputs() const { return node_.outputs.size(); }
@@ -83,6 +87,7 @@ class KernelInfo {
   const ir::Attribute& Require(const std::string& name, ir::AttrType type) const;
 
   const ir::Node& node_;
+  const ir::Graph* graph_;
   std::function<const Tensor*(const std::string&)> constant_lookup_;
   std::function<const Subgraph*(const std::string&)> subgraph_lookup_;
   std::function<std::shared_ptr<const TypeInfo>(const std::string&)> type_lookup_;

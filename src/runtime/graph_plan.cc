@@ -158,7 +158,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
 
     Step* step_ptr = &step;
     KernelInfo info(
-        node, [&graph](const std::string& name) { return FindConstant(&graph, name); },
+        node, &graph, [&graph](const std::string& name) { return FindConstant(&graph, name); },
         [&node, step_ptr, &ctx](const std::string& attr_name) -> const Subgraph* {
           const ir::Attribute* attr = node.FindAttribute(attr_name);
           if (attr == nullptr || !attr->g) return nullptr;
