@@ -93,3 +93,53 @@ def save_model(model, name):
 def _work_dir():
     os.makedirs(WORK_DIR, exist_ok=True)
     return WORK_DIR
+
+
+def run_onnx_and_ort(model_path, inputs, threads=1):
+    """(ONNX Runtime's outputs, Onyx's outputs) for the same inputs."""
+    return run_ort(model_path, inputs, threads=threads), run_onyx(model_path, inputs, threads=threads)
+
+
+def bench_models_dir():
+    """The benchmark models of ../shared/models/bench, generated once into the build folder
+    (the generator is deterministic, so an existing complete set is reused)."""
+    import fcntl
+    import json
+    generator = require_shared("models", "bench", "generate.sh")
+    out = os.path.join(os.path.dirname(_work_dir()), "bench-models")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent tests wait for one generation
+        manifest = os.path.join(out, "manifest.json")
+        complete = os.path.exists(manifest) and all(
+            os.path.exists(os.path.join(out, m["file"])) for m in json.load(open(manifest))["models"])
+        if not complete:
+            subprocess.run(["bash", generator, out], check=True, capture_output=True)
+    return out
+
+
+def bench_manifest():
+    import json
+    folder = bench_models_dir()
+    return folder, {m["name"]: m for m in json.load(open(os.path.join(folder, "manifest.json")))["models"]}
+
+
+def bench_feeds(model_entry, seed=0, shape_override=None):
+    """Inputs as MANIFEST.md describes: images N(0,1), token ids uniform, token types 0/1, the
+    attention mask ones except its last 8 positions (so the padding path is exercised)."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for spec in model_entry["inputs"]:
+        shape = list(shape_override.get(spec["name"], spec["bench_shape"]) if shape_override else spec["bench_shape"])
+        fill = spec["fill"]
+        if fill == "normal":
+            feeds[spec["name"]] = rng.standard_normal(shape, dtype=np.float32)
+        elif fill == "ones":
+            mask = np.ones(shape, np.int64)
+            if shape[-1] > 16:
+                mask[..., -8:] = 0
+            feeds[spec["name"]] = mask
+        else:
+            _, low, high = fill
+            feeds[spec["name"]] = rng.integers(low, high, size=shape, dtype=np.int64)
+    return feeds
