@@ -17,14 +17,12 @@ struct SessionOptions {
   // Threads for parallel loops inside one kernel; 0 = one per physical core (the thread
   // calling Run is one of them).
   int intra_op_num_threads = 0;
-  // Execution providers by priority; CPU is always the fallback.
+  // Execution providers by priority; CPU is always the fallback. Unknown names are an error.
   std::vector<std::string> execution_providers = {"CPU"};
-  // Free-form "key" -> "value" settings (ONNX Runtime's session config entries).
-  std::map<std::string, std::string> config_entries;
 };
 
 struct RunOptions {
-  std::string run_tag;  // shows in errors and profiles
+  std::string run_tag;  // named in the errors of this run
 };
 
 // Name and static type of a model input or output.

@@ -147,12 +147,12 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
   RunState run;
   run.pool = pool_.get();
   run.allocator = CpuAllocator();
-  run.run_tag = run_options.run_tag;
   std::vector<Value> all;
   try {
     all = plan_->Execute(run, std::move(positional), nullptr);
   } catch (const Error& e) {
-    throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
+    const std::string tag = run_options.run_tag.empty() ? "" : StrCat(" (run '", run_options.run_tag, "')");
+    throw Error(e.code(), StrCat(ModelLabel(), tag, ": ", e.what()));
   }
   std::vector<Value> result;
   result.reserve(picks.size());

@@ -8,6 +8,7 @@
 #include "model_builder.h"
 #include "onnx/model_loader.h"
 #include "runtime/graph_plan.h"
+#include "runtime/session_impl.h"
 
 namespace onyx {
 namespace {
@@ -160,6 +161,59 @@ TEST(GraphPlan, ReleasesIntermediatesAfterTheirLastUse) {
   auto outputs = plan->Execute(run, {Value(test::FloatTensor({256, 1024}, 0.0f, 0.0f))}, nullptr);
   EXPECT_LE(counting.peak(), 2 * one) << "peak " << counting.peak() << " bytes";
   EXPECT_EQ(outputs[0].tensor().data<float>()[0], 0.0f);
+}
+
+}  // namespace
+}  // namespace onyx
+
+namespace onyx {
+namespace {
+
+TEST(SessionOptions, IntraOpThreadsSizeThePool) {
+  const std::string bytes = SmallModel();
+  for (int n : {1, 3}) {
+    SessionOptions options;
+    options.intra_op_num_threads = n;
+    Session s(bytes.data(), bytes.size(), options);
+    EXPECT_EQ(s.impl().thread_pool()->num_threads(), n);
+  }
+  SessionOptions bad;
+  bad.intra_op_num_threads = -1;
+  EXPECT_THROW(Session(bytes.data(), bytes.size(), bad), Error);
+}
+
+TEST(SessionOptions, UnknownExecutionProviderIsAnError) {
+  const std::string bytes = SmallModel();
+  SessionOptions options;
+  options.execution_providers = {"NoSuchEP"};
+  try {
+    Session s(bytes.data(), bytes.size(), options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NoSuchEP"), std::string::npos);
+  }
+}
+
+TEST(RunOptions, RunTagNamesTheRunInErrors) {
+  // Add of [2,4] and [3] fails at run time (shapes do not broadcast).
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {-1, -1}).Output("y", DataType::kFloat, {-1, -1});
+  b.Initializer("w", test::FloatTensor({3}));
+  b.Node("Add", {"x", "w"}, {"y"});
+  const std::string bytes = b.Bytes();
+  Session s(bytes.data(), bytes.size());
+  RunOptions run_options;
+  run_options.run_tag = "request-42";
+  try {
+    s.Run({{"x", test::FloatTensor({2, 4})}}, {}, run_options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kRuntime);
+    EXPECT_NE(what.find("run 'request-42'"), std::string::npos) << what;
+    EXPECT_NE(what.find("Add"), std::string::npos) << what;
+    EXPECT_NE(what.find("float[2,4]"), std::string::npos) << what;
+  }
 }
 
 }  // namespace
