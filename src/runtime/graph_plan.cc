@@ -228,6 +228,8 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
       RethrowWithNode(e, *step.node, ctx.DescribeInputs());
     } catch (const std::bad_alloc&) {
       ONYX_THROW(kOutOfMemory, step.node->Describe(), ": out of memory");
+    } catch (const std::exception& e) {
+      ONYX_THROW(kRuntime, step.node->Describe(), " with inputs (", ctx.DescribeInputs(), "): ", e.what());
     }
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const int s = step.outputs[i];
