@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "commands.h"
+#include "optimizer/pass.h"
 #include "feeds.h"
 #include "platform/timer.h"
 #include "tensor/npy.h"
@@ -22,7 +23,12 @@ struct RunArgs {
   std::string output_dir;
   int threads = 0;
   int runs = 1;
+  std::string opt_level = "all";
 };
+
+GraphOptimizationLevel LevelFromText(const std::string& text) {
+  return static_cast<GraphOptimizationLevel>(static_cast<int>(ParseOptLevel(text)));
+}
 
 double Checksum(const Tensor& t) {
   if (t.dtype() == DataType::kString) {
@@ -60,6 +66,7 @@ std::string SafeFileName(std::string name) {
 int RunTestDir(const RunArgs& args) {
   SessionOptions options;
   options.intra_op_num_threads = args.threads;
+  options.graph_optimization_level = LevelFromText(args.opt_level);
   const auto result = testing::RunTestFolder(args.test_dir, options);
   if (!result.error.empty()) {
     std::printf("%s: ERROR %s\n", args.test_dir.c_str(), result.error.c_str());
@@ -82,6 +89,7 @@ void Run(const RunArgs& args) {
   ONYX_CHECK(args.runs >= 1, kInvalidArgument, "--runs must be at least 1");
   SessionOptions options;
   options.intra_op_num_threads = args.threads;
+  options.graph_optimization_level = LevelFromText(args.opt_level);
   Session session(args.model, options);
   const NamedValues feeds = BuildFeeds(session, args.feeds);
   std::vector<Value> outputs;
@@ -126,6 +134,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--dim", args->feeds.dims, "NAME=N: size of a symbolic dimension for --random (default 1)");
   cmd->add_option("--threads", args->threads, "Intra-op threads (0 = one per physical core)");
   cmd->add_option("--runs", args->runs, "Run this many times and report the median time");
+  cmd->add_option("--opt-level", args->opt_level, "Graph optimization: disabled, basic, extended, all (default)");
   cmd->callback([args] { Run(*args); });
 }
 
