@@ -8,5 +8,6 @@ namespace onyx::cli {
 void AddRunCommand(CLI::App& app);
 void AddInfoCommand(CLI::App& app);
 void AddOptimizeCommand(CLI::App& app);
+void AddPerfCommand(CLI::App& app);
 
 }  // namespace onyx::cli

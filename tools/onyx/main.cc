@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   onyx::cli::AddRunCommand(app);
   onyx::cli::AddInfoCommand(app);
   onyx::cli::AddOptimizeCommand(app);
+  onyx::cli::AddPerfCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
