@@ -110,12 +110,18 @@ void SameAsInput0(InferenceContext& ctx) {
 }
 
 TypeMap InferGraphTypes(const ir::Graph& graph) {
+  std::vector<const ir::Node*> nodes;
+  for (const auto& n : graph.nodes) nodes.push_back(n.get());
+  return InferNodeTypes(graph, nodes);
+}
+
+TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes) {
   TypeMap known;
   for (const auto& [name, t] : graph.initializers) known[name] = TypeOfInitializer(t);
   for (const auto& in : graph.inputs)
     if (in.type) known[in.name] = in.type;
   for (const auto& [name, t] : graph.value_types) known.emplace(name, t);
-  for (const auto& node : graph.nodes) {
+  for (const ir::Node* node : nodes) {
     const InferenceRule* rule = FindInferenceRule(node->domain, node->op_type);
     if (rule == nullptr) continue;
     std::vector<std::shared_ptr<const TypeInfo>> inputs;

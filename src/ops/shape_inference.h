@@ -77,6 +77,8 @@ struct InferenceRuleRegistrar {
 // unknown; the kernel will report it at run time.
 using TypeMap = std::map<std::string, std::shared_ptr<const TypeInfo>>;
 TypeMap InferGraphTypes(const ir::Graph& graph);
+// The same over `nodes`, which must be in topological order (a subset of graph.nodes).
+TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes);
 
 // Helpers shared by rules.
 std::vector<Dim> KnownDims(const Shape& shape);

@@ -127,6 +127,34 @@ const Tensor* GraphEditor::Constant(const std::string& value) const {
   return nullptr;
 }
 
+std::vector<const ir::Node*> GraphEditor::LiveNodesInOrder() const {
+  // New nodes sit at the end of graph.nodes: order live nodes by their dependencies.
+  std::vector<const ir::Node*> order;
+  std::unordered_set<const ir::Node*> placed;
+  std::function<void(const ir::Node*)> place = [&](const ir::Node* n) {
+    if (!placed.insert(n).second) return;
+    for (const auto& in : n->inputs) {
+      const ir::Node* p = Producer(in);
+      if (p != nullptr && p != n) place(p);
+    }
+    order.push_back(n);
+  };
+  for (const auto& node : graph_.nodes)
+    if (!removed_.count(node.get())) place(node.get());
+  return order;
+}
+
+const TypeInfo* GraphEditor::TypeOf(const std::string& value) {
+  if (!types_) types_ = InferNodeTypes(graph_, LiveNodesInOrder());
+  auto it = types_->find(value);
+  return it == types_->end() ? nullptr : it->second.get();
+}
+
+const std::vector<Dim>* GraphEditor::DimsOf(const std::string& value) {
+  const TypeInfo* t = TypeOf(value);
+  return t && t->kind == TypeInfo::Kind::kTensor && t->shape ? &*t->shape : nullptr;
+}
+
 std::string GraphEditor::UniqueName(const std::string& hint) {
   std::string name = hint;
   while (names_.count(name)) name = hint + "_" + std::to_string(++counter_);
@@ -136,6 +164,7 @@ std::string GraphEditor::UniqueName(const std::string& hint) {
 
 ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
                                std::vector<std::string> outputs, const std::string& name_hint) {
+  types_.reset();
   auto node = std::make_unique<ir::Node>();
   node->op_type = op_type;
   node->domain = domain;
@@ -154,6 +183,7 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
 }
 
 void GraphEditor::RemoveNode(ir::Node* node) {
+  types_.reset();
   if (!removed_.insert(node).second) return;
   std::vector<std::string> reads = node->inputs;
   for (auto& n : SubgraphReads(*node)) reads.push_back(std::move(n));
@@ -170,6 +200,7 @@ void GraphEditor::RemoveNode(ir::Node* node) {
 }
 
 void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& value) {
+  types_.reset();
   ONYX_CHECK(index < node->inputs.size() + 1, kInvalidArgument, "SetInput index out of range");
   if (index == node->inputs.size()) node->inputs.emplace_back();
   const std::string old = node->inputs[index];
@@ -179,6 +210,7 @@ void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& valu
 }
 
 void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to) {
+  types_.reset();
   if (from == to) return;
   if (IsGraphOutput(from)) {
     // The output keeps its name: give `to`'s producer the output's name instead.
@@ -234,6 +266,7 @@ void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to)
 }
 
 std::string GraphEditor::AddInitializer(const std::string& name_hint, Tensor value) {
+  types_.reset();
   const std::string name = UniqueName(name_hint);
   graph_.initializers[name] = std::move(value);
   return name;

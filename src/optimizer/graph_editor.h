@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ops/shape_inference.h"
 
 namespace onyx {
 
@@ -31,6 +33,12 @@ class GraphEditor {
   bool IsGraphOutput(const std::string& value) const { return graph_.IsGraphOutput(value); }
   // Consumers plus graph outputs: how many places read the value.
   size_t UseCount(const std::string& value) const;
+
+  // The static type of a value (inferred lazily, recomputed after the graph changes); null when
+  // unknown. Dims may be symbolic or unknown.
+  const TypeInfo* TypeOf(const std::string& value);
+  // The value's dims when its rank is known.
+  const std::vector<Dim>* DimsOf(const std::string& value);
 
   // A constant tensor: an initializer no feed can override (unless allowed), in this graph or
   // an enclosing one. Null otherwise.
@@ -54,6 +62,7 @@ class GraphEditor {
 
  private:
   void Index();
+  std::vector<const ir::Node*> LiveNodesInOrder() const;
   void AddUse(const std::string& value, ir::Node* node);
   void RemoveUse(const std::string& value, ir::Node* node);
 
@@ -64,6 +73,7 @@ class GraphEditor {
   std::unordered_set<std::string> names_;
   bool fold_overridable_ = false;
   int counter_ = 0;
+  std::optional<TypeMap> types_;  // reset by every change
 };
 
 }  // namespace onyx
