@@ -1,7 +1,7 @@
 // LinearClassifier and LinearRegressor (ai.onnx.ml 1): scores = X * coefficients^T + intercepts,
 // then ONNX Runtime's post-transform and labelling rules (which the converters target):
-//  - classifier with one score column: label = score > 0 ? positive : negative; with two class
-//    labels the scores become [1 - s, s] (no other transform but PROBIT applies then);
+//  - classifier with one score column (two class labels): label = score > 0 ? second : first,
+//    scores [1 - p, p] with p = logistic(s) under LOGISTIC, else s (PROBIT: probits, packed);
 //  - one regression target: only PROBIT applies.
 #include "linalg/gemm.h"
 #include "providers/cpu/kernels/ml/ml_common.h"
@@ -38,6 +38,8 @@ class LinearClassifier final : public OpKernel {
       info.Fail("exactly one of classlabels_ints and classlabels_strings must be given");
     num_labels_ = static_cast<int64_t>(using_strings() ? labels_str_.size() : labels_int_.size());
     if (coefficients_.empty()) info.Fail("coefficients must not be empty");
+    if (intercepts_.size() == 1 && num_labels_ != 2)
+      info.Fail(StrCat("one score column (binary classification) needs exactly 2 class labels, got ", num_labels_));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -83,8 +85,9 @@ class LinearClassifier final : public OpKernel {
       for (int64_t r = 0; r < n; ++r) pz[r] = Probit(scores[r]);
     } else if (add_second) {
       for (int64_t r = 0; r < n; ++r) {
-        pz[2 * r] = 1.0f - scores[r];
-        pz[2 * r + 1] = scores[r];
+        const float p = post_ == PostTransform::kLogistic ? Logistic(scores[r]) : scores[r];
+        pz[2 * r] = 1.0f - p;
+        pz[2 * r + 1] = p;
       }
     } else {
       std::copy(scores.begin(), scores.end(), pz);

@@ -227,8 +227,9 @@ class SVMClassifier final : public OpKernel {
         out[0] = -s;
         out[1] = s;
       } else {
-        out[0] = 1 - s;
-        out[1] = s;
+        const float p = post_ == PostTransform::kLogistic ? Logistic(s) : s;
+        out[0] = 1 - p;
+        out[1] = p;
       }
     }
   }
