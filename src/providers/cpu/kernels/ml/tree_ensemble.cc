@@ -303,6 +303,8 @@ class TreeEnsembleRegressor final : public OpKernel {
         post_(ParsePostTransform(info, info.GetStringOr("post_transform", "NONE"))),
         base_(GetNumbers(info, "base_values")) {
     if (targets_ < 1) info.Fail(StrCat("n_targets must be positive, got ", targets_));
+    if (!base_.empty() && static_cast<int64_t>(base_.size()) != targets_)
+      info.Fail(StrCat("base_values has ", base_.size(), " values; expected 0 or n_targets = ", targets_));
     forest_ = BuildV3(info, "target", targets_);
   }
 
