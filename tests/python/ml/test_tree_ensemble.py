@@ -392,3 +392,52 @@ def test_tree_ensemble_v5_fractional_sets_reference():
     x[rng.random(x.shape) < 0.1] = np.nan
     got = run_onyx(save(v5_model(a, x, 2), "te5"), {"X": x})[0]
     np.testing.assert_allclose(got, v5_reference(a, x, 2), rtol=1e-5, atol=1e-5)
+
+
+def test_tree_ensemble_v5_float16_reference():
+    # float16 in and out; the plain reference runs on the same float16 values.
+    from ml_util import save
+    from onyx_harness import run_onyx
+    rng = np.random.default_rng(74)
+    a = random_v5(rng, 3, 3, 3, 2, use_member=False)
+    a["nodes_splits"] = [float(np.float16(v)) for v in a["nodes_splits"]]
+    a["leaf_weights"] = [float(np.float16(v)) for v in a["leaf_weights"]]
+    x = v5_inputs(rng, 20, 3, np.float16)
+    got = run_onyx(save(v5_model(a, x, 2), "te5"), {"X": x})[0]
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), v5_reference(a, x.astype(np.float32), 2), rtol=2e-3, atol=2e-3)
+
+
+def test_regressor_opset1_rejects_tensor_attributes():
+    from ml_util import save
+    from onyx_harness import run_onyx
+    rng = np.random.default_rng(8)
+    f = random_forest(rng, 2, 2, 3, 1)
+    x = inputs(rng, 3, 3)
+    model = ml_model("TreeEnsembleRegressor", {"X": x}, [("Y", TensorProto.FLOAT)], ml_opset=1, n_targets=1,
+                     **regressor_attrs(f, as_tensor=True))
+    with pytest.raises(RuntimeError, match="opset 3"):
+        run_onyx(save(model, "ter"), {"X": x})
+
+
+def test_rejects_cycles_and_missing_children():
+    from ml_util import save
+    from onyx_harness import run_onyx
+    x = np.zeros((2, 2), dtype=np.float32)
+    base = dict(nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[0, 1, 0],
+                nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"], nodes_values=[0.5, 0.5, 0.0],
+                nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 2, 0],
+                target_ids=[0], target_nodeids=[2], target_treeids=[0], target_weights=[1.0])
+    model = ml_model("TreeEnsembleRegressor", {"X": x}, [("Y", TensorProto.FLOAT)], ml_opset=1, n_targets=1, **base)
+    with pytest.raises(RuntimeError, match="cycle"):
+        run_onyx(save(model, "ter"), {"X": x})
+    base["nodes_truenodeids"] = [1, 7, 0]
+    model = ml_model("TreeEnsembleRegressor", {"X": x}, [("Y", TensorProto.FLOAT)], ml_opset=1, n_targets=1, **base)
+    with pytest.raises(RuntimeError, match="does not exist"):
+        run_onyx(save(model, "ter"), {"X": x})
+    # A feature past the input's width.
+    base["nodes_truenodeids"] = [1, 2, 0]
+    base["nodes_featureids"] = [0, 5, 0]
+    model = ml_model("TreeEnsembleRegressor", {"X": x}, [("Y", TensorProto.FLOAT)], ml_opset=1, n_targets=1, **base)
+    with pytest.raises(RuntimeError, match="feature 5"):
+        run_onyx(save(model, "ter"), {"X": x})

@@ -118,6 +118,12 @@ Mode ParseMode(const KernelInfo& info, const std::string& s) {
 // Builds a forest from the opset 1-3 attributes; `prefix` is "target" or "class".
 Forest BuildV3(const KernelInfo& info, const std::string& prefix, int64_t num_targets) {
   Forest f;
+  if (info.opset() < 3) {
+    // The *_as_tensor attributes arrived with opset 3.
+    for (const char* name : {"base_values_as_tensor", "nodes_values_as_tensor", "nodes_hitrates_as_tensor",
+                             "target_weights_as_tensor", "class_weights_as_tensor"})
+      if (info.HasAttr(name)) info.Fail(StrCat("attribute '", name, "' needs ai.onnx.ml opset 3 or later"));
+  }
   const auto tree_ids = info.GetIntsOr("nodes_treeids", {});
   const auto node_ids = info.GetIntsOr("nodes_nodeids", {});
   const auto features = info.GetIntsOr("nodes_featureids", {});
