@@ -107,3 +107,28 @@ def test_feature_vectorizer_int32():
     model = ml_model("FeatureVectorizer", {"A": a, "B": b}, [("Y", TensorProto.FLOAT)], ml_opset=1,
                      inputdimensions=[3, 2])
     compare_with_ort(model, {"A": a, "B": b}, "fv")
+
+
+def test_normalizer_rejects_rank3():
+    from ml_util import save
+    from onyx_harness import run_onyx
+    x = np.zeros((2, 3, 4), dtype=np.float32)
+    model = ml_model("Normalizer", {"X": x}, [("Y", TensorProto.FLOAT)], norm="L1")
+    with pytest.raises(RuntimeError, match="1-D"):
+        run_onyx(save(model, "normalizer"), {"X": x})
+
+
+def test_scaler_3d():
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    model = ml_model("Scaler", {"X": x}, [("Y", TensorProto.FLOAT)], offset=[1.0, 2.0, 3.0], scale=[2.0, 3.0, 4.0])
+    compare_with_ort(model, {"X": x}, "scaler")
+
+
+def test_array_feature_extractor_rejects_bad_index():
+    from ml_util import save
+    from onyx_harness import run_onyx
+    x = np.zeros((2, 3), dtype=np.float32)
+    y = np.array([3], dtype=np.int64)
+    model = ml_model("ArrayFeatureExtractor", {"X": x, "Y": y}, [("Z", TensorProto.FLOAT)], ml_opset=1)
+    with pytest.raises(RuntimeError, match="out of range"):
+        run_onyx(save(model, "afe"), {"X": x, "Y": y})

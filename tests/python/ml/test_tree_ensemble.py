@@ -441,3 +441,39 @@ def test_rejects_cycles_and_missing_children():
     model = ml_model("TreeEnsembleRegressor", {"X": x}, [("Y", TensorProto.FLOAT)], ml_opset=1, n_targets=1, **base)
     with pytest.raises(RuntimeError, match="feature 5"):
         run_onyx(save(model, "ter"), {"X": x})
+
+
+@pytest.mark.parametrize("case", ["class0_votes", "class0_votes_base", "sparse_leaves_base2", "sparse_leaves_base1",
+                                  "partial_multiclass"])
+def test_classifier_partial_votes(case):
+    # Leaves that vote for some classes only: ORT's has-score rules for labels and base values.
+    rng = np.random.default_rng(90)
+    x = inputs(rng, 20, 3)
+    extra = {}
+    if case.startswith("class0"):
+        f, n = random_forest(rng, 3, 2, 3, 2, only_targets=[0]), 2
+        if case.endswith("base"):
+            extra["base_values"] = [0.3, 0.6]
+    elif case.startswith("sparse"):
+        f, n = random_forest(rng, 2, 2, 3, 2, weights_per_leaf=1), 2
+        extra["base_values"] = [0.3, 0.6] if case.endswith("2") else [0.3]
+        extra["post_transform"] = "LOGISTIC"
+    else:
+        f, n = random_forest(rng, 3, 2, 3, 4, only_targets=[0, 2]), 4
+        extra["base_values"] = [0.1, 0.2, 0.3, 0.4]
+    model = ml_model("TreeEnsembleClassifier", {"X": x}, classifier_outputs(True), ml_opset=1,
+                     **classifier_attrs(f, n, True), **extra)
+    compare_with_ort(model, {"X": x}, "tec")
+
+
+def test_many_rows_threaded():
+    from ml_util import save
+    from onyx_harness import run_onyx, run_ort
+    rng = np.random.default_rng(91)
+    f = random_forest(rng, 20, 4, 6, 3, weights_per_leaf=2)
+    x = inputs(rng, 3000, 6)
+    model = ml_model("TreeEnsembleRegressor", {"X": x}, [("Y", TensorProto.FLOAT)], ml_opset=1, n_targets=3,
+                     **regressor_attrs(f))
+    path = save(model, "ter")
+    expected = run_ort(path, {"X": x})[0]
+    np.testing.assert_allclose(run_onyx(path, {"X": x}, threads=4)[0], expected, rtol=1e-5, atol=1e-5)

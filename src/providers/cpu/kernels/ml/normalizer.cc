@@ -1,6 +1,5 @@
-// Normalizer (ai.onnx.ml 1): scales each row by its MAX, L1 or L2 norm, as float. Rows run
-// along axis 1 (for rank > 2 every position of the trailing axes is its own row), as ONNX
-// Runtime does; an all-zero row is copied unchanged.
+// Normalizer (ai.onnx.ml 1): scales each row of a [N, C] (or [C]) input by its MAX, L1 or L2
+// norm, as float; an all-zero row is copied unchanged (as ONNX Runtime does).
 #include "providers/cpu/kernels/ml/ml_common.h"
 
 namespace onyx::ml {
@@ -20,7 +19,7 @@ class Normalizer final : public OpKernel {
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    if (x.rank() == 0) ctx.Fail("input X must have at least one dimension");
+    if (x.rank() == 0 || x.rank() > 2) ctx.Fail("input X must be 1-D [C] or 2-D [N, C]");
     const std::vector<float> in = InputAsFloat(ctx, x);
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, x.shape());
     float* out = y.data<float>();
