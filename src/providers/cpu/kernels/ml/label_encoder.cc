@@ -103,7 +103,8 @@ class LabelEncoder final : public OpKernel {
   void InitOpset1(const KernelInfo& info) {
     opset1_ = true;
     classes_ = info.GetStringsOr("classes_strings", {});
-    for (size_t i = 0; i < classes_.size(); ++i) table_.Add(classes_[i], static_cast<int64_t>(i));
+    // A repeated class name maps to its last index (as ONNX Runtime's table does).
+    for (size_t i = classes_.size(); i-- > 0;) table_.Add(classes_[i], static_cast<int64_t>(i));
     default_int_ = info.GetIntOr("default_int64", -1);
     default_string_ = info.GetStringOr("default_string", "_Unused");
   }

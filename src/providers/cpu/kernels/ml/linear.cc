@@ -66,7 +66,7 @@ class LinearClassifier final : public OpKernel {
       if (e == 1) {
         const bool positive = s[0] > 0;
         if (num_labels_ == 2) set_label(r, positive ? 1 : 0);
-        else if (using_strings()) y.data<std::string>()[r] = positive ? "1" : "0";
+        else if (using_strings()) y.data<std::string>()[r].assign(1, positive ? '1' : '0');
         else y.data<int64_t>()[r] = positive ? 1 : 0;
       } else {
         int64_t best = 0;

@@ -16,8 +16,6 @@
 
 namespace onyx::ml {
 
-inline constexpr const char* kMlDomain = "ai.onnx.ml";
-
 enum class PostTransform { kNone, kLogistic, kSoftmax, kSoftmaxZero, kProbit };
 
 inline PostTransform ParsePostTransform(const KernelInfo& info, const std::string& text) {
