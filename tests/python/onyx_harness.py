@@ -33,8 +33,13 @@ def require_ort():
 def _write_inputs(folder, inputs):
     args = []
     for i, (name, array) in enumerate(inputs.items()):
-        path = os.path.join(folder, f"in_{i}.npy")
-        np.save(path, array)
+        if hasattr(array, "SerializeToString"):  # an onnx MapProto / SequenceProto / TensorProto
+            path = os.path.join(folder, f"in_{i}.pb")
+            with open(path, "wb") as f:
+                f.write(array.SerializeToString())
+        else:
+            path = os.path.join(folder, f"in_{i}.npy")
+            np.save(path, array)
         args += ["--input", f"{name}={path}"]
     return args
 
@@ -54,6 +59,43 @@ def run_onyx(model_path, inputs, threads=1, extra_args=()):
         if proc.returncode != 0:
             raise RuntimeError(f"onyx failed ({proc.returncode}): {proc.stderr.strip()}")
         return _read_outputs(out)
+
+
+def _json_value(v):
+    """A value `onyx run` wrote as JSON: tensors become arrays, maps dicts, sequences lists."""
+    if v is None:
+        return None
+    if isinstance(v, list):
+        return [_json_value(e) for e in v]
+    if "keys" in v:
+        return dict(zip(_json_value(v["keys"]).tolist(), _json_value(v["values"]).tolist()))
+    if v["dtype"] == "string":
+        return np.array(v["data"], dtype=object).reshape(v["shape"])
+    data = [float(d) if isinstance(d, str) else d for d in v["data"]]
+    return np.array(data, dtype=np.dtype(v["dtype"])).reshape(v["shape"])
+
+
+def run_onyx_values(model_path, inputs, threads=1):
+    """Every output of `onyx run` in model order: tensors as numpy arrays, sequences as lists,
+    maps as dicts. Inputs may be numpy arrays or onnx protos (e.g. a MapProto)."""
+    import json
+    with tempfile.TemporaryDirectory(dir=_work_dir()) as tmp:
+        out = os.path.join(tmp, "out")
+        cmd = [ONYX_BIN, "run", model_path, "--output-dir", out, "--threads", str(threads)]
+        cmd += _write_inputs(tmp, inputs)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"onyx failed ({proc.returncode}): {proc.stderr.strip()}")
+        files = sorted(os.listdir(out), key=lambda f: int(f.split("_", 1)[0]))
+        values = []
+        for f in files:
+            path = os.path.join(out, f)
+            if f.endswith(".npy"):
+                values.append(np.load(path, allow_pickle=False))
+            else:
+                with open(path) as fh:
+                    values.append(_json_value(json.load(fh)))
+        return values
 
 
 def run_ort(model_path, inputs, threads=1, opt_level="all"):
