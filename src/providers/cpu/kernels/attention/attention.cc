@@ -120,7 +120,7 @@ class Attention final : public OpKernel {
     const Tensor* past_k = ctx.input(4);
     const Tensor* past_v = ctx.input(5);
     const Tensor* nonpad = has_nonpad_input_ ? ctx.input(6) : nullptr;
-    if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) ctx.Fail("Q, K and V must share one element type");
+    if (k.dtype() != q.dtype()) ctx.Fail("Q and K must share one element type");
     if (q.rank() != k.rank() || q.rank() != v.rank() || (q.rank() != 3 && q.rank() != 4))
       ctx.Fail("Q, K and V must all be 3-D or all be 4-D");
     Dims d{};
@@ -148,7 +148,8 @@ class Attention final : public OpKernel {
     if ((past_k == nullptr) != (past_v == nullptr)) ctx.Fail("past_key and past_value must be given together");
     d.past_len = 0;
     if (past_k != nullptr) {
-      if (past_k->dtype() != q.dtype() || past_v->dtype() != q.dtype()) ctx.Fail("past_key/value must match Q's type");
+      if (past_k->dtype() != q.dtype() || past_v->dtype() != v.dtype())
+        ctx.Fail("past_key must have Q's element type and past_value V's");
       d.past_len = past_k->rank() == 4 ? past_k->dim(2) : -1;
       const Shape want_k{d.batch, d.kv_heads, d.past_len, d.head};
       const Shape want_v{d.batch, d.kv_heads, d.past_len, d.v_head};
@@ -163,8 +164,6 @@ class Attention final : public OpKernel {
     int64_t mask_len = 0;
     if (mask != nullptr) {
       if (mask->rank() < 1 || mask->rank() > 4) ctx.Fail(StrCat("attn_mask must have rank 1 to 4, got ", mask->Describe()));
-      if (mask->dtype() != DataType::kBool && mask->dtype() != q.dtype())
-        ctx.Fail("attn_mask must be bool or of Q's element type");
       mask_len = mask->shape().back();
       if (mask_len > d.total_len)
         ctx.Fail(StrCat("attn_mask's last dimension ", mask_len, " exceeds the total KV length ", d.total_len));
@@ -181,6 +180,20 @@ class Attention final : public OpKernel {
         stride *= dim;
       }
     }
+    // The mask as an additive bias: true -> 0, false -> -inf; numbers are added as they are.
+    std::vector<C> mask_bias;
+    if (mask != nullptr) {
+      mask_bias.resize(static_cast<size_t>(mask->size()));
+      if (mask->dtype() == DataType::kBool) {
+        for (int64_t i = 0; i < mask->size(); ++i)
+          mask_bias[i] = mask->data<bool>()[i] ? C(0) : -std::numeric_limits<C>::infinity();
+      } else {
+        Dispatch(NumericTypes{}, mask->dtype(), ctx.node().Describe(), [&](auto tag) {
+          using M = typename decltype(tag)::type;
+          for (int64_t i = 0; i < mask->size(); ++i) mask_bias[i] = static_cast<C>(ToCompute(mask->data<M>()[i]));
+        });
+      }
+    }
     std::vector<int64_t> nonpad_len;
     if (nonpad != nullptr) {
       if (nonpad->rank() != 1 || nonpad->dim(0) != d.batch || nonpad->dtype() != DataType::kInt64)
@@ -192,14 +205,16 @@ class Attention final : public OpKernel {
     std::vector<C> ks(static_cast<size_t>(d.batch * d.kv_heads * d.total_len * d.head));
     std::vector<C> vs(static_cast<size_t>(d.batch * d.kv_heads * d.total_len * d.v_head));
     LoadHeads<T>(q, d.q_heads, d.q_len, d.head, d.q_len, 0, qs.data());
-    if (past_k != nullptr) {
-      LoadHeads<T>(*past_k, d.kv_heads, d.past_len, d.head, d.total_len, 0, ks.data());
-      LoadHeads<T>(*past_v, d.kv_heads, d.past_len, d.v_head, d.total_len, 0, vs.data());
-    }
+    if (past_k != nullptr) LoadHeads<T>(*past_k, d.kv_heads, d.past_len, d.head, d.total_len, 0, ks.data());
     LoadHeads<T>(k, d.kv_heads, d.kv_len, d.head, d.total_len, d.past_len, ks.data());
-    LoadHeads<T>(v, d.kv_heads, d.kv_len, d.v_head, d.total_len, d.past_len, vs.data());
     WritePresent<T>(ctx, 1, past_k, k, d, d.head);
-    WritePresent<T>(ctx, 2, past_v, v, d, d.v_head);
+    // V may have its own float type (T2).
+    Dispatch(FloatTypes{}, v.dtype(), ctx.node().Describe(), [&](auto vtag) {
+      using TV = typename decltype(vtag)::type;
+      if (past_v != nullptr) LoadHeads<TV>(*past_v, d.kv_heads, d.past_len, d.v_head, d.total_len, 0, vs.data());
+      LoadHeads<TV>(v, d.kv_heads, d.kv_len, d.v_head, d.total_len, d.past_len, vs.data());
+      WritePresent<TV>(ctx, 2, past_v, v, d, d.v_head);
+    });
 
     const Shape y_shape = q.rank() == 4 ? Shape{d.batch, d.q_heads, d.q_len, d.v_head}
                                         : Shape{d.batch, d.q_len, d.q_heads * d.v_head};
@@ -231,14 +246,8 @@ class Attention final : public OpKernel {
           C* row = scores.data() + i * lt;
           if (mask != nullptr) {
             const int64_t base = b * mask_strides[0] + h * mask_strides[1] + i * mask_strides[2];
-            if (mask->dtype() == DataType::kBool) {
-              const bool* mp = mask->data<bool>() + base;
-              for (int64_t j = 0; j < mask_len; ++j)
-                if (!mp[j]) row[j] = neg_inf;
-            } else {
-              const T* mp = mask->data<T>() + base;
-              for (int64_t j = 0; j < mask_len; ++j) row[j] += static_cast<C>(ToCompute(mp[j]));
-            }
+            const C* mp = mask_bias.data() + base;
+            for (int64_t j = 0; j < mask_len; ++j) row[j] += mp[j];
             for (int64_t j = mask_len; j < lt; ++j) row[j] = neg_inf;
           }
           if (is_causal_) {
