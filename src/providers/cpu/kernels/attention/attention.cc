@@ -3,7 +3,7 @@
 // masks (padded with "masked" up to the total KV length), causal masking aligned to the cache
 // (past_key length, or nonpad_kv_seqlen - q_len per batch), past/present KV, softcap and the
 // four qk_matmul_output modes. Rows whose every key is masked produce zeros. float16/bfloat16
-// compute in float; the products run on linalg::Sgemm.
+// compute in float (double with softmax_precision double); the products run on linalg::Sgemm.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -54,17 +54,23 @@ class Attention final : public OpKernel {
         has_scale_(info.HasAttr("scale")),
         scale_(info.GetFloatOr("scale", 1.0f)),
         softcap_(info.GetFloatOr("softcap", 0.0f)),
-        has_nonpad_input_(info.opset() >= 24) {
+        has_nonpad_input_(info.opset() >= 24),
+        softmax_double_(info.GetIntOr("softmax_precision", 0) == static_cast<int64_t>(DataType::kDouble)) {
     if (mode_ < 0 || mode_ > 3) info.Fail(StrCat("qk_matmul_output_mode must be in [0, 3], got ", mode_));
     if (softcap_ < 0.0f) info.Fail(StrCat("softcap must be non-negative, got ", softcap_));
     if (q_heads_attr_ < 0 || kv_heads_attr_ < 0) info.Fail("q_num_heads and kv_num_heads must be positive");
+    const auto precision = static_cast<DataType>(info.GetIntOr("softmax_precision", 1));
+    if (!TryDispatch(FloatTypes{}, precision, [](auto) {}))
+      info.Fail(StrCat("softmax_precision ", static_cast<int>(precision), " is not a floating-point type"));
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.required_input(0);
     Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ComputeTyped<T>(ctx);
+      // A double softmax_precision makes the whole computation double.
+      if (std::is_same_v<T, double> || softmax_double_) ComputeTyped<T, double>(ctx);
+      else ComputeTyped<T, float>(ctx);
     });
   }
 
@@ -110,9 +116,8 @@ class Attention final : public OpKernel {
       }
   }
 
-  template <typename T>
+  template <typename T, typename C>
   void ComputeTyped(KernelContext& ctx) const {
-    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
@@ -280,6 +285,7 @@ class Attention final : public OpKernel {
   float scale_;
   float softcap_;
   bool has_nonpad_input_;
+  bool softmax_double_;
 };
 
 ONYX_CPU_KERNEL("Attention", 23, 23, Attention);

@@ -49,7 +49,8 @@ class FlexAttention final : public OpKernel {
     const Tensor& q = ctx.required_input(0);
     Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ComputeTyped<T>(ctx);
+      if (std::is_same_v<T, double> || precision_ == DataType::kDouble) ComputeTyped<T, double>(ctx);
+      else ComputeTyped<T, float>(ctx);
     });
   }
 
@@ -74,9 +75,8 @@ class FlexAttention final : public OpKernel {
     });
   }
 
-  template <typename T>
+  template <typename T, typename C>
   void ComputeTyped(KernelContext& ctx) const {
-    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const Tensor& q = ctx.required_input(0);
     const Tensor& k = ctx.required_input(1);
     const Tensor& v = ctx.required_input(2);
