@@ -69,8 +69,10 @@ class Attention final : public OpKernel {
     Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       // A double softmax_precision makes the whole computation double.
-      if (std::is_same_v<T, double> || softmax_double_) ComputeTyped<T, double>(ctx);
-      else ComputeTyped<T, float>(ctx);
+      if (std::is_same_v<T, double> || softmax_double_)
+        ComputeTyped<T, double>(ctx);
+      else
+        ComputeTyped<T, float>(ctx);
     });
   }
 
@@ -81,8 +83,7 @@ class Attention final : public OpKernel {
 
   // Copies a 3-D [B, L, H*D] or 4-D [B, H, L, D] tensor into [B, H, L_dst, D] rows at offset `at`.
   template <typename T, typename C>
-  static void LoadHeads(const Tensor& t, int64_t heads, int64_t len, int64_t dim, int64_t dst_len, int64_t at,
-                        C* dst) {
+  static void LoadHeads(const Tensor& t, int64_t heads, int64_t len, int64_t dim, int64_t dst_len, int64_t at, C* dst) {
     const T* p = t.data<T>();
     const int64_t batch = t.dim(0);
     const bool packed = t.rank() == 3;
@@ -168,7 +169,8 @@ class Attention final : public OpKernel {
     int64_t mask_strides[4] = {0, 0, 0, 0};
     int64_t mask_len = 0;
     if (mask != nullptr) {
-      if (mask->rank() < 1 || mask->rank() > 4) ctx.Fail(StrCat("attn_mask must have rank 1 to 4, got ", mask->Describe()));
+      if (mask->rank() < 1 || mask->rank() > 4)
+        ctx.Fail(StrCat("attn_mask must have rank 1 to 4, got ", mask->Describe()));
       mask_len = mask->shape().back();
       if (mask_len > d.total_len)
         ctx.Fail(StrCat("attn_mask's last dimension ", mask_len, " exceeds the total KV length ", d.total_len));
@@ -221,8 +223,8 @@ class Attention final : public OpKernel {
       WritePresent<TV>(ctx, 2, past_v, v, d, d.v_head);
     });
 
-    const Shape y_shape = q.rank() == 4 ? Shape{d.batch, d.q_heads, d.q_len, d.v_head}
-                                        : Shape{d.batch, d.q_len, d.q_heads * d.v_head};
+    const Shape y_shape =
+        q.rank() == 4 ? Shape{d.batch, d.q_heads, d.q_len, d.v_head} : Shape{d.batch, d.q_len, d.q_heads * d.v_head};
     T* y = ctx.AllocateOutput(0, q.dtype(), y_shape).template data<T>();
     T* qk_out = ctx.has_output(3)
                     ? ctx.AllocateOutput(3, q.dtype(), {d.batch, d.q_heads, d.q_len, d.total_len}).template data<T>()
@@ -269,8 +271,8 @@ class Attention final : public OpKernel {
         compute::Gemm<C>(false, false, lq, d.v_head, lt, C(1), scores.data(), lt, vs.data() + kvh * lt * d.v_head,
                          d.v_head, C(0), out.data(), d.v_head, nullptr);
         for (int64_t i = 0; i < lq; ++i) {
-          T* dst = q.rank() == 4 ? y + (bh * lq + i) * d.v_head
-                                 : y + (b * lq + i) * d.q_heads * d.v_head + h * d.v_head;
+          T* dst =
+              q.rank() == 4 ? y + (bh * lq + i) * d.v_head : y + (b * lq + i) * d.q_heads * d.v_head + h * d.v_head;
           compute::FromComputeArray(out.data() + i * d.v_head, d.v_head, dst);
         }
       }

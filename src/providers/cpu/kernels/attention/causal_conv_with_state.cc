@@ -17,8 +17,10 @@ class CausalConvWithState final : public OpKernel {
  public:
   explicit CausalConvWithState(const KernelInfo& info) {
     const std::string act = info.GetStringOr("activation", "none");
-    if (act == "silu" || act == "swish") silu_ = true;
-    else if (act != "none") info.Fail(StrCat("activation must be 'none', 'silu' or 'swish', got '", act, "'"));
+    if (act == "silu" || act == "swish")
+      silu_ = true;
+    else if (act != "none")
+      info.Fail(StrCat("activation must be 'none', 'silu' or 'swish', got '", act, "'"));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -47,24 +49,25 @@ class CausalConvWithState final : public OpKernel {
       T* sp = state_out.data<T>();
       ThreadPool::For(ctx.thread_pool(), batch * ch, static_cast<double>((len + keep) * kernel * 2),
                       [&](int64_t begin, int64_t end) {
-        std::vector<C> seq(static_cast<size_t>(keep + len));
-        std::vector<T> raw(static_cast<size_t>(keep + len));
-        for (int64_t bc = begin; bc < end; ++bc) {
-          const int64_t c = bc % ch;
-          // The raw values keep present_state bit-exact; seq holds them in the compute type.
-          for (int64_t i = 0; i < keep; ++i) raw[i] = past ? past->data<T>()[bc * keep + i] : FromCompute<T>(C(0));
-          for (int64_t i = 0; i < len; ++i) raw[keep + i] = xp[bc * len + i];
-          for (int64_t i = 0; i < keep + len; ++i) seq[i] = ToCompute(raw[i]);
-          const C b0 = bias ? ToCompute(bias->data<T>()[c]) : C(0);
-          for (int64_t t = 0; t < len; ++t) {
-            C acc = b0;
-            for (int64_t j = 0; j < kernel; ++j) acc += ToCompute(wp[c * kernel + j]) * seq[t + j];
-            if (silu_) acc = acc / (C(1) + std::exp(-acc));
-            yp[bc * len + t] = FromCompute<T>(acc);
-          }
-          for (int64_t i = 0; i < keep; ++i) sp[bc * keep + i] = raw[len + i];
-        }
-      });
+                        std::vector<C> seq(static_cast<size_t>(keep + len));
+                        std::vector<T> raw(static_cast<size_t>(keep + len));
+                        for (int64_t bc = begin; bc < end; ++bc) {
+                          const int64_t c = bc % ch;
+                          // The raw values keep present_state bit-exact; seq holds them in the compute type.
+                          for (int64_t i = 0; i < keep; ++i)
+                            raw[i] = past ? past->data<T>()[bc * keep + i] : FromCompute<T>(C(0));
+                          for (int64_t i = 0; i < len; ++i) raw[keep + i] = xp[bc * len + i];
+                          for (int64_t i = 0; i < keep + len; ++i) seq[i] = ToCompute(raw[i]);
+                          const C b0 = bias ? ToCompute(bias->data<T>()[c]) : C(0);
+                          for (int64_t t = 0; t < len; ++t) {
+                            C acc = b0;
+                            for (int64_t j = 0; j < kernel; ++j) acc += ToCompute(wp[c * kernel + j]) * seq[t + j];
+                            if (silu_) acc = acc / (C(1) + std::exp(-acc));
+                            yp[bc * len + t] = FromCompute<T>(acc);
+                          }
+                          for (int64_t i = 0; i < keep; ++i) sp[bc * keep + i] = raw[len + i];
+                        }
+                      });
     });
   }
 

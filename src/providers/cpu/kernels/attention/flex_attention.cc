@@ -49,8 +49,10 @@ class FlexAttention final : public OpKernel {
     const Tensor& q = ctx.required_input(0);
     Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if (std::is_same_v<T, double> || precision_ == DataType::kDouble) ComputeTyped<T, double>(ctx);
-      else ComputeTyped<T, float>(ctx);
+      if (std::is_same_v<T, double> || precision_ == DataType::kDouble)
+        ComputeTyped<T, double>(ctx);
+      else
+        ComputeTyped<T, float>(ctx);
     });
   }
 
@@ -88,11 +90,13 @@ class FlexAttention final : public OpKernel {
       ctx.Fail("K must be [B, Hkv, S, E] and V [B, Hkv, S, Ev] matching Q [B, Hq, L, E]");
     if (hkv <= 0 || hq % hkv) ctx.Fail(StrCat("q heads (", hq, ") must be a multiple of kv heads (", hkv, ")"));
     const int64_t group = hq / hkv;
-    const DataType precision =
-        precision_ != DataType::kUndefined ? precision_ : (std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat);
+    const DataType precision = precision_ != DataType::kUndefined
+                                   ? precision_
+                                   : (std::is_same_v<T, double> ? DataType::kDouble : DataType::kFloat);
     const C scale = has_scale_ ? static_cast<C>(scale_) : C(1) / std::sqrt(static_cast<C>(e));
 
-    std::vector<C> qs(static_cast<size_t>(q.size())), ks(static_cast<size_t>(k.size())), vs(static_cast<size_t>(v.size()));
+    std::vector<C> qs(static_cast<size_t>(q.size())), ks(static_cast<size_t>(k.size())),
+        vs(static_cast<size_t>(v.size()));
     compute::ToComputeArray(q.data<T>(), q.size(), qs.data());
     compute::ToComputeArray(k.data<T>(), k.size(), ks.data());
     compute::ToComputeArray(v.data<T>(), v.size(), vs.data());

@@ -26,11 +26,16 @@ class LinearAttention final : public OpKernel {
     if (q_heads_ <= 0 || kv_heads_ <= 0 || q_heads_ % kv_heads_)
       info.Fail("q_num_heads and kv_num_heads must be positive, q_num_heads a multiple of kv_num_heads");
     const std::string rule = info.GetStringOr("update_rule", "gated_delta");
-    if (rule == "linear") gated_ = false, delta_ = false;
-    else if (rule == "gated") gated_ = true, delta_ = false;
-    else if (rule == "delta") gated_ = false, delta_ = true;
-    else if (rule == "gated_delta") gated_ = true, delta_ = true;
-    else info.Fail(StrCat("unknown update_rule '", rule, "'"));
+    if (rule == "linear")
+      gated_ = false, delta_ = false;
+    else if (rule == "gated")
+      gated_ = true, delta_ = false;
+    else if (rule == "delta")
+      gated_ = false, delta_ = true;
+    else if (rule == "gated_delta")
+      gated_ = true, delta_ = true;
+    else
+      info.Fail(StrCat("unknown update_rule '", rule, "'"));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -92,8 +97,10 @@ class LinearAttention final : public OpKernel {
       std::vector<C> state(static_cast<size_t>(dk * dv)), kt(dk), vt(dv), qt(dk), tmp(dv);
       for (int64_t bh = begin; bh < end; ++bh) {
         const int64_t b = bh / kv_heads_, h = bh % kv_heads_;
-        if (past != nullptr) compute::ToComputeArray(past->data<T>() + bh * dk * dv, dk * dv, state.data());
-        else std::fill(state.begin(), state.end(), C(0));
+        if (past != nullptr)
+          compute::ToComputeArray(past->data<T>() + bh * dk * dv, dk * dv, state.data());
+        else
+          std::fill(state.begin(), state.end(), C(0));
         for (int64_t t = 0; t < len; ++t) {
           const int64_t bt = b * len + t;
           compute::ToComputeArray(kp + bt * kv_heads_ * dk + h * dk, dk, kt.data());

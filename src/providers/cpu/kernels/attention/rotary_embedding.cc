@@ -62,29 +62,29 @@ class RotaryEmbedding final : public OpKernel {
       T* yp = y.data<T>();
       const T* cp = cos_cache.data<T>();
       const T* sp = sin_cache.data<T>();
-      ThreadPool::For(ctx.thread_pool(), batch * seq, static_cast<double>(heads * head * 4),
-                      [&](int64_t begin, int64_t end) {
-        for (int64_t bs = begin; bs < end; ++bs) {
-          const int64_t b = bs / seq, s = bs % seq;
-          const int64_t row = pos != nullptr ? pos->data<int64_t>()[bs] : bs;
-          const T* cr = cp + row * half;
-          const T* sr = sp + row * half;
-          for (int64_t h = 0; h < heads; ++h) {
-            const int64_t off = x.rank() == 4 ? ((b * heads + h) * seq + s) * head : (bs * heads + h) * head;
-            const T* in = xp + off;
-            T* out = yp + off;
-            for (int64_t i = 0; i < half; ++i) {
-              const int64_t i1 = interleaved_ ? 2 * i : i;
-              const int64_t i2 = interleaved_ ? 2 * i + 1 : i + half;
-              const C c = ToCompute(cr[i]), sn = ToCompute(sr[i]);
-              const C x1 = ToCompute(in[i1]), x2 = ToCompute(in[i2]);
-              out[i1] = FromCompute<T>(c * x1 - sn * x2);
-              out[i2] = FromCompute<T>(sn * x1 + c * x2);
+      ThreadPool::For(
+          ctx.thread_pool(), batch * seq, static_cast<double>(heads * head * 4), [&](int64_t begin, int64_t end) {
+            for (int64_t bs = begin; bs < end; ++bs) {
+              const int64_t b = bs / seq, s = bs % seq;
+              const int64_t row = pos != nullptr ? pos->data<int64_t>()[bs] : bs;
+              const T* cr = cp + row * half;
+              const T* sr = sp + row * half;
+              for (int64_t h = 0; h < heads; ++h) {
+                const int64_t off = x.rank() == 4 ? ((b * heads + h) * seq + s) * head : (bs * heads + h) * head;
+                const T* in = xp + off;
+                T* out = yp + off;
+                for (int64_t i = 0; i < half; ++i) {
+                  const int64_t i1 = interleaved_ ? 2 * i : i;
+                  const int64_t i2 = interleaved_ ? 2 * i + 1 : i + half;
+                  const C c = ToCompute(cr[i]), sn = ToCompute(sr[i]);
+                  const C x1 = ToCompute(in[i1]), x2 = ToCompute(in[i2]);
+                  out[i1] = FromCompute<T>(c * x1 - sn * x2);
+                  out[i2] = FromCompute<T>(sn * x1 + c * x2);
+                }
+                if (head > rd) std::memcpy(out + rd, in + rd, sizeof(T) * (head - rd));
+              }
             }
-            if (head > rd) std::memcpy(out + rd, in + rd, sizeof(T) * (head - rd));
-          }
-        }
-      });
+          });
     });
   }
 

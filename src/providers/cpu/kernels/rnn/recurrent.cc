@@ -21,7 +21,16 @@ enum class CellKind { kRnn, kGru, kLstm };
 // One activation function of the spec's list, with its alpha/beta resolved.
 struct Activation {
   enum class Kind {
-    kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid, kElu, kSoftsign,
+    kRelu,
+    kTanh,
+    kSigmoid,
+    kAffine,
+    kLeakyRelu,
+    kThresholdedRelu,
+    kScaledTanh,
+    kHardSigmoid,
+    kElu,
+    kSoftsign,
     kSoftplus
   };
   Kind kind = Kind::kTanh;
@@ -32,17 +41,28 @@ struct Activation {
   C operator()(C x) const {
     const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
     switch (kind) {
-      case Kind::kRelu: return x > C(0) ? x : C(0);
-      case Kind::kTanh: return std::tanh(x);
-      case Kind::kSigmoid: return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
-      case Kind::kAffine: return a * x + b;
-      case Kind::kLeakyRelu: return x >= C(0) ? x : a * x;
-      case Kind::kThresholdedRelu: return x > a ? x : C(0);
-      case Kind::kScaledTanh: return a * std::tanh(b * x);
-      case Kind::kHardSigmoid: return std::max(C(0), std::min(C(1), a * x + b));
-      case Kind::kElu: return x >= C(0) ? x : a * (std::exp(x) - C(1));
-      case Kind::kSoftsign: return x / (C(1) + std::fabs(x));
-      case Kind::kSoftplus: return x > C(20) ? x : std::log1p(std::exp(x));
+      case Kind::kRelu:
+        return x > C(0) ? x : C(0);
+      case Kind::kTanh:
+        return std::tanh(x);
+      case Kind::kSigmoid:
+        return x >= C(0) ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
+      case Kind::kAffine:
+        return a * x + b;
+      case Kind::kLeakyRelu:
+        return x >= C(0) ? x : a * x;
+      case Kind::kThresholdedRelu:
+        return x > a ? x : C(0);
+      case Kind::kScaledTanh:
+        return a * std::tanh(b * x);
+      case Kind::kHardSigmoid:
+        return std::max(C(0), std::min(C(1), a * x + b));
+      case Kind::kElu:
+        return x >= C(0) ? x : a * (std::exp(x) - C(1));
+      case Kind::kSoftsign:
+        return x / (C(1) + std::fabs(x));
+      case Kind::kSoftplus:
+        return x > C(20) ? x : std::log1p(std::exp(x));
     }
     return x;
   }
@@ -72,18 +92,39 @@ std::vector<Activation> ParseActivations(const KernelInfo& info, const std::vect
     for (char c : raw) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     Activation a;
     using K = Activation::Kind;
-    if (n == "relu") a.kind = K::kRelu;
-    else if (n == "tanh") a.kind = K::kTanh;
-    else if (n == "sigmoid") a.kind = K::kSigmoid;
-    else if (n == "affine") { a.kind = K::kAffine; a.alpha = next_alpha(1.0f); a.beta = next_beta(0.0f); }
-    else if (n == "leakyrelu") { a.kind = K::kLeakyRelu; a.alpha = next_alpha(0.01f); }
-    else if (n == "thresholdedrelu") { a.kind = K::kThresholdedRelu; a.alpha = next_alpha(1.0f); }
-    else if (n == "scaledtanh") { a.kind = K::kScaledTanh; a.alpha = next_alpha(1.0f); a.beta = next_beta(1.0f); }
-    else if (n == "hardsigmoid") { a.kind = K::kHardSigmoid; a.alpha = next_alpha(0.2f); a.beta = next_beta(0.5f); }
-    else if (n == "elu") { a.kind = K::kElu; a.alpha = next_alpha(1.0f); }
-    else if (n == "softsign") a.kind = K::kSoftsign;
-    else if (n == "softplus") a.kind = K::kSoftplus;
-    else info.Fail(StrCat("unsupported activation '", raw, "'"));
+    if (n == "relu")
+      a.kind = K::kRelu;
+    else if (n == "tanh")
+      a.kind = K::kTanh;
+    else if (n == "sigmoid")
+      a.kind = K::kSigmoid;
+    else if (n == "affine") {
+      a.kind = K::kAffine;
+      a.alpha = next_alpha(1.0f);
+      a.beta = next_beta(0.0f);
+    } else if (n == "leakyrelu") {
+      a.kind = K::kLeakyRelu;
+      a.alpha = next_alpha(0.01f);
+    } else if (n == "thresholdedrelu") {
+      a.kind = K::kThresholdedRelu;
+      a.alpha = next_alpha(1.0f);
+    } else if (n == "scaledtanh") {
+      a.kind = K::kScaledTanh;
+      a.alpha = next_alpha(1.0f);
+      a.beta = next_beta(1.0f);
+    } else if (n == "hardsigmoid") {
+      a.kind = K::kHardSigmoid;
+      a.alpha = next_alpha(0.2f);
+      a.beta = next_beta(0.5f);
+    } else if (n == "elu") {
+      a.kind = K::kElu;
+      a.alpha = next_alpha(1.0f);
+    } else if (n == "softsign")
+      a.kind = K::kSoftsign;
+    else if (n == "softplus")
+      a.kind = K::kSoftplus;
+    else
+      info.Fail(StrCat("unsupported activation '", raw, "'"));
     out.push_back(a);
   }
   return out;
@@ -134,10 +175,14 @@ class Recurrent final : public OpKernel {
     hidden_ = info.GetIntOr("hidden_size", 0);
     if (hidden_ <= 0) info.Fail("attribute 'hidden_size' must be given and positive");
     const std::string dir = info.GetStringOr("direction", "forward");
-    if (dir == "forward") direction_ = 0;
-    else if (dir == "reverse") direction_ = 1;
-    else if (dir == "bidirectional") direction_ = 2;
-    else info.Fail(StrCat("unknown direction '", dir, "'"));
+    if (dir == "forward")
+      direction_ = 0;
+    else if (dir == "reverse")
+      direction_ = 1;
+    else if (dir == "bidirectional")
+      direction_ = 2;
+    else
+      info.Fail(StrCat("unknown direction '", dir, "'"));
     num_dirs_ = direction_ == 2 ? 2 : 1;
     if (info.HasAttr("clip")) {
       clip_ = info.GetFloat("clip");
@@ -147,12 +192,16 @@ class Recurrent final : public OpKernel {
     layout_ = info.opset() >= 14 ? info.GetIntOr("layout", 0) : 0;
     if (layout_ != 0 && layout_ != 1) info.Fail(StrCat("attribute 'layout' must be 0 or 1, got ", layout_));
     // GRU-1 has no linear_before_reset (always 0).
-    if (kind == CellKind::kGru && info.opset() >= 3) linear_before_reset_ = info.GetIntOr("linear_before_reset", 0) != 0;
+    if (kind == CellKind::kGru && info.opset() >= 3)
+      linear_before_reset_ = info.GetIntOr("linear_before_reset", 0) != 0;
     if (kind == CellKind::kLstm) input_forget_ = info.GetIntOr("input_forget", 0) != 0;
     std::vector<std::string> defaults;
-    if (kind == CellKind::kRnn) defaults = {"Tanh"};
-    else if (kind == CellKind::kGru) defaults = {"Sigmoid", "Tanh"};
-    else defaults = {"Sigmoid", "Tanh", "Tanh"};
+    if (kind == CellKind::kRnn)
+      defaults = {"Tanh"};
+    else if (kind == CellKind::kGru)
+      defaults = {"Sigmoid", "Tanh"};
+    else
+      defaults = {"Sigmoid", "Tanh", "Tanh"};
     acts_per_dir_ = static_cast<int>(defaults.size());
     activations_ = ParseActivations(info, defaults, num_dirs_);
 
@@ -242,9 +291,12 @@ class Recurrent final : public OpKernel {
       if (seq_lens->rank() != 1 || seq_lens->dim(0) != batch)
         ctx.Fail(StrCat("sequence_lens must be [", batch, "], got ", seq_lens->Describe()));
       for (int64_t i = 0; i < batch; ++i) {
-        if (seq_lens->dtype() == DataType::kInt32) lens[i] = seq_lens->data<int32_t>()[i];
-        else if (seq_lens->dtype() == DataType::kInt64) lens[i] = seq_lens->data<int64_t>()[i];
-        else ctx.Fail("sequence_lens must be int32");
+        if (seq_lens->dtype() == DataType::kInt32)
+          lens[i] = seq_lens->data<int32_t>()[i];
+        else if (seq_lens->dtype() == DataType::kInt64)
+          lens[i] = seq_lens->data<int64_t>()[i];
+        else
+          ctx.Fail("sequence_lens must be int32");
         if (lens[i] < 0 || lens[i] > seq)
           ctx.Fail(StrCat("sequence_lens[", i, "] = ", lens[i], " is outside [0, ", seq, "]"));
       }
@@ -281,8 +333,8 @@ class Recurrent final : public OpKernel {
       const Activation* act = activations_.data() + d * acts_per_dir_;
       C* h = h_state.data() + d * batch * hid;
       C* c = c_state.data() + d * batch * hid;
-      compute::Gemm<C>(false, false, seq * batch, gh, input, C(1), xs.data(), input, dw.w_t.data(), gh, C(0),
-                       xw.data(), gh, pool);
+      compute::Gemm<C>(false, false, seq * batch, gh, input, C(1), xs.data(), input, dw.w_t.data(), gh, C(0), xw.data(),
+                       gh, pool);
       for (int64_t s = 0; s < max_len; ++s) {
         for (int64_t bi = 0; bi < batch; ++bi) {
           if (s >= lens[bi]) continue;

@@ -19,8 +19,7 @@ using signal::FftPlan;
 
 // A scalar (or one-element) int32/int64 input.
 int64_t ReadScalarInt(KernelContext& ctx, const Tensor& t, const char* name) {
-  if (t.size() != 1 || t.rank() > 1)
-    ctx.Fail(StrCat("'", name, "' must be a scalar, got ", t.Describe()));
+  if (t.size() != 1 || t.rank() > 1) ctx.Fail(StrCat("'", name, "' must be a scalar, got ", t.Describe()));
   if (t.dtype() == DataType::kInt64) return t.data<int64_t>()[0];
   if (t.dtype() == DataType::kInt32) return t.data<int32_t>()[0];
   ctx.Fail(StrCat("'", name, "' must be int32 or int64, got ", t.Describe()));
@@ -177,7 +176,7 @@ class Stft final : public OpKernel {
   bool onesided_;
 };
 
-ONYX_CPU_KERNEL("DFT", 17, 19, Dft);  // axis is an attribute
+ONYX_CPU_KERNEL("DFT", 17, 19, Dft);         // axis is an attribute
 ONYX_CPU_KERNEL("DFT", 20, kOpsetMax, Dft);  // axis is input 2
 ONYX_CPU_KERNEL("STFT", 17, kOpsetMax, Stft);
 

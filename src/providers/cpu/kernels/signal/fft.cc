@@ -78,8 +78,10 @@ void FftPlan::Transform(Complex* data, bool inverse, std::vector<Complex>& scrat
   // The inverse is the conjugate of the forward transform of the conjugate.
   if (inverse)
     for (int64_t i = 0; i < n_; ++i) data[i] = std::conj(data[i]);
-  if (pow2_) Radix2(data);
-  else Bluestein(data, scratch);
+  if (pow2_)
+    Radix2(data);
+  else
+    Bluestein(data, scratch);
   if (inverse)
     for (int64_t i = 0; i < n_; ++i) data[i] = std::conj(data[i]);
 }

@@ -27,7 +27,7 @@ class FftPlan {
 
   int64_t n_ = 0;
   bool pow2_ = true;
-  std::vector<uint32_t> bitrev_;  // radix-2: bit-reversal permutation
+  std::vector<uint32_t> bitrev_;   // radix-2: bit-reversal permutation
   std::vector<Complex> twiddles_;  // radix-2: e^(-2 pi i k/n), k < n/2
   // Bluestein: chirp w[j] = e^(-pi i j^2/n) and the FFT of its zero-padded conjugate.
   std::vector<Complex> chirp_;

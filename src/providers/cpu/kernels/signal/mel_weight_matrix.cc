@@ -29,8 +29,10 @@ double ScalarFloat(KernelContext& ctx, size_t index, const char* name) {
 
 template <typename T>
 T CastDouble(double v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(v));
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+    return T(static_cast<float>(v));
+  else
+    return static_cast<T>(v);
 }
 
 class MelWeightMatrix final : public OpKernel {

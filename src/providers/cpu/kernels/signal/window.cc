@@ -28,8 +28,10 @@ struct Coefficients<2> {
 
 template <typename T>
 T CastDouble(double v) {
-  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) return T(static_cast<float>(v));
-  else return static_cast<T>(v);
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)
+    return T(static_cast<float>(v));
+  else
+    return static_cast<T>(v);
 }
 
 template <int kWindow>
@@ -47,9 +49,12 @@ class CosineWindow final : public OpKernel {
     if (size_t_in.size() != 1 || size_t_in.rank() > 1)
       ctx.Fail(StrCat("size must be a scalar, got ", size_t_in.Describe()));
     int64_t size = 0;
-    if (size_t_in.dtype() == DataType::kInt64) size = size_t_in.data<int64_t>()[0];
-    else if (size_t_in.dtype() == DataType::kInt32) size = size_t_in.data<int32_t>()[0];
-    else ctx.Fail("size must be int32 or int64");
+    if (size_t_in.dtype() == DataType::kInt64)
+      size = size_t_in.data<int64_t>()[0];
+    else if (size_t_in.dtype() == DataType::kInt32)
+      size = size_t_in.data<int32_t>()[0];
+    else
+      ctx.Fail("size must be int32 or int64");
     if (size < 0) ctx.Fail(StrCat("size must be non-negative, got ", size));
     using K = Coefficients<kWindow>;
     const double denom = static_cast<double>(periodic_ ? size : size - 1);
