@@ -5,7 +5,7 @@ written from the ONNX operator definitions."""
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from onyx_harness import run_onyx, save_model
 
@@ -22,20 +22,23 @@ def elem_type(array):
     return TensorProto.STRING if array.dtype.kind == "U" else NP_TO_ONNX[array.dtype]
 
 
-def single_node_model(name, op, inputs, out_types, opset, **attrs):
-    """A model of one node whose graph inputs are `inputs` (name -> array); outputs typed."""
+def single_node_model(name, op, inputs, out_types, opset, constants=(), **attrs):
+    """A model of one node whose graph inputs are `inputs` (name -> array); outputs typed. The
+    inputs named in `constants` become initializers instead (the kernel may pre-pack them)."""
     node = helper.make_node(op, list(inputs), [f"y{i}" for i in range(len(out_types))], **attrs)
     graph = helper.make_graph(
         [node], name,
-        [helper.make_tensor_value_info(k, elem_type(v), list(v.shape)) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(f"y{i}", t, None) for i, t in enumerate(out_types)])
+        [helper.make_tensor_value_info(k, elem_type(v), list(v.shape)) for k, v in inputs.items() if k not in constants],
+        [helper.make_tensor_value_info(f"y{i}", t, None) for i, t in enumerate(out_types)],
+        [numpy_helper.from_array(inputs[k], k) for k in constants])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 10
     return save_model(model, f"{name}.onnx")
 
 
-def run_node(name, op, inputs, out_types, opset, **attrs):
-    return run_onyx(single_node_model(name, op, inputs, out_types, opset, **attrs), inputs)
+def run_node(name, op, inputs, out_types, opset, constants=(), **attrs):
+    feeds = {k: v for k, v in inputs.items() if k not in constants}
+    return run_onyx(single_node_model(name, op, inputs, out_types, opset, constants, **attrs), feeds)
 
 
 # ---- references -----------------------------------------------------------------------------
@@ -158,6 +161,16 @@ def test_matmul_integer_batch_broadcast_and_per_row_column_zero_points():
     np.testing.assert_array_equal(y, ref.astype(np.int32))
 
 
+def test_matmul_integer_constant_b_is_prepacked():
+    a = RNG.integers(-128, 128, (2, 3, 4)).astype(np.int8)
+    b = RNG.integers(0, 256, (4, 5)).astype(np.uint8)
+    b_zp = RNG.integers(0, 256, (5,)).astype(np.uint8)
+    (y,) = run_node("mmi_const", "MatMulInteger", {"a": a, "b": b, "az": np.array(3, np.int8), "bz": b_zp},
+                    [TensorProto.INT32], 10, constants=("b", "bz"))
+    ref = np.matmul(a.astype(np.int64) - 3, b.astype(np.int64) - b_zp.reshape(1, 5))
+    np.testing.assert_array_equal(y, ref.astype(np.int32))
+
+
 def test_matmul_integer_vector_operands():
     a = RNG.integers(-128, 128, (6,)).astype(np.int8)
     b = RNG.integers(-128, 128, (6,)).astype(np.int8)
@@ -189,9 +202,11 @@ def test_conv_integer_grouped_strided_dilated_padded():
     x_zp = np.array(7, np.uint8)
     w_zp = RNG.integers(-4, 4, (6,)).astype(np.int8)
     attrs = dict(group=2, strides=[2, 1], dilations=[2, 3], pads=[1, 0, 2, 1])
-    (y,) = run_node("convint", "ConvInteger", {"x": x, "w": w, "xz": x_zp, "wz": w_zp}, [TensorProto.INT32], 10,
-                    **attrs)
-    np.testing.assert_array_equal(y, ref_conv_int(x, w, 7, w_zp, **attrs).astype(np.int32))
+    ref = ref_conv_int(x, w, 7, w_zp, **attrs).astype(np.int32)
+    for constants in [(), ("w", "wz")]:  # weights fed, then pre-packed from initializers
+        (y,) = run_node(f"convint{len(constants)}", "ConvInteger", {"x": x, "w": w, "xz": x_zp, "wz": w_zp},
+                        [TensorProto.INT32], 10, constants=constants, **attrs)
+        np.testing.assert_array_equal(y, ref)
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
@@ -226,7 +241,8 @@ def test_qlinear_conv_per_channel_with_bias():
     y_s, y_z = np.array(0.3, np.float32), np.array(5, np.int8)
     bias = RNG.integers(-500, 500, (4,)).astype(np.int32)
     inputs = {"x": x, "xs": x_s, "xz": x_z, "w": w, "ws": w_s, "wz": w_z, "ys": y_s, "yz": y_z, "b": bias}
-    (y,) = run_node("qlconv", "QLinearConv", inputs, [TensorProto.INT8], 10, group=2, pads=[1, 1, 1, 1], strides=[2, 2])
+    (y,) = run_node("qlconv", "QLinearConv", inputs, [TensorProto.INT8], 10, constants=("w", "wz", "b"), group=2,
+                    pads=[1, 1, 1, 1], strides=[2, 2])
     acc = ref_conv_int(x, w, -3, w_z, group=2, pads=[1, 1, 1, 1], strides=[2, 2]) + bias.reshape(1, 4, 1, 1)
     mult = (x_s * w_s / y_s).astype(np.float32).astype(np.float64).reshape(1, 4, 1, 1)
     np.testing.assert_array_equal(y, np.clip(np.rint(acc * mult + 5), -128, 127).astype(np.int8))

@@ -101,6 +101,8 @@ ConvGeometry ResolveConv(KernelContext& ctx, const ConvAttrs& attrs, const Tenso
   return g;
 }
 
+bool IsInt8Type(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
+
 // Zero point (or scale) of output channel `m`: per tensor or per channel.
 double PerChannel(const std::vector<double>& v, int64_t m) { return v.size() == 1 ? v[0] : v[static_cast<size_t>(m)]; }
 
@@ -110,21 +112,36 @@ void CheckPerChannel(KernelContext& ctx, const char* what, const Tensor* t, int6
                     t->Describe()));
 }
 
-// int32 convolution of centered x and w: y[n, m, out...] = sum (x - x_zp) * (w - w_zp[m]).
-void ConvInt32(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const Tensor& w, int64_t x_zp,
-               const std::vector<double>& w_zp, int32_t* y) {
+// Weights minus their zero point (per tensor or per output channel), [M, C/group * kernel].
+std::vector<int32_t> CenterWeights(const Tensor& w, const std::vector<double>& w_zp) {
+  std::vector<int64_t> wv(static_cast<size_t>(w.size()));
+  if (!wv.empty()) LoadInt64s(w, 0, w.size(), wv.data());
+  std::vector<int32_t> wc(wv.size());
+  const int64_t m_count = w.dim(0), per = m_count == 0 ? 0 : w.size() / m_count;
+  for (int64_t m = 0; m < m_count; ++m) {
+    const auto zp = static_cast<int64_t>(PerChannel(w_zp, m));
+    for (int64_t r = 0; r < per; ++r)
+      wc[static_cast<size_t>(m * per + r)] = static_cast<int32_t>(wv[static_cast<size_t>(m * per + r)] - zp);
+  }
+  return wc;
+}
+
+// Centered weights pre-packed at session creation when w and its zero point are constants.
+std::vector<int32_t> PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_index) {
+  const Tensor* w = info.ConstantInput(w_index);
+  const Tensor* zp = info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr;
+  if (w == nullptr || w->rank() < 3 || (info.has_input(zp_index) && zp == nullptr)) return {};
+  if (!IsInt8Type(w->dtype()) || (zp && (zp->dtype() != w->dtype() || (zp->size() != 1 && zp->size() != w->dim(0)))))
+    return {};  // Compute reports the error
+  return CenterWeights(*w, zp ? AllAsDoubles(*zp) : std::vector<double>{0.0});
+}
+
+// int32 convolution of centered x and centered weights wc: y[n, m, out...] = sum (x - x_zp) * wc.
+void ConvInt32(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const std::vector<int32_t>& wc,
+               int64_t x_zp, int32_t* y) {
   const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group;
   const int64_t rows = cg * g.kernel_size;  // GEMM depth
   const size_t nd = g.in.size();
-  // Centered weights, [M, C/group * kernel].
-  std::vector<int64_t> wv(static_cast<size_t>(w.size()));
-  LoadInt64s(w, 0, w.size(), wv.data());
-  std::vector<int32_t> wc(wv.size());
-  for (int64_t m = 0; m < g.out_channels; ++m) {
-    const auto zp = static_cast<int64_t>(PerChannel(w_zp, m));
-    for (int64_t r = 0; r < rows; ++r)
-      wc[static_cast<size_t>(m * rows + r)] = static_cast<int32_t>(wv[static_cast<size_t>(m * rows + r)] - zp);
-  }
   std::vector<int64_t> xv(static_cast<size_t>(g.channels * g.in_size));
   std::vector<int32_t> col, tile;
   for (int64_t n = 0; n < g.batch; ++n) {
@@ -180,11 +197,9 @@ Shape OutputShape(const ConvGeometry& g) {
   return s;
 }
 
-bool IsInt8Type(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
-
 class ConvInteger final : public OpKernel {
  public:
-  explicit ConvInteger(const KernelInfo& info) : attrs_(ReadConvAttrs(info)) {}
+  explicit ConvInteger(const KernelInfo& info) : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 1, 3)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -202,16 +217,17 @@ class ConvInteger final : public OpKernel {
     const std::vector<double> wz = w_zp ? AllAsDoubles(*w_zp) : std::vector<double>{0.0};
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, OutputShape(g));
     if (y.size() == 0) return;
-    ConvInt32(ctx, g, x, w, xz, wz, y.data<int32_t>());
+    ConvInt32(ctx, g, x, packed_w_.empty() ? CenterWeights(w, wz) : packed_w_, xz, y.data<int32_t>());
   }
 
  private:
   ConvAttrs attrs_;
+  std::vector<int32_t> packed_w_;
 };
 
 class QLinearConv final : public OpKernel {
  public:
-  explicit QLinearConv(const KernelInfo& info) : attrs_(ReadConvAttrs(info)) {}
+  explicit QLinearConv(const KernelInfo& info) : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 3, 5)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -247,7 +263,7 @@ class QLinearConv final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, y_zp.dtype(), out_shape);
     if (y.size() == 0) return;
     std::vector<int32_t> acc(static_cast<size_t>(y.size()));
-    ConvInt32(ctx, g, x, w, AllAsInt64s(x_zp)[0], wz, acc.data());
+    ConvInt32(ctx, g, x, packed_w_.empty() ? CenterWeights(w, wz) : packed_w_, AllAsInt64s(x_zp)[0], acc.data());
     int64_t lo = 0, hi = 0;
     QuantIntegerRange(y_zp.dtype(), &lo, &hi);
     std::vector<int64_t> q(acc.size());
@@ -268,6 +284,7 @@ class QLinearConv final : public OpKernel {
 
  private:
   ConvAttrs attrs_;
+  std::vector<int32_t> packed_w_;
 };
 
 ONYX_CPU_KERNEL("ConvInteger", 10, kOpsetMax, ConvInteger);

@@ -106,18 +106,44 @@ MatParam ResolveParam(KernelContext& ctx, const char* what, const Tensor* t, con
 
 bool IsInt8Type(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
 
-// Integer product of one batch: c = (a - a_zp) x (b - b_zp) in int32.
+// b minus its zero point, pre-packed at session creation when both are constants, b is 2-D
+// and the zero point per tensor or per column; empty otherwise.
+std::vector<int32_t> PrepackB(const KernelInfo& info, size_t b_index, size_t zp_index) {
+  const Tensor* b = info.ConstantInput(b_index);
+  const Tensor* zp = info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr;
+  if (b == nullptr || b->rank() != 2 || (info.has_input(zp_index) && zp == nullptr)) return {};
+  if ((b->dtype() != DataType::kInt8 && b->dtype() != DataType::kUInt8) ||
+      (zp && (zp->dtype() != b->dtype() || !(zp->size() == 1 || (zp->rank() == 1 && zp->dim(0) == b->dim(1))))))
+    return {};  // Compute reports the error
+  const int64_t k = b->dim(0), n = b->dim(1);
+  std::vector<int64_t> bv(static_cast<size_t>(k * n));
+  if (!bv.empty()) LoadInt64s(*b, 0, k * n, bv.data());
+  const std::vector<int64_t> zps = zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0};
+  std::vector<int32_t> packed(bv.size());
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j)
+      packed[static_cast<size_t>(p * n + j)] =
+          static_cast<int32_t>(bv[static_cast<size_t>(p * n + j)] - zps[zps.size() == 1 ? 0 : static_cast<size_t>(j)]);
+  return packed;
+}
+
+// Integer product of one batch: c = (a - a_zp) x (b - b_zp) in int32; `packed_b` (when not
+// empty) already holds b - b_zp.
 void IntegerBatch(const Tensor& a, const Tensor& b, const MatMulShape& s, const MatParam& a_zp,
-                  const MatParam& b_zp, int64_t bi, std::vector<int32_t>& ac, std::vector<int32_t>& bc, int32_t* c,
-                  ThreadPool* pool) {
+                  const MatParam& b_zp, int64_t bi, std::vector<int32_t>& ac, std::vector<int32_t>& bc,
+                  const std::vector<int32_t>& packed_b, int32_t* c, ThreadPool* pool) {
   const int64_t m = s.m, k = s.k, n = s.n;
   const int64_t a_off = BatchOffset(s.batch, s.a_batch_strides, bi) * m * k;
   const int64_t b_off = BatchOffset(s.batch, s.b_batch_strides, bi) * k * n;
-  std::vector<int64_t> tmp(static_cast<size_t>(std::max(m * k, k * n)));
+  std::vector<int64_t> tmp(static_cast<size_t>(std::max(m * k, packed_b.empty() ? k * n : 0)));
   LoadInt64s(a, a_off, m * k, tmp.data());
   for (int64_t i = 0; i < m; ++i) {
     const auto zp = static_cast<int64_t>(a_zp.At(s.batch, bi, i));
     for (int64_t p = 0; p < k; ++p) ac[static_cast<size_t>(i * k + p)] = static_cast<int32_t>(tmp[i * k + p] - zp);
+  }
+  if (!packed_b.empty()) {
+    GemmInt32(m, n, k, ac.data(), k, packed_b.data(), n, c, n, pool);
+    return;
   }
   LoadInt64s(b, b_off, k * n, tmp.data());
   std::vector<int64_t> zps(static_cast<size_t>(n));
@@ -130,7 +156,7 @@ void IntegerBatch(const Tensor& a, const Tensor& b, const MatMulShape& s, const 
 
 class MatMulInteger final : public OpKernel {
  public:
-  explicit MatMulInteger(const KernelInfo&) {}
+  explicit MatMulInteger(const KernelInfo& info) : packed_b_(PrepackB(info, 1, 3)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
@@ -146,11 +172,14 @@ class MatMulInteger final : public OpKernel {
     const MatParam azp = ResolveParam(ctx, "a_zero_point", a_zp, s, true);
     const MatParam bzp = ResolveParam(ctx, "b_zero_point", b_zp, s, false);
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, s.out);
-    std::vector<int32_t> ac(static_cast<size_t>(s.m * s.k)), bc(static_cast<size_t>(s.k * s.n));
+    std::vector<int32_t> ac(static_cast<size_t>(s.m * s.k)), bc(packed_b_.empty() ? static_cast<size_t>(s.k * s.n) : 0);
     const int64_t batches = ShapeSize(s.batch);
     for (int64_t bi = 0; bi < batches; ++bi)
-      IntegerBatch(a, b, s, azp, bzp, bi, ac, bc, y.data<int32_t>() + bi * s.m * s.n, ctx.thread_pool());
+      IntegerBatch(a, b, s, azp, bzp, bi, ac, bc, packed_b_, y.data<int32_t>() + bi * s.m * s.n, ctx.thread_pool());
   }
+
+ private:
+  std::vector<int32_t> packed_b_;
 };
 
 bool IsFloat8(DataType t) {
@@ -160,7 +189,7 @@ bool IsFloat8(DataType t) {
 
 class QLinearMatMul final : public OpKernel {
  public:
-  explicit QLinearMatMul(const KernelInfo& info) : opset_(info.opset()) {}
+  explicit QLinearMatMul(const KernelInfo& info) : opset_(info.opset()), packed_b_(PrepackB(info, 3, 5)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
@@ -197,7 +226,7 @@ class QLinearMatMul final : public OpKernel {
     QuantIntegerRange(y_zp.dtype(), &lo, &hi);
     std::vector<double> out(static_cast<size_t>(m * n));
     std::vector<int32_t> acc(static_cast<size_t>(m * n));
-    std::vector<int32_t> ac(static_cast<size_t>(m * k)), bc(static_cast<size_t>(k * n));
+    std::vector<int32_t> ac(static_cast<size_t>(m * k)), bc(packed_b_.empty() ? static_cast<size_t>(k * n) : 0);
     std::vector<float> af, bf, cf;
     for (int64_t bi = 0; bi < batches; ++bi) {
       if (float8) {
@@ -214,7 +243,7 @@ class QLinearMatMul final : public OpKernel {
           bf[static_cast<size_t>(i)] = static_cast<float>(tmp[static_cast<size_t>(i)] - bzp.At(s.batch, bi, i % n));
         linalg::Sgemm(false, false, m, n, k, 1.0f, af.data(), k, bf.data(), n, 0.0f, cf.data(), n, ctx.thread_pool());
       } else {
-        IntegerBatch(a, b, s, azp, bzp, bi, ac, bc, acc.data(), ctx.thread_pool());
+        IntegerBatch(a, b, s, azp, bzp, bi, ac, bc, packed_b_, acc.data(), ctx.thread_pool());
       }
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
@@ -235,6 +264,7 @@ class QLinearMatMul final : public OpKernel {
 
  private:
   int opset_;
+  std::vector<int32_t> packed_b_;
 };
 
 ONYX_CPU_KERNEL("MatMulInteger", 10, kOpsetMax, MatMulInteger);
