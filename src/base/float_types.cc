@@ -58,12 +58,11 @@ uint16_t FloatToHalfBits(float f) {
     const auto m = static_cast<uint32_t>(std::nearbyint(scaled));  // RNE under default rounding
     return static_cast<uint16_t>(sign | m);
   }
-  // Normal: re-bias exponent from 127 to 15, round mantissa 23 -> 10 bits to nearest even.
-  uint32_t mant = abs & 0x007FFFFFu;
-  uint32_t exp = (abs >> 23) - 127 + 15;
-  uint32_t half = (exp << 10) | (mant >> 13);
-  const uint32_t rest = mant & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  // Normal: re-bias the exponent from 127 to 15 and round the mantissa 23 -> 10 bits to nearest
+  // even without branches (adding 0xFFF plus the kept lsb carries exactly when RNE rounds up;
+  // a carry into the exponent is the right result).
+  const uint32_t rebiased = abs - ((127u - 15u) << 23);
+  const uint32_t half = (rebiased + 0xFFFu + ((rebiased >> 13) & 1u)) >> 13;
   return static_cast<uint16_t>(sign | half);
 }
 
@@ -96,7 +95,7 @@ uint32_t ShiftRightRne(uint32_t sig, int shift) {
   const uint32_t q = sig >> shift;
   const uint32_t rem = sig & ((1u << shift) - 1);
   const uint32_t half = 1u << (shift - 1);
-  return (rem > half || (rem == half && (q & 1u))) ? q + 1 : q;
+  return q + static_cast<uint32_t>((rem > half) | ((rem == half) & (q & 1u)));
 }
 
 }  // namespace

@@ -3,7 +3,6 @@ remainders, negative axes, batch-broadcast zero points, grouped/strided/dilated 
 convolutions, per-channel requantization), each checked against a plain numpy reference
 written from the ONNX operator definitions."""
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace onyx {
@@ -21,6 +22,30 @@ TEST(Float16, RoundsToNearestEven) {
   EXPECT_EQ(FloatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
   EXPECT_EQ(FloatToHalfBits(70000.0f), 0x7C00);  // overflow to infinity
   EXPECT_TRUE(std::isnan(HalfBitsToFloat(FloatToHalfBits(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+// The compiler's own _Float16 conversions (IEEE, round to nearest even) as the oracle: every
+// half decodes the same, and floats sampled across the whole bit space encode the same.
+TEST(Float16, MatchesCompilerConversions) {
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    _Float16 ref;
+    const auto bits = static_cast<uint16_t>(h);
+    std::memcpy(&ref, &bits, 2);
+    const float got = HalfBitsToFloat(bits);
+    if (std::isnan(static_cast<float>(ref))) EXPECT_TRUE(std::isnan(got)) << h;
+    else EXPECT_EQ(got, static_cast<float>(ref)) << h;
+  }
+  for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4093) {
+    float f;
+    const auto bits = static_cast<uint32_t>(u);
+    std::memcpy(&f, &bits, 4);
+    const auto ref = static_cast<_Float16>(f);
+    uint16_t ref_bits;
+    std::memcpy(&ref_bits, &ref, 2);
+    const uint16_t got = FloatToHalfBits(f);
+    if (std::isnan(f)) EXPECT_TRUE((got & 0x7C00) == 0x7C00 && (got & 0x3FF)) << bits;
+    else ASSERT_EQ(got, ref_bits) << "float bits " << bits;
+  }
 }
 
 TEST(BFloat16, RoundsToNearestEven) {

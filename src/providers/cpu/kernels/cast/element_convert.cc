@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include "base/check.h"
@@ -354,6 +355,112 @@ bool RoundTrips(const char* text, size_t len, double value, DataType type) {
   return std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.byte_size())) == 0;
 }
 
+// Direct loops for the common pairs of byte-aligned types, with the same rules as the carrier
+// path (float -> integer truncates and wraps through int64; NaN -> 0).
+template <typename T>
+struct Native {
+  using type = T;
+};
+using NativeTypes = std::tuple<Native<float>, Native<double>, Native<int8_t>, Native<int16_t>, Native<int32_t>,
+                               Native<int64_t>, Native<uint8_t>, Native<uint16_t>, Native<uint32_t>,
+                               Native<uint64_t>, Native<bool>>;
+
+template <typename T>
+constexpr DataType NativeType() {
+  if constexpr (std::is_same_v<T, float>) return DataType::kFloat;
+  else if constexpr (std::is_same_v<T, double>) return DataType::kDouble;
+  else if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DataType::kInt16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUInt8;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::kUInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUInt64;
+  else return DataType::kBool;
+}
+
+template <typename To, typename From>
+inline To NativeConvert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);  // NaN is true
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if constexpr (std::is_same_v<To, uint64_t>) return DoubleToUInt64(static_cast<double>(v));
+    else return static_cast<To>(DoubleToInt64(static_cast<double>(v)));
+  } else {
+    return static_cast<To>(v);  // integer wrap, or the hardware's one rounding
+  }
+}
+
+template <typename Fn>
+bool WithNative(DataType t, Fn&& fn) {
+  return std::apply([&](auto... tags) { return ((NativeType<typename decltype(tags)::type>() == t ? (fn(tags), true) : false) || ...); },
+                    NativeTypes{});
+}
+
+bool IsByteFloat8(DataType t) {
+  return t == DataType::kFloat8E4M3FN || t == DataType::kFloat8E4M3FNUZ || t == DataType::kFloat8E5M2 ||
+         t == DataType::kFloat8E5M2FNUZ;
+}
+
+// Runs the direct loop for [begin, end) when both types have one; false otherwise.
+bool DirectRange(const Tensor& src, Tensor& dst, int64_t begin, int64_t end, const ConvertOptions& opts) {
+  const DataType from = src.dtype(), to = dst.dtype();
+  if (from == DataType::kFloat && IsByteFloat8(to)) {
+    const float* in = src.data<float>();
+    auto* out = static_cast<uint8_t*>(dst.raw_data());
+    for (int64_t i = begin; i < end; ++i) out[i] = FloatToMinifloat(in[i], to, opts.saturate);
+    return true;
+  }
+  if (IsByteFloat8(from) && to == DataType::kFloat) {
+    const auto* in = static_cast<const uint8_t*>(src.raw_data());
+    float* out = dst.data<float>();
+    for (int64_t i = begin; i < end; ++i) out[i] = MinifloatToFloat(in[i], from);
+    return true;
+  }
+  if (from == DataType::kFloat && to == DataType::kFloat16) {
+    const float* in = src.data<float>();
+    auto* out = static_cast<uint16_t*>(dst.raw_data());
+    for (int64_t i = begin; i < end; ++i) out[i] = FloatToHalfBits(in[i]);
+    return true;
+  }
+  if (from == DataType::kFloat16 && to == DataType::kFloat) {
+    const auto* in = static_cast<const uint16_t*>(src.raw_data());
+    float* out = dst.data<float>();
+    for (int64_t i = begin; i < end; ++i) out[i] = HalfBitsToFloat(in[i]);
+    return true;
+  }
+  if (from == DataType::kFloat && to == DataType::kBFloat16) {
+    const float* in = src.data<float>();
+    auto* out = static_cast<uint16_t*>(dst.raw_data());
+    for (int64_t i = begin; i < end; ++i) out[i] = FloatToBFloat16Bits(in[i]);
+    return true;
+  }
+  if (from == DataType::kBFloat16 && to == DataType::kFloat) {
+    const auto* in = static_cast<const uint16_t*>(src.raw_data());
+    float* out = dst.data<float>();
+    for (int64_t i = begin; i < end; ++i) out[i] = BFloat16BitsToFloat(in[i]);
+    return true;
+  }
+  bool done = false;
+  WithNative(from, [&](auto ftag) {
+    WithNative(to, [&](auto ttag) {
+      using F = typename decltype(ftag)::type;
+      using T = typename decltype(ttag)::type;
+      const F* in = static_cast<const F*>(src.raw_data());
+      T* out = static_cast<T*>(dst.raw_data());
+      if constexpr (std::is_same_v<F, bool>) {
+        const auto* b = static_cast<const uint8_t*>(src.raw_data());  // any nonzero byte is true
+        for (int64_t i = begin; i < end; ++i) out[i] = static_cast<T>(b[i] != 0);
+      } else {
+        for (int64_t i = begin; i < end; ++i) out[i] = NativeConvert<T>(in[i]);
+      }
+      done = true;
+    });
+  });
+  return done;
+}
+
 }  // namespace
 
 ValueCarrier CarrierOf(DataType t) {
@@ -522,6 +629,7 @@ void ConvertTensor(const Tensor& src, Tensor& dst, const ConvertOptions& opts, T
       return;
     }
     if (to == ValueCarrier::kString) return FormatRange(src, dst, begin, end);
+    if (DirectRange(src, dst, begin, end, opts)) return;
     double dv[kChunk];
     int64_t iv[kChunk];
     uint64_t uv[kChunk];
