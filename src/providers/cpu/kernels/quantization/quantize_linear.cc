@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
@@ -151,6 +152,29 @@ class QuantizeLinear final : public OpKernel {
     if (DataTypeBits(out_type) < 8) std::memset(y.raw_data(), 0, static_cast<size_t>(y.byte_size()));
     const ConvertOptions opts = opts_;
     const int64_t steps = (n + kStep - 1) / kStep;
+    if (xt == DataType::kFloat && precision == DataType::kFloat &&
+        (out_type == DataType::kUInt8 || out_type == DataType::kInt8)) {
+      // The common float -> 8-bit case, directly: the same arithmetic in float (the sum with the
+      // zero point is exact wherever it is not clamped anyway).
+      const std::vector<float> fs(scales.begin(), scales.end()), fz(zps.begin(), zps.end());
+      const float* px = x.data<float>();
+      auto run = [&](auto* py) {
+        using Q = std::remove_pointer_t<decltype(py)>;
+        const auto flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+        ThreadPool::For(ctx.thread_pool(), steps, 4.0 * kStep, [&](int64_t sb, int64_t se) {
+          const int64_t begin = sb * kStep, count = std::min(n, se * kStep) - begin;
+          layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
+            const float z = fz[static_cast<size_t>(s)];
+            float r = std::nearbyint(px[begin + k] / fs[static_cast<size_t>(s)]) + z;
+            r = std::isnan(r) ? z : std::min(std::max(r, flo), fhi);
+            py[begin + k] = static_cast<Q>(r);
+          });
+        });
+      };
+      if (out_type == DataType::kUInt8) run(y.data<uint8_t>());
+      else run(y.data<int8_t>());
+      return;
+    }
     ThreadPool::For(ctx.thread_pool(), steps, 12.0 * kStep, [&](int64_t sb, int64_t se) {
       double xv[kStep], qv[kStep];
       int64_t iv[kStep];
@@ -216,6 +240,23 @@ class DequantizeLinear final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, out_type, x.shape());
     const int64_t n = x.size();
     const int64_t steps = (n + kStep - 1) / kStep;
+    if ((xt == DataType::kUInt8 || xt == DataType::kInt8) && out_type == DataType::kFloat) {
+      // The common 8-bit -> float case, directly, with the same float arithmetic.
+      const std::vector<float> fs(scales.begin(), scales.end()), fz(zps.begin(), zps.end());
+      float* py = y.data<float>();
+      auto run = [&](const auto* px) {
+        ThreadPool::For(ctx.thread_pool(), steps, 2.0 * kStep, [&](int64_t sb, int64_t se) {
+          const int64_t begin = sb * kStep, count = std::min(n, se * kStep) - begin;
+          layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
+            const size_t i = static_cast<size_t>(s);
+            py[begin + k] = (static_cast<float>(px[begin + k]) - fz[i]) * fs[i];
+          });
+        });
+      };
+      if (xt == DataType::kUInt8) run(x.data<uint8_t>());
+      else run(x.data<int8_t>());
+      return;
+    }
     ThreadPool::For(ctx.thread_pool(), steps, 8.0 * kStep, [&](int64_t sb, int64_t se) {
       double xv[kStep];
       for (int64_t c = sb * kStep; c < std::min(n, se * kStep); c += kStep) {
