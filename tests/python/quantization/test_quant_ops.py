@@ -274,3 +274,9 @@ def test_cast_float_to_string_and_back_matches_numpy():
     words = np.array(["1e-5", "+INF", "-inf", "NaN", " 2.5 ", "1E3"])
     (parsed,) = run_node("cast_s2d", "Cast", {"s": words}, [TensorProto.DOUBLE], 13, to=TensorProto.DOUBLE)
     np.testing.assert_array_equal(parsed, np.array([1e-5, np.inf, -np.inf, np.nan, 2.5, 1e3]))
+
+
+def test_cast_rejects_text_that_is_not_a_number():
+    words = np.array(["1.5", "1,5"])
+    with pytest.raises(RuntimeError, match=r"Cast.*\"1,5\""):
+        run_node("cast_bad", "Cast", {"s": words}, [TensorProto.FLOAT], 13, to=TensorProto.FLOAT)

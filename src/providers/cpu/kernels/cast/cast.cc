@@ -34,7 +34,11 @@ void CastInto(KernelContext& ctx, const Tensor& x, DataType to, const ConvertOpt
     return;
   }
   Tensor& y = ctx.AllocateOutput(0, to, x.shape());
-  ConvertTensor(x, y, opts, ctx.thread_pool());
+  try {
+    ConvertTensor(x, y, opts, ctx.thread_pool());
+  } catch (const Error& e) {
+    ctx.Fail(e.what());  // e.g. a string that is not a number; Fail names the node
+  }
 }
 
 class Cast final : public OpKernel {
