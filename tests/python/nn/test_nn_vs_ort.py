@@ -83,6 +83,7 @@ CONV_CASES = {
     "conv3d_same_lower": ((1, 3, 9, 10, 11), (5, 3, 3, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 1, 2]}, True),
     "conv1d_same_upper": ((3, 4, 50), (6, 4, 4), {"auto_pad": "SAME_UPPER", "strides": [3]}, True),
     "conv1d_valid": ((1, 2, 40), (3, 2, 5), {"auto_pad": "VALID", "dilations": [3]}, False),
+    "conv1d_long": ((1, 64, 20000), (8, 64, 5), {"pads": [2, 2], "dilations": [2]}, True),  # tiles split a row
 }
 
 
@@ -116,6 +117,7 @@ CONVT_CASES = {
     "grouped_dilated": ((1, 4, 8, 8), (4, 3, 3, 2), {"group": 2, "dilations": [2, 3], "strides": [2, 2]}, True),
     "pointwise": ((2, 16, 12, 12), (16, 8, 1, 1), {}, True),
     "big": ((1, 16, 64, 64), (16, 8, 4, 4), {"strides": [2, 2], "pads": [1, 1, 1, 1]}, True),
+    "tiled": ((1, 8, 128, 160), (8, 16, 3, 3), {"pads": [1, 1, 1, 1]}, True),
     "output_shape": ((1, 2, 5, 6), (2, 3, 3, 3), {"strides": [2, 2], "output_shape": [11, 13]}, False),
     "conv3d": ((1, 2, 4, 5, 3), (2, 3, 2, 3, 2), {"strides": [2, 1, 2], "pads": [0, 1, 0, 0, 1, 1]}, True),
     "conv1d": ((2, 3, 10), (3, 2, 5), {"strides": [3], "output_padding": [2]}, True),

@@ -93,6 +93,11 @@ class BatchNormalization final : public OpKernel {
       }
     } else {
       Normalize(x, y, batch, params, plane, scale, bias, mean, var, ctx);
+      // Statistics outputs declared in inference mode carry the running statistics unchanged.
+      for (size_t i = 1; i < ctx.num_outputs(); ++i) {
+        if (!ctx.has_output(i)) continue;
+        ctx.SetOutput(i, Value(ctx.required_input(i % 2 == 1 ? 3 : 4)));
+      }
     }
   }
 

@@ -61,7 +61,7 @@ class Col2Im final : public OpKernel {
       for (int64_t i = 0; i < x.size(); ++i) cols[i] = ToCompute(xp[i]);
       const int64_t col_image = channels * ksize * g.OutSize();
       for (int64_t n = 0; n < batch; ++n)
-        nn::Col2ImAdd(cols.data() + n * col_image, channels, g, 0, g.OuterSize(), img.data() + n * channels * g.InSize(),
+        nn::Col2ImAdd(cols.data() + n * col_image, channels, g, 0, g.OutSize(), img.data() + n * channels * g.InSize(),
                       ctx.thread_pool());
       T* yp = y.data<T>();
       for (int64_t i = 0; i < y.size(); ++i) yp[i] = FromCompute<T>(img[i]);

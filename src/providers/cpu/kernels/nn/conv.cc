@@ -29,9 +29,8 @@ void RunConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, 
   const int64_t kdim = cg * g.KernelSize();
   const int64_t in_size = g.InSize(), out_size = g.OutSize();
   if (out_size == 0 || mg == 0) return;
-  const int64_t out_last = g.out.back(), outer = g.OuterSize();
   const bool pointwise = g.IsPointwise();
-  const int64_t tile = nn::OuterRowsPerTile(g, kdim, sizeof(C));
+  const int64_t tile = nn::ColumnsPerTile(kdim, sizeof(C), out_size);
 
   auto one = [&](int64_t n, int64_t gi, std::vector<C>& col, ThreadPool* tp) {
     const C* xg = x + (n * p.in_channels + gi * cg) * in_size;
@@ -45,12 +44,12 @@ void RunConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, 
       nn::GemmNN<C>(mg, out_size, kdim, wg, kdim, xg, in_size, acc, yg, out_size, tp);
       return;
     }
-    col.resize(static_cast<size_t>(kdim * std::min(tile, outer) * out_last));
-    for (int64_t o0 = 0; o0 < outer; o0 += tile) {
-      const int64_t o1 = std::min(outer, o0 + tile);
-      const int64_t cols = (o1 - o0) * out_last;
-      nn::Im2Col(xg, cg, g, o0, o1, col.data(), tp);
-      nn::GemmNN<C>(mg, cols, kdim, wg, kdim, col.data(), cols, acc, yg + o0 * out_last, out_size, tp);
+    // Column tiles bound the im2col buffer for big images.
+    col.resize(static_cast<size_t>(kdim * std::min(tile, out_size)));
+    for (int64_t p0 = 0; p0 < out_size; p0 += tile) {
+      const int64_t p1 = std::min(out_size, p0 + tile);
+      nn::Im2Col(xg, cg, g, p0, p1, col.data(), tp);
+      nn::GemmNN<C>(mg, p1 - p0, kdim, wg, kdim, col.data(), p1 - p0, acc, yg + p0, out_size, tp);
     }
   };
 

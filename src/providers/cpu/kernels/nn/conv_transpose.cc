@@ -40,9 +40,8 @@ void RunConvTranspose(const TransposeProblem& p, const C* x, const C* wt, const 
   const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
   const int64_t ksize = g.KernelSize(), mk = mg * ksize;
   const int64_t x_size = g.OutSize(), y_size = g.InSize();
-  const int64_t x_last = g.out.back(), outer = g.OuterSize();
   const bool pointwise = g.IsPointwise();
-  const int64_t tile = nn::OuterRowsPerTile(g, mk, sizeof(C));
+  const int64_t tile = nn::ColumnsPerTile(mk, sizeof(C), x_size);
 
   auto one = [&](int64_t n, int64_t gi, std::vector<C>& col, ThreadPool* tp) {
     const C* xg = x + (n * p.in_channels + gi * cg) * x_size;
@@ -55,12 +54,12 @@ void RunConvTranspose(const TransposeProblem& p, const C* x, const C* wt, const 
       nn::GemmNN<C>(mg, x_size, cg, wg, cg, xg, x_size, true, yg, y_size, tp);
       return;
     }
-    col.resize(static_cast<size_t>(mk * std::min(tile, outer) * x_last));
-    for (int64_t o0 = 0; o0 < outer; o0 += tile) {
-      const int64_t o1 = std::min(outer, o0 + tile);
-      const int64_t cols = (o1 - o0) * x_last;
-      nn::GemmNN<C>(mk, cols, cg, wg, cg, xg + o0 * x_last, x_size, false, col.data(), cols, tp);
-      nn::Col2ImAdd(col.data(), mg, g, o0, o1, yg, tp);
+    // Column tiles (input positions) bound the col buffer; col2im accumulates tile by tile.
+    col.resize(static_cast<size_t>(mk * std::min(tile, x_size)));
+    for (int64_t p0 = 0; p0 < x_size; p0 += tile) {
+      const int64_t p1 = std::min(x_size, p0 + tile);
+      nn::GemmNN<C>(mk, p1 - p0, cg, wg, cg, xg + p0, x_size, false, col.data(), p1 - p0, tp);
+      nn::Col2ImAdd(col.data(), mg, g, p0, p1, yg, tp);
     }
   };
 

@@ -28,6 +28,8 @@ C Sample(const C* image, const std::vector<int64_t>& in, const C* pos, size_t r)
     auto at = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < h && xx >= 0 && xx < w ? image[yy * w + xx] : C{0}; };
     return (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
   }
+  for (size_t d = 0; d < r; ++d)
+    if (!(pos[d] > -1 && pos[d] < static_cast<C>(in[d]))) return C{0};  // also NaN
   C result = 0;
   for (uint32_t corner = 0; corner < (1u << r); ++corner) {
     C weight = 1;

@@ -11,6 +11,8 @@
 namespace onyx {
 namespace {
 
+constexpr double kMaxCoordinate = 1e15;  // keeps rounded coordinates exact in int64
+
 class MaxRoiPool final : public OpKernel {
  public:
   explicit MaxRoiPool(const KernelInfo& info)
@@ -39,6 +41,10 @@ class MaxRoiPool final : public OpKernel {
         const double b = static_cast<double>(ToCompute(rp[n * 5]));
         if (!(b >= 0 && b < static_cast<double>(batch)))
           ctx.Fail(StrCat("roi ", n, " names batch index ", b, ", outside [0, ", batch, ")"));
+        for (int i = 1; i < 5; ++i) {
+          const double v = static_cast<double>(ToCompute(rp[n * 5 + i])) * spatial_scale_;
+          if (!(std::abs(v) < kMaxCoordinate)) ctx.Fail(StrCat("roi ", n, " has a non-finite or huge coordinate"));
+        }
       }
       ThreadPool::For(ctx.thread_pool(), num_rois * channels, static_cast<double>(height * width),
                       [&](int64_t begin, int64_t end) {

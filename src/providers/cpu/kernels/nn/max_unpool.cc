@@ -41,6 +41,8 @@ class MaxUnpool final : public OpKernel {
     // Indices address the unpooled tensor of the inferred shape; a larger output_shape keeps
     // that tensor at its origin and pads the rest of every dim with zeros.
     const Shape inferred = y_shape;
+    for (int64_t d : inferred)
+      if (d < 0) ctx.Fail(StrCat("the unpooled shape [", StrJoin(inferred), "] is negative"));
     if (out_shape_t != nullptr) {
       if (out_shape_t->dtype() != DataType::kInt64 || out_shape_t->size() != static_cast<int64_t>(r + 2))
         ctx.Fail(StrCat("output_shape must be an int64 tensor of ", r + 2, " values"));
@@ -51,8 +53,6 @@ class MaxUnpool final : public OpKernel {
           ctx.Fail(StrCat("output_shape [", StrJoin(y_shape), "] must keep N and C and be at least the unpooled shape [",
                           StrJoin(inferred), "]"));
     }
-    for (int64_t d : inferred)
-      if (d < 0) ctx.Fail(StrCat("the unpooled shape [", StrJoin(inferred), "] is negative"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), y_shape);
     const int64_t limit = ShapeSize(inferred);
     const bool same = y_shape == inferred;

@@ -40,8 +40,6 @@ struct WindowGeometry {
   int64_t InSize() const { return Product(in); }
   int64_t OutSize() const { return Product(out); }
   int64_t KernelSize() const { return Product(kernel); }
-  // Window positions that share all spatial coordinates but the last.
-  int64_t OuterSize() const { return out.empty() ? 1 : OutSize() / std::max<int64_t>(out.back(), 1); }
   // Each column of im2col is the input itself: kernel 1, stride 1, no padding.
   bool IsPointwise() const;
   std::string Describe() const;
@@ -82,31 +80,27 @@ inline void KernelOffsets(int64_t r, const std::vector<int64_t>& kernel, int64_t
   }
 }
 
-// Walks window positions [outer_begin, outer_end) x last dim for one kernel offset: calls
-// fn(image_offset or -1, col_index_of_row_start, lo, hi) per outer position, where the taps of
-// columns [lo, hi) of that row are image[image_offset + o * stride_last] and the other columns
-// fall into padding. image_offset already includes the last dim's (k * dilation - pad).
+// Walks window positions [p_begin, p_end) (row-major over `out`) for one kernel offset, one
+// segment of the last dim at a time: fn(image_offset, col, o_begin, o_end, lo, hi) says that
+// positions o_begin..o_end-1 of the current row are columns col.. of the range, and that the
+// taps of o in [lo, hi) read image[image_offset + o * stride_last] while the others fall into
+// the padding (image_offset is -1 when the whole row does).
 template <typename Fn>
-void ForEachWindowRow(const WindowGeometry& g, const int64_t* koffs, int64_t outer_begin, int64_t outer_end, Fn&& fn) {
+void ForEachWindowSegment(const WindowGeometry& g, const int64_t* koffs, int64_t p_begin, int64_t p_end, Fn&& fn) {
   const size_t r = g.rank();
   const int64_t out_last = g.out[r - 1];
+  if (p_end <= p_begin || out_last == 0) return;
   int64_t lo = 0, hi = 0;
   ValidRange(g.in[r - 1], out_last, g.stride[r - 1], g.pad_begin[r - 1], koffs[r - 1] * g.dilation[r - 1], &lo, &hi);
   const int64_t last_shift = koffs[r - 1] * g.dilation[r - 1] - g.pad_begin[r - 1];
-  // Odometer over the outer dims, started at outer_begin.
-  int64_t idx[8] = {0};
-  std::vector<int64_t> idx_big;
-  int64_t* pos = idx;
-  if (r - 1 > 8) {
-    idx_big.assign(r - 1, 0);
-    pos = idx_big.data();
-  }
-  int64_t rem = outer_begin;
+  // Odometer over the outer dims, started at p_begin's row.
+  std::vector<int64_t> pos(r > 1 ? r - 1 : 1, 0);
+  int64_t rem = p_begin / out_last;
   for (size_t d = r - 1; d-- > 0;) {
     pos[d] = rem % g.out[d];
     rem /= g.out[d];
   }
-  for (int64_t outer = outer_begin; outer < outer_end; ++outer) {
+  for (int64_t row_start = p_begin - p_begin % out_last; row_start < p_end; row_start += out_last) {
     int64_t offset = 0;
     bool inside = true;
     for (size_t d = 0; d + 1 < r; ++d) {
@@ -117,9 +111,15 @@ void ForEachWindowRow(const WindowGeometry& g, const int64_t* koffs, int64_t out
       }
       offset = offset * g.in[d] + i;
     }
-    const int64_t col_start = (outer - outer_begin) * out_last;
-    if (inside) fn(offset * g.in[r - 1] + last_shift, col_start, lo, hi);
-    else fn(int64_t{-1}, col_start, int64_t{0}, int64_t{0});
+    const int64_t o_begin = std::max(p_begin, row_start) - row_start;
+    const int64_t o_end = std::min(p_end, row_start + out_last) - row_start;
+    const int64_t col = row_start + o_begin - p_begin;
+    if (inside) {
+      fn(offset * g.in[r - 1] + last_shift, col, o_begin, o_end, std::clamp(lo, o_begin, o_end),
+         std::clamp(hi, o_begin, o_end));
+    } else {
+      fn(int64_t{-1}, col, o_begin, o_end, o_begin, o_begin);
+    }
     for (size_t d = r - 1; d-- > 0;) {
       if (++pos[d] < g.out[d]) break;
       pos[d] = 0;
@@ -128,31 +128,32 @@ void ForEachWindowRow(const WindowGeometry& g, const int64_t* koffs, int64_t out
 }
 
 // im2col for `channels` channels of one image: rows (c, k1..kn) in row-major order, columns the
-// window positions of outer rows [outer_begin, outer_end) (each out.back() wide); padding reads 0.
+// window positions [p_begin, p_end) (row-major over out); padding reads 0. col is
+// [channels * K, p_end - p_begin].
 template <typename T>
-void Im2Col(const T* image, int64_t channels, const WindowGeometry& g, int64_t outer_begin, int64_t outer_end, T* col,
+void Im2Col(const T* image, int64_t channels, const WindowGeometry& g, int64_t p_begin, int64_t p_end, T* col,
             ThreadPool* pool) {
   const int64_t ksize = g.KernelSize();
   const int64_t in_size = g.InSize();
-  const int64_t out_last = g.out.back();
   const int64_t stride_last = g.stride.back();
-  const int64_t cols = (outer_end - outer_begin) * out_last;
+  const int64_t cols = p_end - p_begin;
   ThreadPool::For(pool, channels * ksize, static_cast<double>(cols), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> koffs(g.rank());
     for (int64_t row = begin; row < end; ++row) {
       const T* src = image + (row / ksize) * in_size;
       KernelOffsets(row % ksize, g.kernel, koffs.data());
       T* dst = col + row * cols;
-      ForEachWindowRow(g, koffs.data(), outer_begin, outer_end, [&](int64_t off, int64_t c0, int64_t lo, int64_t hi) {
-        T* d = dst + c0;
-        std::fill(d, d + lo, T{});
-        if (stride_last == 1) {
-          if (hi > lo) std::memcpy(d + lo, src + off + lo, static_cast<size_t>(hi - lo) * sizeof(T));
-        } else {
-          for (int64_t o = lo; o < hi; ++o) d[o] = src[off + o * stride_last];
-        }
-        std::fill(d + hi, d + out_last, T{});
-      });
+      ForEachWindowSegment(g, koffs.data(), p_begin, p_end,
+                           [&](int64_t off, int64_t c, int64_t o_begin, int64_t o_end, int64_t lo, int64_t hi) {
+                             T* d = dst + c - o_begin;  // d[o] is the column of position o
+                             std::fill(d + o_begin, d + lo, T{});
+                             if (stride_last == 1) {
+                               if (hi > lo) std::memcpy(d + lo, src + off + lo, static_cast<size_t>(hi - lo) * sizeof(T));
+                             } else {
+                               for (int64_t o = lo; o < hi; ++o) d[o] = src[off + o * stride_last];
+                             }
+                             std::fill(d + hi, d + o_end, T{});
+                           });
     }
   });
 }
@@ -160,12 +161,12 @@ void Im2Col(const T* image, int64_t channels, const WindowGeometry& g, int64_t o
 // The adjoint of Im2Col: adds every column entry into the image tap it came from (taps in the
 // padding are dropped). `image` holds `channels` planes of InSize() and is accumulated into.
 template <typename T>
-void Col2ImAdd(const T* col, int64_t channels, const WindowGeometry& g, int64_t outer_begin, int64_t outer_end,
-               T* image, ThreadPool* pool) {
+void Col2ImAdd(const T* col, int64_t channels, const WindowGeometry& g, int64_t p_begin, int64_t p_end, T* image,
+               ThreadPool* pool) {
   const int64_t ksize = g.KernelSize();
   const int64_t in_size = g.InSize();
   const int64_t stride_last = g.stride.back();
-  const int64_t cols = (outer_end - outer_begin) * g.out.back();
+  const int64_t cols = p_end - p_begin;
   // One channel per task: the rows of a channel all write into its own plane.
   ThreadPool::For(pool, channels, static_cast<double>(ksize * cols), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> koffs(g.rank());
@@ -174,20 +175,21 @@ void Col2ImAdd(const T* col, int64_t channels, const WindowGeometry& g, int64_t 
       for (int64_t k = 0; k < ksize; ++k) {
         KernelOffsets(k, g.kernel, koffs.data());
         const T* src = col + (c * ksize + k) * cols;
-        ForEachWindowRow(g, koffs.data(), outer_begin, outer_end, [&](int64_t off, int64_t c0, int64_t lo, int64_t hi) {
-          const T* s = src + c0;
-          for (int64_t o = lo; o < hi; ++o) dst[off + o * stride_last] += s[o];
-        });
+        ForEachWindowSegment(g, koffs.data(), p_begin, p_end,
+                             [&](int64_t off, int64_t cc, int64_t o_begin, int64_t, int64_t lo, int64_t hi) {
+                               const T* s = src + cc - o_begin;
+                               for (int64_t o = lo; o < hi; ++o) dst[off + o * stride_last] += s[o];
+                             });
       }
     }
   });
 }
 
-// Outer rows per im2col tile so the column buffer stays near `budget_bytes` (at least one row).
-inline int64_t OuterRowsPerTile(const WindowGeometry& g, int64_t rows, size_t elem_bytes,
-                                int64_t budget_bytes = int64_t{8} << 20) {
-  const int64_t row_bytes = std::max<int64_t>(1, rows * g.out.back() * static_cast<int64_t>(elem_bytes));
-  return std::clamp<int64_t>(budget_bytes / row_bytes, 1, std::max<int64_t>(g.OuterSize(), 1));
+// Columns per im2col tile so a [rows, columns] buffer stays near `budget_bytes`.
+inline int64_t ColumnsPerTile(int64_t rows, size_t elem_bytes, int64_t total_columns,
+                              int64_t budget_bytes = int64_t{8} << 20) {
+  const int64_t per_column = std::max<int64_t>(1, rows * static_cast<int64_t>(elem_bytes));
+  return std::clamp<int64_t>(budget_bytes / per_column, 256, std::max<int64_t>(total_columns, 256));
 }
 
 }  // namespace onyx::nn
