@@ -90,6 +90,8 @@ class RowNormalization final : public OpKernel {
 
     Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
+      using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      const std::vector<Acc> wa(w.begin(), w.end()), ba(b.begin(), b.end());
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
       ThreadPool::For(ctx.thread_pool(), rows, static_cast<double>(cols) * 6.0, [&](int64_t begin, int64_t end) {
@@ -107,10 +109,14 @@ class RowNormalization final : public OpKernel {
             sq += d * d;
           }
           const double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + static_cast<double>(epsilon_));
-          for (int64_t i = 0; i < cols; ++i) {
-            double v = (static_cast<double>(ToCompute(src[i])) - mean) * inv * w[i];
-            if (!b.empty()) v += b[i];
-            dst[i] = FromCompute<T>(static_cast<ComputeType<T>>(v));
+          // Statistics in double; the affine step in the compute type.
+          const Acc mean_a = static_cast<Acc>(mean), inv_a = static_cast<Acc>(inv);
+          if (ba.empty()) {
+            for (int64_t i = 0; i < cols; ++i)
+              dst[i] = FromCompute<T>((static_cast<Acc>(ToCompute(src[i])) - mean_a) * inv_a * wa[i]);
+          } else {
+            for (int64_t i = 0; i < cols; ++i)
+              dst[i] = FromCompute<T>((static_cast<Acc>(ToCompute(src[i])) - mean_a) * inv_a * wa[i] + ba[i]);
           }
           if (!means.empty()) means[r] = mean;
           if (!invs.empty()) invs[r] = inv;

@@ -1,6 +1,8 @@
 // MaxPool (with Indices), AveragePool and LpPool over any number of spatial dims, every opset.
-// Each window's valid tap range is computed per dimension from tables built once per run, so
-// the inner loops read the input without bound checks; planes (n, c) run in parallel.
+// A row of outputs (the last spatial dim) is accumulated at once: for every tap of the leading
+// dims and every kernel offset of the last dim, the outputs whose tap lies inside the input
+// form one contiguous range (from tables built once per run), so the inner loops run over
+// outputs with no bound checks and vectorize. Planes (n, c) run in parallel.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -21,34 +23,29 @@ enum class PoolKind { kMax, kAverage, kLp };
 // kernel offsets [lo, hi) whose taps fall inside the input, and how many taps fall inside the
 // padded extent (count_include_pad's divisor).
 struct DimTable {
-  int64_t in = 1, dilation = 1;
+  int64_t in = 1, out = 1, stride = 1, dilation = 1;
   std::vector<int64_t> start, lo, hi, padded;
 };
 
 struct PoolPlan {
-  PoolKind kind = PoolKind::kMax;
   bool count_include_pad = false;
   double p = 2.0;
   bool column_major_indices = false;
-  std::vector<DimTable> dims;  // at least 3; leading dims of size 1 pad lower ranks
+  std::vector<DimTable> dims;
+  // Last dim, per kernel offset k: outputs [k_lo, k_hi) read input o * stride + k_shift.
+  std::vector<int64_t> k_lo, k_hi, k_shift;
   int64_t in_size = 1, out_size = 1;
 };
 
 PoolPlan MakePlan(const WindowGeometry& g) {
   PoolPlan plan;
   const size_t r = g.rank();
-  const size_t lead = r < 3 ? 3 - r : 0;
-  plan.dims.resize(lead + r);
-  for (size_t i = 0; i < lead; ++i) {
-    DimTable& t = plan.dims[i];
-    t.start = {0};
-    t.lo = {0};
-    t.hi = {1};
-    t.padded = {1};
-  }
+  plan.dims.resize(r);
   for (size_t d = 0; d < r; ++d) {
-    DimTable& t = plan.dims[lead + d];
+    DimTable& t = plan.dims[d];
     t.in = g.in[d];
+    t.out = g.out[d];
+    t.stride = g.stride[d];
     t.dilation = g.dilation[d];
     const int64_t k = g.kernel[d], dil = g.dilation[d];
     for (int64_t o = 0; o < g.out[d]; ++o) {
@@ -62,22 +59,18 @@ PoolPlan MakePlan(const WindowGeometry& g) {
       t.padded.push_back(padded_hi);
     }
   }
+  const size_t last = r - 1;
+  for (int64_t k = 0; k < g.kernel[last]; ++k) {
+    int64_t lo = 0, hi = 0;
+    nn::ValidRange(g.in[last], g.out[last], g.stride[last], g.pad_begin[last], k * g.dilation[last], &lo, &hi);
+    plan.k_lo.push_back(lo);
+    plan.k_hi.push_back(hi);
+    plan.k_shift.push_back(k * g.dilation[last] - g.pad_begin[last]);
+  }
   plan.in_size = g.InSize();
   plan.out_size = g.OutSize();
   return plan;
 }
-
-template <typename C>
-struct MaxAcc {
-  C best = std::numeric_limits<C>::lowest();
-  int64_t at = -1;
-  void Add(C v, int64_t i) {
-    if (v > best) {
-      best = v;
-      at = i;
-    }
-  }
-};
 
 // Column-major spatial index of a row-major one (MaxPool storage_order = 1).
 int64_t ToColumnMajor(int64_t index, const std::vector<DimTable>& dims) {
@@ -98,105 +91,101 @@ int64_t ToColumnMajor(int64_t index, const std::vector<DimTable>& dims) {
 template <typename T, PoolKind kind>
 void PoolPlanes(const PoolPlan& plan, const T* x, T* y, int64_t* indices, int64_t begin, int64_t end) {
   using C = std::conditional_t<std::is_integral_v<T>, T, ComputeType<T>>;
-  using Acc = std::conditional_t<std::is_same_v<C, double>, double, float>;
-  const size_t r = plan.dims.size();
-  const DimTable& t0 = plan.dims[r - 3];
-  const DimTable& t1 = plan.dims[r - 2];
-  const DimTable& t2 = plan.dims[r - 1];
-  const int64_t d0 = t0.dilation, d1 = t1.dilation, d2 = t2.dilation;
-  const int64_t in1 = t1.in, in2 = t2.in;
-  const int64_t out0 = static_cast<int64_t>(t0.start.size()), out1 = static_cast<int64_t>(t1.start.size()),
-                out2 = static_cast<int64_t>(t2.start.size());
-  // Ranks above 3 walk the outer dims with an odometer; their taps go through `outer_offsets`.
-  const size_t outer_rank = r - 3;
-  int64_t outer_in = 1, outer_out = 1;
-  for (size_t d = 0; d < outer_rank; ++d) {
-    outer_in *= plan.dims[d].in;
-    outer_out *= static_cast<int64_t>(plan.dims[d].start.size());
-  }
-  const int64_t inner_in = t0.in * in1 * in2;
-  std::vector<int64_t> opos(outer_rank), kpos(outer_rank);
+  using Acc = std::conditional_t<kind == PoolKind::kMax, C, std::conditional_t<std::is_same_v<C, double>, double, float>>;
+  const size_t outer_rank = plan.dims.size() - 1;
+  const DimTable& last = plan.dims.back();
+  const int64_t out_last = last.out, in_last = last.in, stride = last.stride;
+  const int64_t klast = static_cast<int64_t>(plan.k_lo.size());
+  const double p = plan.p;
+  int64_t outer_out = 1;
+  for (size_t d = 0; d < outer_rank; ++d) outer_out *= plan.dims[d].out;
+  std::vector<Acc> acc(static_cast<size_t>(out_last));
+  std::vector<int64_t> arg(indices != nullptr ? static_cast<size_t>(out_last) : 0);
+  std::vector<int64_t> opos(outer_rank), kp(outer_rank);
 
   for (int64_t plane = begin; plane < end; ++plane) {
     const T* xp = x + plane * plan.in_size;
     T* yp = y + plane * plan.out_size;
-    int64_t yi = 0;
     std::fill(opos.begin(), opos.end(), 0);
     for (int64_t oo = 0; oo < outer_out; ++oo) {
-      // The outer window: taps of outer dims and the count of padded / valid outer taps.
+      std::fill(acc.begin(), acc.end(), kind == PoolKind::kMax ? std::numeric_limits<Acc>::lowest() : Acc{0});
+      std::fill(arg.begin(), arg.end(), int64_t{-1});
+      // The leading dims' part of the windows of this output row: valid and padded tap counts.
       int64_t outer_taps = 1, outer_padded = 1;
-      bool outer_empty = false;
       for (size_t d = 0; d < outer_rank; ++d) {
         const DimTable& t = plan.dims[d];
         outer_taps *= t.hi[opos[d]] - t.lo[opos[d]];
         outer_padded *= t.padded[opos[d]];
-        kpos[d] = t.lo[opos[d]];
-        if (t.hi[opos[d]] <= t.lo[opos[d]]) outer_empty = true;
+        kp[d] = t.lo[opos[d]];
       }
-      for (int64_t o0 = 0; o0 < out0; ++o0) {
-        const int64_t s0 = t0.start[o0], lo0 = t0.lo[o0], hi0 = t0.hi[o0];
-        for (int64_t o1 = 0; o1 < out1; ++o1) {
-          const int64_t s1 = t1.start[o1], lo1 = t1.lo[o1], hi1 = t1.hi[o1];
-          for (int64_t o2 = 0; o2 < out2; ++o2, ++yi) {
-            const int64_t s2 = t2.start[o2], lo2 = t2.lo[o2], hi2 = t2.hi[o2];
-            MaxAcc<C> mx;
-            Acc sum = 0;
-            // One pass over the inner 3-D window for each outer tap.
-            std::vector<int64_t> kp = kpos;
-            for (bool more = !outer_empty; more;) {
-              int64_t outer_off = 0;
-              for (size_t d = 0; d < outer_rank; ++d)
-                outer_off = outer_off * plan.dims[d].in + plan.dims[d].start[opos[d]] + kp[d] * plan.dims[d].dilation;
-              const T* base = xp + outer_off * inner_in;
-              for (int64_t k0 = lo0; k0 < hi0; ++k0) {
-                const int64_t row0 = (s0 + k0 * d0) * in1;
-                for (int64_t k1 = lo1; k1 < hi1; ++k1) {
-                  const int64_t row = (row0 + s1 + k1 * d1) * in2 + s2;
-                  if constexpr (kind == PoolKind::kMax) {
-                    for (int64_t k2 = lo2; k2 < hi2; ++k2) {
-                      const int64_t i = row + k2 * d2;
-                      mx.Add(static_cast<C>(ToCompute(base[i])), outer_off * inner_in + i);
-                    }
-                  } else if constexpr (kind == PoolKind::kAverage) {
-                    for (int64_t k2 = lo2; k2 < hi2; ++k2) sum += static_cast<Acc>(ToCompute(base[row + k2 * d2]));
-                  } else {
-                    for (int64_t k2 = lo2; k2 < hi2; ++k2) {
-                      const Acc v = std::abs(static_cast<Acc>(ToCompute(base[row + k2 * d2])));
-                      sum += plan.p == 2.0 ? v * v : plan.p == 1.0 ? v : static_cast<Acc>(std::pow(v, plan.p));
-                    }
-                  }
+      for (bool more = outer_taps > 0; more;) {
+        int64_t row_index = 0;
+        for (size_t d = 0; d < outer_rank; ++d) {
+          const DimTable& t = plan.dims[d];
+          row_index = row_index * t.in + t.start[opos[d]] + kp[d] * t.dilation;
+        }
+        const T* row = xp + row_index * in_last;
+        for (int64_t k = 0; k < klast; ++k) {
+          const int64_t lo = plan.k_lo[k], hi = plan.k_hi[k], shift = plan.k_shift[k];
+          if constexpr (kind == PoolKind::kMax) {
+            if (indices != nullptr) {
+              for (int64_t o = lo; o < hi; ++o) {
+                const C v = static_cast<C>(ToCompute(row[o * stride + shift]));
+                if (v > acc[o]) {
+                  acc[o] = v;
+                  arg[o] = row_index * in_last + o * stride + shift;
                 }
               }
-              more = false;
-              for (size_t d = outer_rank; d-- > 0;) {
-                if (++kp[d] < plan.dims[d].hi[opos[d]]) {
-                  more = true;
-                  break;
-                }
-                kp[d] = plan.dims[d].lo[opos[d]];
-              }
-            }
-            if constexpr (kind == PoolKind::kMax) {
-              yp[yi] = FromCompute<T>(mx.best);
-              if (indices != nullptr) {
-                const int64_t at = mx.at < 0 ? 0 : mx.at;
-                indices[plane * plan.out_size + yi] =
-                    plane * plan.in_size + (plan.column_major_indices ? ToColumnMajor(at, plan.dims) : at);
-              }
-            } else if constexpr (kind == PoolKind::kAverage) {
-              const int64_t count = plan.count_include_pad ? outer_padded * t0.padded[o0] * t1.padded[o1] * t2.padded[o2]
-                                                           : outer_taps * (hi0 - lo0) * (hi1 - lo1) * (hi2 - lo2);
-              yp[yi] = FromCompute<T>(count > 0 ? static_cast<C>(sum / static_cast<Acc>(count))
-                                                : std::numeric_limits<C>::quiet_NaN());
+            } else if (stride == 1) {
+              for (int64_t o = lo; o < hi; ++o) acc[o] = std::max(acc[o], static_cast<C>(ToCompute(row[o + shift])));
             } else {
-              const Acc v = plan.p == 2.0 ? std::sqrt(sum) : plan.p == 1.0 ? sum : std::pow(sum, static_cast<Acc>(1.0 / plan.p));
-              yp[yi] = FromCompute<T>(static_cast<C>(v));
+              for (int64_t o = lo; o < hi; ++o)
+                acc[o] = std::max(acc[o], static_cast<C>(ToCompute(row[o * stride + shift])));
             }
+          } else if constexpr (kind == PoolKind::kAverage) {
+            for (int64_t o = lo; o < hi; ++o) acc[o] += static_cast<Acc>(ToCompute(row[o * stride + shift]));
+          } else if (p == 2.0) {
+            for (int64_t o = lo; o < hi; ++o) {
+              const Acc v = static_cast<Acc>(ToCompute(row[o * stride + shift]));
+              acc[o] += v * v;
+            }
+          } else if (p == 1.0) {
+            for (int64_t o = lo; o < hi; ++o) acc[o] += std::abs(static_cast<Acc>(ToCompute(row[o * stride + shift])));
+          } else {
+            for (int64_t o = lo; o < hi; ++o)
+              acc[o] += static_cast<Acc>(std::pow(std::abs(static_cast<Acc>(ToCompute(row[o * stride + shift]))), p));
           }
+        }
+        more = false;
+        for (size_t d = outer_rank; d-- > 0;) {
+          if (++kp[d] < plan.dims[d].hi[opos[d]]) {
+            more = true;
+            break;
+          }
+          kp[d] = plan.dims[d].lo[opos[d]];
+        }
+      }
+      T* out = yp + oo * out_last;
+      for (int64_t o = 0; o < out_last; ++o) {
+        if constexpr (kind == PoolKind::kMax) {
+          out[o] = FromCompute<T>(acc[o]);
+          if (indices != nullptr) {
+            const int64_t at = arg[o] < 0 ? 0 : arg[o];
+            indices[plane * plan.out_size + oo * out_last + o] =
+                plane * plan.in_size + (plan.column_major_indices ? ToColumnMajor(at, plan.dims) : at);
+          }
+        } else if constexpr (kind == PoolKind::kAverage) {
+          const int64_t count = plan.count_include_pad ? outer_padded * last.padded[o]
+                                                       : outer_taps * (last.hi[o] - last.lo[o]);
+          out[o] = FromCompute<T>(count > 0 ? static_cast<C>(acc[o] / static_cast<Acc>(count))
+                                            : std::numeric_limits<C>::quiet_NaN());
+        } else {
+          const Acc v = p == 2.0 ? std::sqrt(acc[o]) : p == 1.0 ? acc[o] : std::pow(acc[o], static_cast<Acc>(1.0 / p));
+          out[o] = FromCompute<T>(static_cast<C>(v));
         }
       }
       for (size_t d = outer_rank; d-- > 0;) {
-        if (++opos[d] < static_cast<int64_t>(plan.dims[d].start.size())) break;
+        if (++opos[d] < plan.dims[d].out) break;
         opos[d] = 0;
       }
     }
@@ -229,7 +218,6 @@ class Pool final : public OpKernel {
       indices = ctx.AllocateOutput(1, DataType::kInt64, y_shape).data<int64_t>();
     if (y.size() == 0) return;
     PoolPlan plan = MakePlan(g);
-    plan.kind = kind;
     plan.count_include_pad = count_include_pad_;
     plan.p = p_;
     plan.column_major_indices = storage_order_ == 1;

@@ -45,27 +45,46 @@ class SoftmaxFamily final : public OpKernel {
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
       ThreadPool::For(ctx.thread_pool(), outer, 8.0 * static_cast<double>(n * inner), [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) Block<T>(xp + o * n * inner, yp + o * n * inner, n, inner);
+        Scratch<T> scratch(inner);
+        for (int64_t o = begin; o < end; ++o) Block<T>(xp + o * n * inner, yp + o * n * inner, n, inner, scratch);
       });
     });
   }
 
  private:
+  template <typename T>
+  using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+  // Per-column running max (and its position) and sum, reused across blocks.
+  template <typename T>
+  struct Scratch {
+    explicit Scratch(int64_t inner)
+        : mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner)), arg(static_cast<size_t>(inner)) {}
+    std::vector<AccOf<T>> mx, sum;
+    std::vector<int64_t> arg;
+  };
+
   // One [n, inner] block, normalized along n for every inner column.
   template <typename T>
-  static void Block(const T* x, T* y, int64_t n, int64_t inner) {
-    using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  static void Block(const T* x, T* y, int64_t n, int64_t inner, Scratch<T>& scratch) {
+    using Acc = AccOf<T>;
     if (inner == 1) {
       Row<T, Acc>(x, y, n);
       return;
     }
-    std::vector<Acc> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner), Acc{0});
-    std::vector<int64_t> arg(static_cast<size_t>(inner), 0);
-    for (int64_t i = 0; i < n; ++i) {
+    Acc* mx = scratch.mx.data();
+    Acc* sum = scratch.sum.data();
+    int64_t* arg = scratch.arg.data();
+    for (int64_t j = 0; j < inner; ++j) {
+      mx[j] = static_cast<Acc>(ToCompute(x[j]));
+      arg[j] = 0;
+      sum[j] = 0;
+    }
+    for (int64_t i = 1; i < n; ++i) {
       const T* row = x + i * inner;
       for (int64_t j = 0; j < inner; ++j) {
         const Acc v = static_cast<Acc>(ToCompute(row[j]));
-        if (i == 0 || v > mx[j]) {
+        if (v > mx[j]) {
           mx[j] = v;
           arg[j] = i;
         }
@@ -75,6 +94,13 @@ class SoftmaxFamily final : public OpKernel {
       // The first maximal element along the axis is 1, the rest 0.
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < inner; ++j) y[i * inner + j] = FromCompute<T>(static_cast<Acc>(arg[j] == i ? 1 : 0));
+    } else if constexpr (kind == SoftmaxKind::kSoftmax && std::is_same_v<T, Acc>) {
+      // exp once, into y, then scale.
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < inner; ++j) sum[j] += (y[i * inner + j] = std::exp(x[i * inner + j] - mx[j]));
+      for (int64_t j = 0; j < inner; ++j) sum[j] = Acc{1} / sum[j];
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < inner; ++j) y[i * inner + j] *= sum[j];
     } else {
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < inner; ++j) sum[j] += std::exp(static_cast<Acc>(ToCompute(x[i * inner + j])) - mx[j]);
