@@ -191,11 +191,30 @@ def test_average_pool(case, count_include_pad):
 
 
 @pytest.mark.parametrize("p", [1, 2, 3])
-@pytest.mark.parametrize("case", ["big_padded", "pool1d", "pool3d"])
+@pytest.mark.parametrize("case", ["big_padded", "pool1d", "pool3d", "ceil", "dilated"])
 def test_lp_pool(p, case):
     xs, attrs = POOL_CASES[case]
-    model, feeds = build("LpPool", [("X", rand(*xs))], [("Y", TensorProto.FLOAT)], dict(attrs, p=p), opset=11)
+    model, feeds = build("LpPool", [("X", rand(*xs))], [("Y", TensorProto.FLOAT)], dict(attrs, p=p), opset=18)
     check(model, feeds, f"lppool_{case}_{p}")
+
+
+def test_lp_pool_opset1_float_p():
+    # LpPool-1 takes a float p; ONNX Runtime lacks opset 1, so the reference is numpy.
+    x = rand(1, 2, 6, 7)
+    model, feeds = build("LpPool", [("X", x)], [("Y", TensorProto.FLOAT)], {"kernel_shape": [2, 3], "p": 3.0},
+                         opset=1)
+    model.ir_version = 3
+    windows = np.lib.stride_tricks.sliding_window_view(np.abs(x.astype(np.float64)), (2, 3), axis=(2, 3))
+    expected = (windows ** 3).sum(axis=(-2, -1)) ** (1 / 3)
+    got = run_onyx(save_model(model, "nn_lppool1.onnx"), feeds)
+    assert_outputs_close([expected.astype(np.float32)], got, rtol=1e-5, atol=1e-6)
+
+
+def test_max_unpool_with_pads():
+    indices = (np.arange(18).reshape(1, 2, 3, 3) * 2).astype(np.int64)
+    model, feeds = build("MaxUnpool", [("X", rand(1, 2, 3, 3)), ("I", indices)], [("Y", TensorProto.FLOAT)],
+                         {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 0, 0, 1]}, opset=11)
+    check(model, feeds, "maxunpool_pads")
 
 
 @pytest.mark.parametrize("op,attrs", [("GlobalAveragePool", {}), ("GlobalMaxPool", {}),
@@ -245,6 +264,23 @@ def test_batch_norm_training_mode():
                          [("Y", TensorProto.FLOAT), ("running_mean", TensorProto.FLOAT),
                           ("running_var", TensorProto.FLOAT)], {"training_mode": 1, "momentum": 0.7}, opset=15)
     check(model, feeds, "bn_training")
+
+
+def test_batch_norm_training_outputs_opset9():
+    # Before opset 14, requesting the statistics outputs means training mode.
+    model, feeds = build("BatchNormalization", batch_norm_inputs(np.float32, np.float32),
+                         [("Y", TensorProto.FLOAT), ("mean_out", TensorProto.FLOAT), ("var_out", TensorProto.FLOAT),
+                          ("saved_mean", TensorProto.FLOAT), ("saved_var", TensorProto.FLOAT)], {"momentum": 0.6},
+                         opset=9)
+    check(model, feeds, "bn_training9")
+
+
+def test_batch_norm_per_activation_opset7():
+    c, h, w = 3, 4, 5  # spatial = 0: one statistic per (C, H, W) element
+    inputs = [("X", rand(2, c, h, w)), ("scale", rand(c, h, w)), ("B", rand(c, h, w)), ("mean", rand(c, h, w)),
+              ("var", np.abs(rand(c, h, w)) + 0.5)]
+    model, feeds = build("BatchNormalization", inputs, [("Y", TensorProto.FLOAT)], {"spatial": 0}, opset=7)
+    check(model, feeds, "bn_spatial0")
 
 
 def test_batch_norm_mixed_types():

@@ -82,8 +82,11 @@ class BatchNormalization final : public OpKernel {
       const Tensor& mean_in = ctx.required_input(3);
       const Tensor& var_in = ctx.required_input(4);
       // Outputs: opset 14+ (Y, running_mean, running_var); earlier (Y, mean, var, saved_mean,
-      // saved_var) where saved_* are the batch statistics.
-      const std::vector<double>* outs[] = {&run_mean, &run_var, &batch_mean, &batch_var};
+      // saved_var) with the batch mean and, as ONNX Runtime gives it, the batch's inverse
+      // standard deviation 1 / sqrt(var + epsilon) as saved_var.
+      std::vector<double> saved_inv_std(params);
+      for (int64_t c = 0; c < params; ++c) saved_inv_std[c] = 1.0 / std::sqrt(batch_var[c] + static_cast<double>(epsilon_));
+      const std::vector<double>* outs[] = {&run_mean, &run_var, &batch_mean, &saved_inv_std};
       const Tensor* shapes[] = {&mean_in, &var_in, &mean_in, &var_in};
       const size_t n_stats = opset_ >= 14 ? 2 : 4;
       for (size_t i = 0; i < n_stats && i + 1 < ctx.num_outputs(); ++i) {

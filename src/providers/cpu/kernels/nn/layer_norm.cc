@@ -2,6 +2,7 @@
 // [prod(dims[:axis]), prod(dims[axis:])] and each row is normalized (by mean and variance, or
 // by its root mean square), then scaled (and shifted) by parameters broadcast to the
 // normalized shape. LayerNormalization also emits Mean and InvStdDev in the stash type.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -98,17 +99,17 @@ class RowNormalization final : public OpKernel {
         for (int64_t r = begin; r < end; ++r) {
           const T* src = xp + r * cols;
           T* dst = yp + r * cols;
-          double mean = 0;
-          if (!kRms) {
-            for (int64_t i = 0; i < cols; ++i) mean += static_cast<double>(ToCompute(src[i]));
-            mean /= static_cast<double>(cols);
-          }
-          double sq = 0;
+          // One pass: sum and sum of squares in double (exact enough for float inputs).
+          double sum = 0, sum_sq = 0;
           for (int64_t i = 0; i < cols; ++i) {
-            const double d = static_cast<double>(ToCompute(src[i])) - mean;
-            sq += d * d;
+            const double v = static_cast<double>(ToCompute(src[i]));
+            sum += v;
+            sum_sq += v * v;
           }
-          const double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + static_cast<double>(epsilon_));
+          const double n = static_cast<double>(cols);
+          const double mean = kRms ? 0.0 : sum / n;
+          const double var = std::max(0.0, sum_sq / n - mean * mean);
+          const double inv = 1.0 / std::sqrt(var + static_cast<double>(epsilon_));
           // Statistics in double; the affine step in the compute type.
           const Acc mean_a = static_cast<Acc>(mean), inv_a = static_cast<Acc>(inv);
           if (ba.empty()) {
