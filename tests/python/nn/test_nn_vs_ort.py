@@ -3,7 +3,6 @@ Col2Im, MaxRoiPool) checked against ONNX Runtime 1.30 on cases the conformance d
 cover: other element types, larger images (tiled im2col, interior pooling windows), groups,
 dilations, asymmetric pads, ceil mode, several threads, constant vs fed weights."""
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
