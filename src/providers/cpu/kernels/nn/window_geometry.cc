@@ -82,6 +82,7 @@ WindowGeometry ResolveForwardWindow(const WindowAttrs& attrs, const Shape& x_sha
       g.pad_end[d] = attrs.pads[d + r];
     }
     const int64_t span = in + g.pad_begin[d] + g.pad_end[d] - window;
+    if (span < 0 && in == 0) continue;  // an empty input gives an empty output
     if (span < 0)
       ctx.Fail(StrCat("the window (", window, " wide with dilation) is larger than the padded input in spatial dimension ",
                       d, ": ", g.Describe()));
