@@ -81,20 +81,31 @@ class GatherElements final : public OpKernel {
     const std::vector<int64_t> idx = NormalizeIndices(ctx, indices, x.dim(axis), "index");
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), indices.shape());
     if (y.size() == 0) return;
+    // Walk rows of the innermost dim; the index replaces the axis coordinate.
     std::vector<int64_t> in_strides = Strides(x.shape());
     const int64_t axis_stride = in_strides[axis];
     in_strides[axis] = 0;
-    const std::vector<int64_t> out_strides = Strides(indices.shape());
-    const Shape& dims = indices.shape();
+    const size_t last = x.rank() - 1;
+    const int64_t row = indices.dim(last);
+    const int64_t last_stride = in_strides[last];
+    const std::vector<int64_t> dims(indices.shape().begin(), indices.shape().end() - 1);
+    const std::vector<int64_t> row_in(in_strides.begin(), in_strides.end() - 1);
+    std::vector<int64_t> row_out = Strides(indices.shape());
+    row_out.pop_back();
     DispatchBySize(ctx, x.dtype(), [&](auto tag) {
       using U = typename decltype(tag)::type;
       const U* in = x.data<U>();
       U* out = y.data<U>();
-      ThreadPool::For(ctx.thread_pool(), y.size(), 4.0, [&](int64_t begin, int64_t end) {
-        OffsetWalker w(dims, in_strides, out_strides, begin);
-        for (int64_t k = begin; k < end; ++k, w.Next())
-          out[k] = in[w.a() + idx[static_cast<size_t>(k)] * axis_stride];
-      });
+      ThreadPool::For(ctx.thread_pool(), y.size() / row, 4.0 + 2.0 * static_cast<double>(row),
+                      [&](int64_t begin, int64_t end) {
+                        OffsetWalker w(dims, row_in, row_out, begin);
+                        for (int64_t i = begin; i < end; ++i, w.Next()) {
+                          const int64_t* ix = idx.data() + w.b();
+                          U* o = out + w.b();
+                          const U* base = in + w.a();
+                          for (int64_t j = 0; j < row; ++j) o[j] = base[j * last_stride + ix[j] * axis_stride];
+                        }
+                      });
     });
   }
 
