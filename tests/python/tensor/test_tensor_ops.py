@@ -428,6 +428,7 @@ def test_range_eyelike_nonzero_trilu():
                     ("c", np.array(0.25, np.float32))], [np.arange(0.5, 2.0, 0.25, dtype=np.float32)])
     x = sample((3, 5), np.int32)
     check("EyeLike", [("x", x)], [np.eye(3, 5, k=-1, dtype=np.float64)], {"k": -1, "dtype": TensorProto.DOUBLE})
+    check("EyeLike", [("x", x)], [np.zeros((3, 5), np.int32)], {"k": -(2**63)}, ort=False)
     b = sample((2, 3, 4), np.bool_)
     check("NonZero", [("x", b)], [np.array(np.nonzero(b), np.int64)])
     f = sample((2, 4, 5), np.float32)
@@ -540,6 +541,12 @@ def test_dropout():
      "multiple"),
     ("ReverseSequence", [("x", np.zeros((3, 2), np.float32)), ("l", np.array([4, 1], np.int64))],
      [TensorProto.FLOAT], {}, "sequence length"),
+    ("Pad", [("x", np.zeros((3, 2), np.float32)), ("p", np.array([0, 2**62, 0, 2**62], np.int64))],
+     [TensorProto.FLOAT], {}, "too large"),
+    ("Tile", [("x", np.zeros((3, 2), np.float32)), ("r", np.array([2**62, 2**62], np.int64))], [TensorProto.FLOAT],
+     {}, "too large"),
+    ("Split", [("x", np.zeros((5,), np.float32)), ("s", np.array([2**62, 2**62], np.int64))],
+     [TensorProto.FLOAT, TensorProto.FLOAT], {}, "outside"),
 ])
 def test_bad_input_fails_with_a_message(op, inputs, out_types, attrs, match):
     expect_failure(op, inputs, out_types, attrs, match=match)

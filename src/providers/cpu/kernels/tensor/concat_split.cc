@@ -136,7 +136,7 @@ class Split final : public OpKernel {
         ctx.Fail(StrCat("split [", StrJoin(sizes), "] has ", sizes.size(), " entries for ", n, " outputs"));
       int64_t sum = 0;
       for (int64_t s : sizes) {
-        if (s < 0) ctx.Fail(StrCat("split [", StrJoin(sizes), "] has a negative size"));
+        if (s < 0 || s > dim) ctx.Fail(StrCat("split [", StrJoin(sizes), "] has a size outside [0, ", dim, "]"));
         sum += s;
       }
       if (sum != dim) ctx.Fail(StrCat("split [", StrJoin(sizes), "] sums to ", sum, ", not the axis size ", dim));

@@ -1,5 +1,6 @@
 // Generators: Constant (every value_* attribute and sparse_value), ConstantOfShape, EyeLike and
 // Range. Constant builds its tensor once and hands out the same immutable value every run.
+#include <algorithm>
 #include <cmath>
 
 #include "providers/cpu/kernels/tensor/tensor_util.h"
@@ -112,6 +113,7 @@ class EyeLike final : public OpKernel {
     const DataType dt = dtype_ == DataType::kUndefined ? x.dtype() : dtype_;
     Tensor& y = ctx.AllocateOutput(0, dt, x.shape());
     const int64_t rows = x.dim(0), cols = x.dim(1);
+    const int64_t k = std::clamp<int64_t>(k_, -rows - 1, cols + 1);  // beyond that no diagonal is left
     Dispatch(NumericAndBool{}, dt, ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = y.data<T>();
@@ -119,7 +121,7 @@ class EyeLike final : public OpKernel {
       T one;
       if constexpr (std::is_same_v<T, bool>) one = true;
       else one = FromCompute<T>(ComputeType<T>(1));
-      for (int64_t i = std::max<int64_t>(0, -k_); i < rows && i + k_ < cols; ++i) p[i * cols + i + k_] = one;
+      for (int64_t i = std::max<int64_t>(0, -k); i < rows && i + k < cols; ++i) p[i * cols + i + k] = one;
     });
   }
 

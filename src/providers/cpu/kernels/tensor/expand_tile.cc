@@ -112,6 +112,7 @@ class Tile final : public OpKernel {
     const auto in_strides = Strides(x.shape());
     for (size_t d = 0; d < x.rank(); ++d) {
       if (repeats[d] < 0) ctx.Fail(StrCat("repeats [", StrJoin(repeats), "] has a negative entry"));
+      if (repeats[d] > 0 && x.dim(d) > INT64_MAX / repeats[d]) ctx.Fail(StrCat("repeats [", StrJoin(repeats), "] are too large"));
       out[d] = x.dim(d) * repeats[d];
       dims.push_back(repeats[d]);
       strides.push_back(0);

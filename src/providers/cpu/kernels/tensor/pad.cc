@@ -20,13 +20,23 @@ struct AxisMap {
   int64_t kept = 0;       // input elements kept
 };
 
+// Output size of one axis; fails on over-cropping or sizes beyond int64.
+int64_t PaddedDim(const KernelContext& ctx, int64_t dim, int64_t begin, int64_t end, size_t axis) {
+  if (begin < -dim || end < -dim || dim + std::min<int64_t>(0, begin) + std::min<int64_t>(0, end) < 0)
+    ctx.Fail(StrCat("pads ", begin, ", ", end, " crop more than the ", dim, " elements of axis ", axis));
+  const int64_t kept = dim + std::min<int64_t>(0, begin) + std::min<int64_t>(0, end);
+  const int64_t grow = std::max<int64_t>(0, begin);
+  const int64_t grow_end = std::max<int64_t>(0, end);
+  if (grow > INT64_MAX / 4 || grow_end > INT64_MAX / 4) ctx.Fail(StrCat("pads ", begin, ", ", end, " are too large"));
+  return kept + grow + grow_end;
+}
+
 AxisMap MapAxis(const KernelContext& ctx, int64_t dim, int64_t begin, int64_t end, PadMode mode, size_t axis) {
+  const int64_t out = PaddedDim(ctx, dim, begin, end, axis);
   AxisMap m;
   m.crop_begin = std::max<int64_t>(0, -begin);
   m.kept = dim - m.crop_begin - std::max<int64_t>(0, -end);
-  if (m.kept < 0) ctx.Fail(StrCat("pads ", begin, ", ", end, " crop more than the ", dim, " elements of axis ", axis));
   m.pad_begin = std::max<int64_t>(0, begin);
-  const int64_t out = m.kept + m.pad_begin + std::max<int64_t>(0, end);
   const int64_t n = m.kept;
   if (n == 0 && out > 0 && mode != PadMode::kConstant)
     ctx.Fail(StrCat("axis ", axis, " has nothing to pad from in this mode"));
@@ -113,15 +123,14 @@ void PadTyped(ThreadPool* pool, const Tensor& x, const std::vector<AxisMap>& map
 void PadTensor(KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& pads, PadMode mode,
                const Tensor& value) {
   const size_t r = x.rank();
-  std::vector<AxisMap> maps;
   Shape out_shape(r);
-  for (size_t d = 0; d < r; ++d) {
-    maps.push_back(MapAxis(ctx, x.dim(d), pads[d], pads[d + r], mode, d));
-    out_shape[d] = static_cast<int64_t>(maps.back().src.size());
-  }
+  for (size_t d = 0; d < r; ++d) out_shape[d] = PaddedDim(ctx, x.dim(d), pads[d], pads[d + r], d);
+  // Allocating first turns absurd sizes into a clean error before the index maps are built.
   Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_shape);
   if (y.size() == 0) return;
   if (x.size() == 0 && mode != PadMode::kConstant) ctx.Fail("cannot pad an empty tensor in this mode");
+  std::vector<AxisMap> maps;
+  for (size_t d = 0; d < r; ++d) maps.push_back(MapAxis(ctx, x.dim(d), pads[d], pads[d + r], mode, d));
   if (IsSubByte(x.dtype())) {
     const Tensor bytes = UnpackSubByte(x);
     const uint8_t v = value.defined() ? UnpackSubByte(value).data<uint8_t>()[0] : uint8_t{0};

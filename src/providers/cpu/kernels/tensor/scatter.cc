@@ -186,7 +186,7 @@ class TensorScatter final : public OpKernel {
       for (int64_t& s : starts) {
         if (circular_) {
           if (max_len > 0) s = ((s % max_len) + max_len) % max_len;
-        } else if (s < 0 || s + seq_len > max_len) {
+        } else if (s < 0 || s > max_len - seq_len) {
           ctx.Fail(StrCat("write index ", s, " + sequence length ", seq_len, " does not fit the cache length ", max_len));
         }
       }
