@@ -102,6 +102,15 @@ def test_reductions_large_parallel():
     assert_outputs_close([e.astype(np.float32) for e in expected], got, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape,axes", [((300001,), [[]]), ((3, 100003), [[1], []])])
+def test_reductions_few_long_runs_split_across_threads(shape, axes):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    ops = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceLogSumExp", "ReduceMean", "ReduceL1"]
+    model, expected = build_reduce_model(x, ops, axes, 18)
+    got = run_onyx(save_model(model, f"reduce_split_{len(shape)}.onnx"), {"x": x}, threads=4)
+    assert_outputs_close([e.astype(np.float32) for e in expected], got, rtol=1e-4, atol=1e-4)
+
+
 def test_reduce_log_sum_exp_is_stable_and_noop_applies_elementwise():
     x = np.array([[1000.0, 1000.0], [-1000.0, -np.inf]], np.float32)
     nodes = [helper.make_node("ReduceLogSumExp", ["x", "a"], ["lse"], keepdims=0),

@@ -182,6 +182,52 @@ Plan MakePlan(const Shape& shape, const std::vector<bool>& reduced) {
   return plan;
 }
 
+constexpr int64_t kSplitMin = int64_t{1} << 15;  // contiguous runs at least this long may be split
+
+// Few outputs, each one long contiguous run: split the runs into chunks reduced in parallel,
+// then combine the chunks' partial results.
+template <Kind K, typename T>
+void SplitReduce(const T* x, T* y, const Plan& plan, int64_t out_size, int64_t run, int threads, ThreadPool* pool) {
+  using O = Op<K, T>;
+  using A = typename O::A;
+  const int64_t chunk = std::max(kSplitMin / 2, (run * out_size + 2 * threads - 1) / (2 * threads));
+  const int64_t chunks = (run + chunk - 1) / chunk;
+  const int64_t jobs = out_size * chunks;
+  auto for_chunks = [&](auto&& body) {
+    ThreadPool::For(pool, jobs, static_cast<double>(chunk) * 2.0, [&](int64_t begin, int64_t end) {
+      for (int64_t job = begin; job < end; ++job) {
+        const int64_t o = job / chunks, c = job % chunks;
+        OffsetWalker kept(plan.kept_sizes, plan.kept_strides, o);
+        body(job, o, x + kept.offset() + c * chunk, std::min(chunk, run - c * chunk));
+      }
+    });
+  };
+  std::vector<double> shift(static_cast<size_t>(out_size), 0.0);
+  if constexpr (O::kShifted) {
+    std::vector<double> part(static_cast<size_t>(jobs));
+    for_chunks([&](int64_t job, int64_t, const T* p, int64_t n) {
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, O::Load(p[i]));
+      part[job] = m;
+    });
+    for (int64_t o = 0; o < out_size; ++o) {
+      const double m = *std::max_element(part.begin() + o * chunks, part.begin() + (o + 1) * chunks);
+      shift[o] = std::isfinite(m) ? m : 0.0;
+    }
+  }
+  std::vector<A> part(static_cast<size_t>(jobs));
+  for_chunks([&](int64_t job, int64_t o, const T* p, int64_t n) {
+    A acc = O::Init();
+    for (int64_t i = 0; i < n; ++i) acc = O::Combine(acc, O::Pre(O::Load(p[i]), shift[o]));
+    part[job] = acc;
+  });
+  for (int64_t o = 0; o < out_size; ++o) {
+    A acc = O::Init();
+    for (int64_t c = 0; c < chunks; ++c) acc = O::Combine(acc, part[o * chunks + c]);
+    y[o] = O::Finish(acc, plan.reduce_count, shift[o]);
+  }
+}
+
 template <Kind K, typename T>
 void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool* pool) {
   using O = Op<K, T>;
@@ -197,6 +243,11 @@ void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool*
     static const std::vector<int64_t> kNone;
     const auto& rs = plan.inner_reduced ? plan.reduced_sizes : kNone;
     const auto& rst = plan.inner_reduced ? plan.reduced_strides : kNone;
+    const int threads = pool ? pool->num_threads() : 1;
+    if (runs == 1 && out_size < threads && run >= kSplitMin) {
+      SplitReduce<K, T>(x, y, plan, out_size, run, threads, pool);
+      return;
+    }
     ThreadPool::For(pool, out_size, static_cast<double>(plan.reduce_count) * 2.0, [&](int64_t begin, int64_t end) {
       OffsetWalker kept(plan.kept_sizes, plan.kept_strides, begin);
       OffsetWalker red(rs, rst, 0);
