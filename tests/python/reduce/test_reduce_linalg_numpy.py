@@ -111,6 +111,18 @@ def test_reductions_few_long_runs_split_across_threads(shape, axes):
     assert_outputs_close([e.astype(np.float32) for e in expected], got, rtol=1e-4, atol=1e-4)
 
 
+def test_reduce_max_min_propagate_nan():
+    x = np.array([[1.0, np.nan, 3.0, 0.0, 2.0], [4.0, 5.0, 6.0, 7.0, -1.0]], np.float32)
+    nodes = [helper.make_node("ReduceMax", ["x", "a1"], ["mx"], keepdims=0),
+             helper.make_node("ReduceMin", ["x", "a0"], ["mn"], keepdims=0)]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "a1"),
+             numpy_helper.from_array(np.array([0], np.int64), "a0")]
+    model = make_model(nodes, [vi("x", x)], [out_vi("mx"), out_vi("mn")], inits)
+    mx, mn = run_onyx(save_model(model, "reduce_nan.onnx"), {"x": x})
+    np.testing.assert_array_equal(mx, np.max(x, axis=1))
+    np.testing.assert_array_equal(mn, np.min(x, axis=0))
+
+
 def test_reduce_log_sum_exp_is_stable_and_noop_applies_elementwise():
     x = np.array([[1000.0, 1000.0], [-1000.0, -np.inf]], np.float32)
     nodes = [helper.make_node("ReduceLogSumExp", ["x", "a"], ["lse"], keepdims=0),

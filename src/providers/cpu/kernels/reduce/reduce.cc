@@ -74,9 +74,18 @@ class Op {
     }
   }
 
+  // Max/Min of floating types: a NaN wins and stays (as in numpy).
+  static constexpr bool kTrackNan = (K == Kind::kMax || K == Kind::kMin) && std::is_same_v<A, double>;
+
   static A Combine(A acc, A x) {
-    if constexpr (K == Kind::kMax) return (x > acc || x != x) && acc == acc ? x : acc;  // NaN sticks
-    else if constexpr (K == Kind::kMin) return (x < acc || x != x) && acc == acc ? x : acc;
+    if constexpr (kTrackNan) return x != x ? x : CombineOrdered(acc, x);
+    else return CombineOrdered(acc, x);
+  }
+
+  // Combine ignoring NaN (one branch-free select for Max/Min); callers track NaN themselves.
+  static A CombineOrdered(A acc, A x) {
+    if constexpr (K == Kind::kMax) return x > acc ? x : acc;
+    else if constexpr (K == Kind::kMin) return x < acc ? x : acc;
     else if constexpr (K == Kind::kProd) return acc * x;
     else return acc + x;
   }
@@ -115,6 +124,28 @@ class Op {
     }
   }
 };
+
+// Folds n contiguous elements into acc, with four independent accumulators so the loop is not
+// bound by the latency of one dependency chain.
+template <typename O, typename T>
+typename O::A FoldRun(typename O::A acc, const T* p, int64_t n, double shift) {
+  using A = typename O::A;
+  A a0 = O::Init(), a1 = O::Init(), a2 = O::Init(), a3 = O::Init();
+  auto step = [&](A& a, T raw) { a = O::CombineOrdered(a, O::Pre(O::Load(raw), shift)); };
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) step(a0, p[i]), step(a1, p[i + 1]), step(a2, p[i + 2]), step(a3, p[i + 3]);
+  for (; i < n; ++i) step(a0, p[i]);
+  if constexpr (O::kTrackNan) {
+    // A separate scan keeps both loops vectorizable (a NaN test inside the max loop does not).
+    int nan = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      if constexpr (std::is_floating_point_v<T>) nan |= p[j] != p[j];
+      else nan |= std::isnan(O::Load(p[j]));
+    }
+    if (nan) return std::numeric_limits<double>::quiet_NaN();
+  }
+  return O::Combine(acc, O::Combine(O::Combine(a0, a1), O::Combine(a2, a3)));
+}
 
 // Walks offsets of a set of (size, stride) dims in row-major order.
 class OffsetWalker {
@@ -183,6 +214,7 @@ Plan MakePlan(const Shape& shape, const std::vector<bool>& reduced) {
 }
 
 constexpr int64_t kSplitMin = int64_t{1} << 15;  // contiguous runs at least this long may be split
+constexpr int64_t kColumnBlock = 1024;            // columns accumulated together when the inner axis is kept
 
 // Few outputs, each one long contiguous run: split the runs into chunks reduced in parallel,
 // then combine the chunks' partial results.
@@ -217,9 +249,7 @@ void SplitReduce(const T* x, T* y, const Plan& plan, int64_t out_size, int64_t r
   }
   std::vector<A> part(static_cast<size_t>(jobs));
   for_chunks([&](int64_t job, int64_t o, const T* p, int64_t n) {
-    A acc = O::Init();
-    for (int64_t i = 0; i < n; ++i) acc = O::Combine(acc, O::Pre(O::Load(p[i]), shift[o]));
-    part[job] = acc;
+    part[job] = FoldRun<O>(O::Init(), p, n, shift[o]);
   });
   for (int64_t o = 0; o < out_size; ++o) {
     A acc = O::Init();
@@ -263,26 +293,29 @@ void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool*
         }
         A acc = O::Init();
         red.Reset(0);
-        for (int64_t r = 0; r < runs; ++r, red.Next()) {
-          const T* p = base + red.offset();
-          for (int64_t i = 0; i < run; ++i) acc = O::Combine(acc, O::Pre(O::Load(p[i]), shift));
-        }
+        for (int64_t r = 0; r < runs; ++r, red.Next()) acc = FoldRun<O>(acc, base + red.offset(), run, shift);
         y[o] = O::Finish(acc, plan.reduce_count, shift);
       }
     });
     return;
   }
 
-  // Innermost group kept: accumulate rows of `inner` elements.
-  const int64_t inner = plan.inner;
-  const int64_t rows = out_size / inner;
-  ThreadPool::For(pool, rows, static_cast<double>(plan.reduce_count * inner) * 2.0, [&](int64_t begin, int64_t end) {
-    std::vector<A> acc(static_cast<size_t>(inner));
-    std::vector<double> shift(O::kShifted ? static_cast<size_t>(inner) : 0);
-    OffsetWalker kept(plan.kept_sizes, plan.kept_strides, begin);
+  // Innermost group kept: accumulate rows of `inner` elements, split into column blocks so the
+  // accumulators stay in cache and a single output row still spreads over threads.
+  const int64_t block = std::min<int64_t>(plan.inner, kColumnBlock);
+  const int64_t blocks = (plan.inner + block - 1) / block;
+  const int64_t rows = out_size / plan.inner;
+  ThreadPool::For(pool, rows * blocks, static_cast<double>(plan.reduce_count * block) * 2.0, [&](int64_t begin, int64_t end) {
+    std::vector<A> acc(static_cast<size_t>(block));
+    std::vector<double> shift(O::kShifted ? static_cast<size_t>(block) : 0);
     OffsetWalker red(plan.reduced_sizes, plan.reduced_strides, 0);
-    for (int64_t row = begin; row < end; ++row, kept.Next()) {
-      const T* base = x + kept.offset();
+    OffsetWalker kept(plan.kept_sizes, plan.kept_strides, begin / blocks);
+    int64_t kept_row = begin / blocks;
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t row = job / blocks, col = (job % blocks) * block;
+      const int64_t inner = std::min(block, plan.inner - col);
+      for (; kept_row < row; ++kept_row) kept.Next();
+      const T* base = x + kept.offset() + col;
       if constexpr (O::kShifted) {
         std::fill(shift.begin(), shift.end(), -std::numeric_limits<double>::infinity());
         red.Reset(0);
@@ -299,7 +332,7 @@ void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool*
         for (int64_t i = 0; i < inner; ++i)
           acc[i] = O::Combine(acc[i], O::Pre(O::Load(p[i]), O::kShifted ? shift[i] : 0.0));
       }
-      T* out = y + row * inner;
+      T* out = y + row * plan.inner + col;
       for (int64_t i = 0; i < inner; ++i) out[i] = O::Finish(acc[i], plan.reduce_count, O::kShifted ? shift[i] : 0.0);
     }
   });
