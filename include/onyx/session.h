@@ -13,18 +13,28 @@
 
 namespace onyx {
 
+// ONNX Runtime's graph optimization levels.
+enum class GraphOptimizationLevel { kDisabled = 0, kBasic = 1, kExtended = 2, kAll = 99 };
+
 struct SessionOptions {
+  GraphOptimizationLevel graph_optimization_level = GraphOptimizationLevel::kAll;
+  // When set, the optimized graph is written here as an ONNX model.
+  std::string optimized_model_filepath;
   // Threads for parallel loops inside one kernel; 0 = one per physical core (the thread
   // calling Run is one of them).
   int intra_op_num_threads = 0;
-  // Execution providers by priority; CPU is always the fallback.
+  // Execution providers by priority; CPU is always the fallback. Unknown names are an error.
   std::vector<std::string> execution_providers = {"CPU"};
-  // Free-form "key" -> "value" settings (ONNX Runtime's session config entries).
+  // ONNX Runtime-style config entries. Known keys (others are an error):
+  //   optimization.disable_specified_optimizers      comma-separated pass names to skip
+  //   session.optimized_model_external_initializers_file_name   external data file for the
+  //       saved optimized model (default: inline unless over 2 GB, then "<model>.data")
+  //   session.optimized_model_external_initializers_min_size_in_bytes   (default 1024)
   std::map<std::string, std::string> config_entries;
 };
 
 struct RunOptions {
-  std::string run_tag;  // shows in errors and profiles
+  std::string run_tag;  // named in the errors of this run
 };
 
 // Name and static type of a model input or output.
@@ -63,6 +73,8 @@ class Session {
   const std::vector<IoInfo>& outputs() const;
   const std::vector<IoInfo>& overridable_initializers() const;
   const ModelMetadata& metadata() const;
+  // Nodes created by graph fusions, by op type (ONNX Runtime's get_fused_operator_statistics).
+  std::map<std::string, int> fused_operator_statistics() const;
 
   // Runs the model. `output_names` empty means all outputs, in model order. Thread-safe.
   std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names = {},

@@ -422,8 +422,12 @@ Value DecodeMap(WireReader r, DecodeContext& ctx) {
   const size_t esize = static_cast<size_t>(DataTypeBits(vt) / 8);
   for (size_t i = 0; i < elems.size(); ++i) {
     const Tensor& e = elems[i].tensor();
-    ONYX_CHECK(e.size() == 1 && e.dtype() == vt && vt != DataType::kString, kInvalidModel, ctx.source,
-               ": map values must be numeric scalars of one type");
+    ONYX_CHECK(e.size() == 1 && e.dtype() == vt, kInvalidModel, ctx.source,
+               ": map values must be scalars of one type");
+    if (vt == DataType::kString) {  // map(int64, string) and map(string, string) of ai.onnx.ml
+      value_tensor.data<std::string>()[i] = e.data<std::string>()[0];
+      continue;
+    }
     std::memcpy(static_cast<uint8_t*>(value_tensor.raw_data()) + i * esize, e.raw_data(), esize);
   }
   return Value::Map(std::move(key_tensor), std::move(value_tensor));

@@ -37,11 +37,13 @@ const Tensor* FindConstant(const ir::Graph* g, const std::string& name) {
   return nullptr;
 }
 
-// Prefixes an error from kernel code with the node it is about, unless it names it already.
-[[noreturn]] void RethrowWithNode(const Error& e, const ir::Node& node) {
+// Prefixes an error from kernel code with the node it is about (and, at run time, its inputs'
+// types and shapes), unless it names the node already.
+[[noreturn]] void RethrowWithNode(const Error& e, const ir::Node& node, const std::string& inputs = "") {
   const std::string what = e.what();
   if (what.find(node.Describe()) != std::string::npos) throw e;
-  throw Error(e.code(), StrCat(node.Describe(), ": ", what));
+  if (inputs.empty()) throw Error(e.code(), StrCat(node.Describe(), ": ", what));
+  throw Error(e.code(), StrCat(node.Describe(), " with inputs (", inputs, "): ", what));
 }
 
 }  // namespace
@@ -223,9 +225,11 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
     try {
       step.kernel->Compute(ctx);
     } catch (const Error& e) {
-      RethrowWithNode(e, *step.node);
+      RethrowWithNode(e, *step.node, ctx.DescribeInputs());
     } catch (const std::bad_alloc&) {
       ONYX_THROW(kOutOfMemory, step.node->Describe(), ": out of memory");
+    } catch (const std::exception& e) {
+      ONYX_THROW(kRuntime, step.node->Describe(), " with inputs (", ctx.DescribeInputs(), "): ", e.what());
     }
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       const int s = step.outputs[i];

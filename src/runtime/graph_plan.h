@@ -21,7 +21,6 @@ class ThreadPool;
 struct RunState {
   ThreadPool* pool = nullptr;
   Allocator* allocator = nullptr;
-  std::string run_tag;
 };
 
 class GraphPlan final : public Subgraph {

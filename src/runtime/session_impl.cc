@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "onnx/model_loader.h"
+#include "onnx/model_writer.h"
 
 namespace onyx {
 
@@ -15,6 +16,40 @@ std::unique_ptr<ExecutionProvider> MakeProvider(const std::string& name) {
 }
 
 std::string DescribeType(const std::shared_ptr<const TypeInfo>& type) { return type ? type->ToString() : "unknown"; }
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  for (char c : text + ",") {
+    if (c == ',') {
+      const auto b = item.find_first_not_of(' '), e = item.find_last_not_of(' ');
+      if (b != std::string::npos) items.push_back(item.substr(b, e - b + 1));
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return items;
+}
+
+void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
+  for (const auto& [key, value] : entries) {
+    const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
+                       key == kConfigExternalInitializersMinSize;
+    ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
+  }
+}
+
+int64_t TotalInitializerBytes(const ir::Graph& graph) {
+  int64_t total = 0;
+  for (const auto& [name, t] : graph.initializers) total += t.byte_size();
+  for (const auto& node : graph.nodes)
+    for (const auto& a : node->attributes) {
+      if (a.g) total += TotalInitializerBytes(*a.g);
+      for (const auto& sub : a.graphs) total += TotalInitializerBytes(*sub);
+    }
+  return total;
+}
 
 }  // namespace
 
@@ -28,6 +63,8 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
     has_cpu = has_cpu || providers_.back()->name() == "CPU";
   }
   if (!has_cpu) providers_.push_back(MakeCpuProvider());
+  CheckConfigKeys(options.config_entries);
+  Optimize();
   pool_ = std::make_unique<ThreadPool>(options.intra_op_num_threads);
 
   GraphPlan::BuildContext ctx;
@@ -54,6 +91,38 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   metadata_.graph_name = graph.name;
   metadata_.opset_imports = model_->opset_imports;
   for (const auto& [k, v] : model_->metadata_props) metadata_.custom_metadata[k] = v;
+}
+
+void SessionImpl::Optimize() {
+  OptimizerOptions opt;
+  opt.level = static_cast<OptLevel>(static_cast<int>(options_.graph_optimization_level));
+  opt.providers.clear();
+  for (const auto& p : providers_) opt.providers.push_back(p->name());
+  auto it = options_.config_entries.find(kConfigDisableOptimizers);
+  if (it != options_.config_entries.end()) opt.disabled_passes = SplitList(it->second);
+  try {
+    report_ = OptimizeModel(*model_, opt);
+  } catch (const Error& e) {
+    throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
+  }
+  if (options_.optimized_model_filepath.empty()) return;
+  SaveOptions save;
+  auto file = options_.config_entries.find(kConfigExternalInitializersFile);
+  auto min_size = options_.config_entries.find(kConfigExternalInitializersMinSize);
+  constexpr int64_t kInlineLimit = int64_t{1} << 31;
+  if (file != options_.config_entries.end() || TotalInitializerBytes(*model_->graph) >= kInlineLimit - (int64_t{1} << 26)) {
+    save.external_file_name = file != options_.config_entries.end() ? file->second : "";
+    save.external_threshold_bytes = 1024;
+    if (min_size != options_.config_entries.end()) {
+      try {
+        save.external_threshold_bytes = std::stoll(min_size->second);
+      } catch (...) {
+        ONYX_THROW(kInvalidArgument, kConfigExternalInitializersMinSize, " must be an integer, got '", min_size->second,
+                   "'");
+      }
+    }
+  }
+  SaveModel(*model_, options_.optimized_model_filepath, save);
 }
 
 std::string SessionImpl::ModelLabel() const { return model_->path.empty() ? "<model bytes>" : model_->path; }
@@ -147,12 +216,12 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
   RunState run;
   run.pool = pool_.get();
   run.allocator = CpuAllocator();
-  run.run_tag = run_options.run_tag;
   std::vector<Value> all;
   try {
     all = plan_->Execute(run, std::move(positional), nullptr);
   } catch (const Error& e) {
-    throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
+    const std::string tag = run_options.run_tag.empty() ? "" : StrCat(" (run '", run_options.run_tag, "')");
+    throw Error(e.code(), StrCat(ModelLabel(), tag, ": ", e.what()));
   }
   std::vector<Value> result;
   result.reserve(picks.size());
@@ -176,6 +245,9 @@ const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs(); }
 const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs(); }
 const std::vector<IoInfo>& Session::overridable_initializers() const { return impl_->overridable_initializers(); }
 const ModelMetadata& Session::metadata() const { return impl_->metadata(); }
+std::map<std::string, int> Session::fused_operator_statistics() const {
+  return impl_->optimization_report().FusedOperatorStatistics();
+}
 
 std::vector<Value> Session::Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
                                 const RunOptions& run_options) const {

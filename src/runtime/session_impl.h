@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "optimizer/pass_manager.h"
 #include "onyx/session.h"
 #include "platform/thread_pool.h"
 #include "providers/provider.h"
@@ -28,9 +29,11 @@ class SessionImpl {
   const GraphPlan& plan() const { return *plan_; }
   ThreadPool* thread_pool() const { return pool_.get(); }
   const SessionOptions& options() const { return options_; }
+  const OptimizationReport& optimization_report() const { return report_; }
 
  private:
   std::string ModelLabel() const;
+  void Optimize();
   // Checks a feed against the model's declared type; throws naming the input.
   void CheckFeed(const IoInfo& info, const Value& value) const;
 
@@ -41,6 +44,13 @@ class SessionImpl {
   std::unique_ptr<GraphPlan> plan_;
   std::vector<IoInfo> inputs_, outputs_, overridable_;
   ModelMetadata metadata_;
+  OptimizationReport report_;
 };
+
+// Config entries SessionOptions accepts.
+inline constexpr const char* kConfigDisableOptimizers = "optimization.disable_specified_optimizers";
+inline constexpr const char* kConfigExternalInitializersFile = "session.optimized_model_external_initializers_file_name";
+inline constexpr const char* kConfigExternalInitializersMinSize =
+    "session.optimized_model_external_initializers_min_size_in_bytes";
 
 }  // namespace onyx

@@ -33,8 +33,13 @@ def require_ort():
 def _write_inputs(folder, inputs):
     args = []
     for i, (name, array) in enumerate(inputs.items()):
-        path = os.path.join(folder, f"in_{i}.npy")
-        np.save(path, array)
+        if hasattr(array, "SerializeToString"):  # an onnx MapProto / SequenceProto / TensorProto
+            path = os.path.join(folder, f"in_{i}.pb")
+            with open(path, "wb") as f:
+                f.write(array.SerializeToString())
+        else:
+            path = os.path.join(folder, f"in_{i}.npy")
+            np.save(path, array)
         args += ["--input", f"{name}={path}"]
     return args
 
@@ -54,6 +59,43 @@ def run_onyx(model_path, inputs, threads=1, extra_args=()):
         if proc.returncode != 0:
             raise RuntimeError(f"onyx failed ({proc.returncode}): {proc.stderr.strip()}")
         return _read_outputs(out)
+
+
+def _json_value(v):
+    """A value `onyx run` wrote as JSON: tensors become arrays, maps dicts, sequences lists."""
+    if v is None:
+        return None
+    if isinstance(v, list):
+        return [_json_value(e) for e in v]
+    if "keys" in v:
+        return dict(zip(_json_value(v["keys"]).tolist(), _json_value(v["values"]).tolist()))
+    if v["dtype"] == "string":
+        return np.array(v["data"], dtype=object).reshape(v["shape"])
+    data = [float(d) if isinstance(d, str) else d for d in v["data"]]
+    return np.array(data, dtype=np.dtype(v["dtype"])).reshape(v["shape"])
+
+
+def run_onyx_values(model_path, inputs, threads=1):
+    """Every output of `onyx run` in model order: tensors as numpy arrays, sequences as lists,
+    maps as dicts. Inputs may be numpy arrays or onnx protos (e.g. a MapProto)."""
+    import json
+    with tempfile.TemporaryDirectory(dir=_work_dir()) as tmp:
+        out = os.path.join(tmp, "out")
+        cmd = [ONYX_BIN, "run", model_path, "--output-dir", out, "--threads", str(threads)]
+        cmd += _write_inputs(tmp, inputs)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"onyx failed ({proc.returncode}): {proc.stderr.strip()}")
+        files = sorted(os.listdir(out), key=lambda f: int(f.split("_", 1)[0]))
+        values = []
+        for f in files:
+            path = os.path.join(out, f)
+            if f.endswith(".npy"):
+                values.append(np.load(path, allow_pickle=False))
+            else:
+                with open(path) as fh:
+                    values.append(_json_value(json.load(fh)))
+        return values
 
 
 def run_ort(model_path, inputs, threads=1, opt_level="all"):
@@ -93,3 +135,53 @@ def save_model(model, name):
 def _work_dir():
     os.makedirs(WORK_DIR, exist_ok=True)
     return WORK_DIR
+
+
+def run_onnx_and_ort(model_path, inputs, threads=1):
+    """(ONNX Runtime's outputs, Onyx's outputs) for the same inputs."""
+    return run_ort(model_path, inputs, threads=threads), run_onyx(model_path, inputs, threads=threads)
+
+
+def bench_models_dir():
+    """The benchmark models of ../shared/models/bench, generated once into the build folder
+    (the generator is deterministic, so an existing complete set is reused)."""
+    import fcntl
+    import json
+    generator = require_shared("models", "bench", "generate.sh")
+    out = os.path.join(os.path.dirname(_work_dir()), "bench-models")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent tests wait for one generation
+        manifest = os.path.join(out, "manifest.json")
+        complete = os.path.exists(manifest) and all(
+            os.path.exists(os.path.join(out, m["file"])) for m in json.load(open(manifest))["models"])
+        if not complete:
+            subprocess.run(["bash", generator, out], check=True, capture_output=True)
+    return out
+
+
+def bench_manifest():
+    import json
+    folder = bench_models_dir()
+    return folder, {m["name"]: m for m in json.load(open(os.path.join(folder, "manifest.json")))["models"]}
+
+
+def bench_feeds(model_entry, seed=0, shape_override=None):
+    """Inputs as MANIFEST.md describes: images N(0,1), token ids uniform, token types 0/1, the
+    attention mask ones except its last 8 positions (so the padding path is exercised)."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for spec in model_entry["inputs"]:
+        shape = list(shape_override.get(spec["name"], spec["bench_shape"]) if shape_override else spec["bench_shape"])
+        fill = spec["fill"]
+        if fill == "normal":
+            feeds[spec["name"]] = rng.standard_normal(shape, dtype=np.float32)
+        elif fill == "ones":
+            mask = np.ones(shape, np.int64)
+            if shape[-1] > 16:
+                mask[..., -8:] = 0
+            feeds[spec["name"]] = mask
+        else:
+            _, low, high = fill
+            feeds[spec["name"]] = rng.integers(low, high, size=shape, dtype=np.int64)
+    return feeds

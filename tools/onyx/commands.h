@@ -7,5 +7,7 @@ namespace onyx::cli {
 
 void AddRunCommand(CLI::App& app);
 void AddInfoCommand(CLI::App& app);
+void AddOptimizeCommand(CLI::App& app);
+void AddPerfCommand(CLI::App& app);
 
 }  // namespace onyx::cli

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   onyx::cli::AddRunCommand(app);
   onyx::cli::AddInfoCommand(app);
+  onyx::cli::AddOptimizeCommand(app);
+  onyx::cli::AddPerfCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

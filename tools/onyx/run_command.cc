@@ -1,12 +1,15 @@
 // onyx run: run a model on given or random inputs, print and save its outputs; or check an
 // ONNX test folder.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "base/check.h"
 #include "commands.h"
+#include "optimizer/pass.h"
 #include "feeds.h"
 #include "platform/timer.h"
 #include "tensor/npy.h"
@@ -22,7 +25,12 @@ struct RunArgs {
   std::string output_dir;
   int threads = 0;
   int runs = 1;
+  std::string opt_level = "all";
 };
+
+GraphOptimizationLevel LevelFromText(const std::string& text) {
+  return static_cast<GraphOptimizationLevel>(static_cast<int>(ParseOptLevel(text)));
+}
 
 double Checksum(const Tensor& t) {
   if (t.dtype() == DataType::kString) {
@@ -57,9 +65,80 @@ std::string SafeFileName(std::string name) {
   return name;
 }
 
+// JSON for values that are not tensors (sequences, maps), so tests can read them back:
+// tensor {"dtype", "shape", "data"}, sequence [..], map {"keys": tensor, "values": tensor}.
+void AppendJsonString(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+}
+
+void AppendJson(std::string& out, const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNone: out += "null"; return;
+    case Value::Kind::kSequence: {
+      out += '[';
+      bool first = true;
+      for (const Value& e : v.sequence()) {
+        if (!first) out += ',';
+        first = false;
+        AppendJson(out, e);
+      }
+      out += ']';
+      return;
+    }
+    case Value::Kind::kMap:
+      out += "{\"keys\":";
+      AppendJson(out, Value(v.map_keys()));
+      out += ",\"values\":";
+      AppendJson(out, Value(v.map_values()));
+      out += '}';
+      return;
+    case Value::Kind::kTensor: {
+      const Tensor& t = v.tensor();
+      out += "{\"dtype\":";
+      AppendJsonString(out, std::string(DataTypeName(t.dtype())));
+      out += ",\"shape\":[";
+      for (size_t i = 0; i < t.rank(); ++i) out += (i ? "," : "") + std::to_string(t.dim(i));
+      out += "],\"data\":[";
+      for (int64_t i = 0; i < t.size(); ++i) {
+        if (i) out += ',';
+        if (t.dtype() == DataType::kString) {
+          AppendJsonString(out, t.data<std::string>()[i]);
+        } else {
+          const double d = testing::ElementAsDouble(t, i);
+          if (std::isnan(d)) {
+            out += "\"nan\"";
+          } else if (std::isinf(d)) {
+            out += d > 0 ? "\"inf\"" : "\"-inf\"";
+          } else {
+            char buf[40];
+            std::snprintf(buf, sizeof(buf), "%.17g", d);
+            out += buf;
+          }
+        }
+      }
+      out += "]}";
+      return;
+    }
+  }
+}
+
 int RunTestDir(const RunArgs& args) {
   SessionOptions options;
   options.intra_op_num_threads = args.threads;
+  options.graph_optimization_level = LevelFromText(args.opt_level);
   const auto result = testing::RunTestFolder(args.test_dir, options);
   if (!result.error.empty()) {
     std::printf("%s: ERROR %s\n", args.test_dir.c_str(), result.error.c_str());
@@ -82,6 +161,7 @@ void Run(const RunArgs& args) {
   ONYX_CHECK(args.runs >= 1, kInvalidArgument, "--runs must be at least 1");
   SessionOptions options;
   options.intra_op_num_threads = args.threads;
+  options.graph_optimization_level = LevelFromText(args.opt_level);
   Session session(args.model, options);
   const NamedValues feeds = BuildFeeds(session, args.feeds);
   std::vector<Value> outputs;
@@ -97,6 +177,12 @@ void Run(const RunArgs& args) {
     const Value& v = outputs[i];
     if (!v.is_tensor()) {
       std::printf("%s: %s\n", infos[i].name.c_str(), v.Describe().c_str());
+      if (!args.output_dir.empty()) {
+        std::string json;
+        AppendJson(json, v);
+        const auto path = std::filesystem::path(args.output_dir) / (std::to_string(i) + "_" + SafeFileName(infos[i].name) + ".json");
+        std::ofstream(path) << json << "\n";
+      }
       continue;
     }
     const Tensor& t = v.tensor();
@@ -120,12 +206,13 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("model", args->model, "The .onnx model");
   cmd->add_option("--input", args->feeds.inputs, "NAME=FILE (.npy or TensorProto .pb); repeatable");
   cmd->add_option("--test-dir", args->test_dir, "An ONNX test folder (model.onnx + test_data_set_N)");
-  cmd->add_option("--output-dir", args->output_dir, "Write each output as DIR/<index>_<name>.npy");
+  cmd->add_option("--output-dir", args->output_dir, "Write each output as DIR/<index>_<name>.npy (.json for sequences and maps)");
   cmd->add_flag("--random", args->feeds.random, "Seeded random values for inputs not given");
   cmd->add_option("--seed", args->feeds.seed, "Seed for --random (default 0)");
   cmd->add_option("--dim", args->feeds.dims, "NAME=N: size of a symbolic dimension for --random (default 1)");
   cmd->add_option("--threads", args->threads, "Intra-op threads (0 = one per physical core)");
   cmd->add_option("--runs", args->runs, "Run this many times and report the median time");
+  cmd->add_option("--opt-level", args->opt_level, "Graph optimization: disabled, basic, extended, all (default)");
   cmd->callback([args] { Run(*args); });
 }
 

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark of Onyx and ONNX Runtime 1.30 (onnxruntime-node).
+
+For each model and thread count both engines load the model in their own worker process
+(bench/compare/onyx_worker.cc, tools/ort_reference/ort_worker.js), their outputs on the same
+inputs are checked against each other, and then they run alternately, one run each per round
+(A B B A ...), so machine noise hits both alike. Reports medians, the ORT/Onyx ratio, p90s,
+session-creation times and peak memory, and writes the table to bench/RESULTS.md.
+
+  bench/compare/compare.py [--models a,b] [--threads 1,2] [--rounds 20] [--warmup 3]
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+import onyx_harness  # noqa: E402
+
+REAL_MODELS = {
+    "ppocr_det": ("ch_PP-OCRv4_det_infer.onnx", lambda rng: {"x": rng.standard_normal((1, 3, 640, 640), np.float32)}),
+    "ppocr_rec": ("ch_PP-OCRv4_rec_infer.onnx", lambda rng: {"x": rng.standard_normal((1, 3, 48, 320), np.float32)}),
+    "ppocr_cls": ("ch_ppocr_mobile_v2.0_cls_infer.onnx",
+                  lambda rng: {"x": rng.standard_normal((1, 3, 48, 192), np.float32)}),
+    "silero_vad": ("silero_vad_v5.onnx", lambda rng: {
+        "input": rng.uniform(-0.5, 0.5, (1, 512)).astype(np.float32),
+        "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}),
+}
+BENCH_MODELS = ["resnet50", "mobilenetv2", "efficientnet_b0", "bert_base", "bert_tiny", "gpt2_small", "vit_tiny",
+                "yolo_like"]
+
+
+class Worker:
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.create_ms = float(self._expect("ready"))
+
+    def _expect(self, word):
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith(word):
+            self.proc.kill()
+            raise RuntimeError(f"worker said: {line or '(nothing)'}")
+        return line[len(word):].strip()
+
+    def ask(self, command, answer):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._expect(answer)
+
+    def run(self):
+        return float(self.ask("run", "ms"))
+
+    def close(self):
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.flush()
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+
+
+def model_cases(names):
+    cases = []
+    for name in names:
+        if name in REAL_MODELS:
+            file, make = REAL_MODELS[name]
+            path = onyx_harness.require_shared("models", "real", file)
+            cases.append((name, path, make(np.random.default_rng(0))))
+        else:
+            folder, manifest = onyx_harness.bench_manifest()
+            entry = manifest[name]
+            cases.append((name, os.path.join(folder, entry["file"]), onyx_harness.bench_feeds(entry)))
+    return cases
+
+
+def compare_outputs(dir_a, dir_b):
+    files = sorted(f for f in os.listdir(dir_a) if f.endswith(".npy"))
+    worst = 0.0
+    for f in files:
+        a, b = np.load(os.path.join(dir_a, f)), np.load(os.path.join(dir_b, f))
+        if a.shape != b.shape or not np.allclose(b, a, rtol=1e-3, atol=1e-4):
+            return False, f
+        if a.dtype.kind == "f" and a.size:
+            worst = max(worst, float(np.max(np.abs(a - b))))
+    return True, f"max abs diff {worst:.2e}"
+
+
+def measure(name, path, feeds, threads, args, tmp):
+    specs = []
+    for i, (input_name, array) in enumerate(feeds.items()):
+        file = os.path.join(tmp, f"{name}_in{i}.npy")
+        np.save(file, array)
+        specs.append(f"{input_name}={file}")
+    onyx = Worker([args.worker, path, str(threads), args.opt_level] + specs)
+    ort = Worker(["node", os.path.join(REPO, "tools", "ort_reference", "ort_worker.js"), args.ort_dir, path,
+                  str(threads), args.opt_level] + specs)
+    try:
+        a_dir, b_dir = os.path.join(tmp, name + "_onyx"), os.path.join(tmp, name + "_ort")
+        onyx.ask(f"save {a_dir}", "saved")
+        ort.ask(f"save {b_dir}", "saved")
+        agree, detail = compare_outputs(b_dir, a_dir)
+        for _ in range(args.warmup):
+            onyx.run()
+            ort.run()
+        t_onyx, t_ort = [], []
+        for r in range(args.rounds):
+            order = (onyx, ort) if r % 2 == 0 else (ort, onyx)
+            for w in order:
+                (t_onyx if w is onyx else t_ort).append(w.run())
+        return {
+            "model": name, "threads": threads, "agree": agree, "agree_detail": detail,
+            "onyx_median": statistics.median(t_onyx), "ort_median": statistics.median(t_ort),
+            "onyx_p90": float(np.percentile(t_onyx, 90)), "ort_p90": float(np.percentile(t_ort, 90)),
+            "onyx_create_ms": onyx.create_ms, "ort_create_ms": ort.create_ms,
+            "onyx_rss_mb": float(onyx.ask("stats", "rss_mb")), "ort_rss_mb": float(ort.ask("stats", "rss_mb")),
+        }
+    finally:
+        onyx.close()
+        ort.close()
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def table(results, args):
+    lines = [
+        f"# Onyx vs ONNX Runtime 1.30 (CPU)",
+        "",
+        f"Date: {datetime.date.today().isoformat()}; CPU: {cpu_name()}, {os.cpu_count()} logical cores; "
+        f"optimization level {args.opt_level}; {args.rounds} alternating rounds after {args.warmup} warm-ups; "
+        "times in ms (wall time of one Run inside each engine's worker; ORT's includes onnxruntime-node copying "
+        "outputs into JS). Peak RSS is the whole worker process (Node's own runtime included for ORT).",
+        f"Command: `bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}`",
+        "",
+        "| model | threads | Onyx median | ORT median | ORT/Onyx | Onyx p90 | ORT p90 | Onyx create | ORT create "
+        "| Onyx RSS MB | ORT RSS MB | outputs agree |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    ratios = []
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['threads']} | error: {r['error']} |||||||||| |")
+            continue
+        ratio = r["ort_median"] / r["onyx_median"]
+        ratios.append(ratio)
+        lines.append(
+            f"| {r['model']} | {r['threads']} | {r['onyx_median']:.2f} | {r['ort_median']:.2f} | {ratio:.2f} | "
+            f"{r['onyx_p90']:.2f} | {r['ort_p90']:.2f} | {r['onyx_create_ms']:.0f} | {r['ort_create_ms']:.0f} | "
+            f"{r['onyx_rss_mb']:.0f} | {r['ort_rss_mb']:.0f} | {'yes' if r['agree'] else 'NO'} ({r['agree_detail']}) |")
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        lines += ["", f"Geometric mean of ORT/Onyx over {len(ratios)} rows: **{geo:.2f}**; "
+                      f"lowest {min(ratios):.2f}."]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(BENCH_MODELS + list(REAL_MODELS)))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--opt-level", default="all")
+    ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
+    ap.add_argument("--out", default=os.path.join(REPO, "bench", "RESULTS.md"))
+    ap.add_argument("--json", default="", help="also write the raw results here")
+    args = ap.parse_args()
+    args.worker = os.path.join(args.build, "bench", "onyx_bench_worker")
+    args.ort_dir = os.path.join(args.build, "ort-cache")
+    os.environ.setdefault("ONYX_WORK_DIR", os.path.join(args.build, "test-work"))
+    onyx_harness.WORK_DIR = os.environ["ONYX_WORK_DIR"]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path, feeds in model_cases(args.models.split(",")):
+            for threads in [int(t) for t in args.threads.split(",")]:
+                try:
+                    r = measure(name, path, feeds, threads, args, tmp)
+                except Exception as e:  # a model Onyx cannot run yet still gets a row
+                    r = {"model": name, "threads": threads, "error": str(e).splitlines()[0][:120]}
+                results.append(r)
+                print(json.dumps(r), flush=True)
+    text = table(results, args)
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

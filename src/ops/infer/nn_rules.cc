@@ -1,0 +1,185 @@
+// Inference rules of linear-algebra and NN ops: MatMul, Gemm, Conv, pools, reductions,
+// ArgMax/ArgMin, TopK, Resize, and the com.microsoft fused forms Onyx's optimizer creates.
+#include <algorithm>
+
+#include "ops/broadcast.h"
+#include "ops/shape_inference.h"
+
+namespace onyx {
+namespace {
+
+using Dims = std::vector<Dim>;
+
+void MatMulLike(InferenceContext& ctx, bool trans_a, bool trans_b) {
+  const Dims* a = ctx.input_dims(0);
+  const Dims* b = ctx.input_dims(1);
+  const DataType dt = ctx.input_dtype(0);
+  if (!a || !b || a->empty() || b->empty()) return ctx.set_output(0, dt, std::nullopt);
+  Dims as = *a, bs = *b;
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), Dim{1, ""});
+  if (b_vec) bs.push_back(Dim{1, ""});
+  if (trans_a) std::swap(as[as.size() - 1], as[as.size() - 2]);
+  if (trans_b) std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
+  const Dims a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  auto batch = BroadcastDims({&a_batch, &b_batch});
+  Dims out = batch ? *batch : Dims{};
+  if (!a_vec) out.push_back(as[as.size() - 2]);
+  if (!b_vec) out.push_back(bs.back());
+  ctx.set_output(0, dt, out);
+}
+
+void MatMulRule(InferenceContext& ctx) { MatMulLike(ctx, false, false); }
+
+void FusedMatMulRule(InferenceContext& ctx) {
+  MatMulLike(ctx, ctx.attr_int("transA", 0) != 0, ctx.attr_int("transB", 0) != 0);
+}
+
+void GemmRule(InferenceContext& ctx) {
+  const Dims* a = ctx.input_dims(0);
+  const Dims* b = ctx.input_dims(1);
+  if (!a || !b || a->size() != 2 || b->size() != 2) return ctx.set_output(0, ctx.input_dtype(0), Dims(2));
+  const Dim m = ctx.attr_int("transA", 0) ? (*a)[1] : (*a)[0];
+  const Dim n = ctx.attr_int("transB", 0) ? (*b)[0] : (*b)[1];
+  ctx.set_output(0, ctx.input_dtype(0), Dims{m, n});
+}
+
+// Output spatial size of a sliding window, or unknown.
+Dim WindowOut(const Dim& in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation,
+              bool ceil_mode, const std::string& auto_pad) {
+  if (!in.known() || kernel <= 0 || stride <= 0) return Dim{};
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return Dim{(in.value + stride - 1) / stride, ""};
+  const int64_t effective = (kernel - 1) * dilation + 1;
+  const int64_t span = in.value + pad_begin + pad_end - effective;
+  if (span < 0) return Dim{};
+  if (auto_pad == "VALID") return Dim{(in.value - effective) / stride + 1, ""};
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // A window that would start in the end padding is dropped (ceil mode).
+  if (ceil_mode && (out - 1) * stride >= in.value + pad_begin) --out;
+  return Dim{out, ""};
+}
+
+std::string AutoPad(const InferenceContext& ctx) {
+  const ir::Attribute* a = ctx.node().FindAttribute("auto_pad");
+  return a ? a->s : "NOTSET";
+}
+
+void ConvLike(InferenceContext& ctx, bool pool) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 3) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const size_t spatial = x->size() - 2;
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  const Dims* w = pool ? nullptr : ctx.input_dims(1);
+  if (kernel.empty() && w && w->size() == x->size())
+    for (size_t i = 2; i < w->size(); ++i) kernel.push_back((*w)[i].known() ? (*w)[i].value : -1);
+  auto strides = ctx.attr_ints("strides"), dilations = ctx.attr_ints("dilations"), pads = ctx.attr_ints("pads");
+  strides.resize(spatial, 1);
+  dilations.resize(spatial, 1);
+  pads.resize(2 * spatial, 0);
+  Dims out;
+  out.push_back((*x)[0]);
+  out.push_back(pool ? (*x)[1] : (w && !w->empty() ? (*w)[0] : Dim{}));
+  const bool ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t k = i < kernel.size() ? kernel[i] : -1;
+    out.push_back(WindowOut((*x)[2 + i], k, strides[i], pads[i], pads[i + spatial], dilations[i], ceil_mode,
+                            AutoPad(ctx)));
+  }
+  ctx.set_output(0, ctx.input_dtype(0), out);
+  if (pool && ctx.num_outputs() > 1) ctx.set_output(1, DataType::kInt64, out);
+}
+
+void ConvRule(InferenceContext& ctx) { ConvLike(ctx, false); }
+void PoolRule(InferenceContext& ctx) { ConvLike(ctx, true); }
+
+void GlobalPoolRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  Dims out = *x;
+  for (size_t i = 2; i < out.size(); ++i) out[i] = Dim{1, ""};
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void Reduce(InferenceContext& ctx, DataType dtype, std::optional<std::vector<int64_t>> axes, bool keep_dims,
+            bool noop_with_empty_axes) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || !axes || x->empty()) return ctx.set_output(0, dtype, std::nullopt);
+  const int64_t rank = static_cast<int64_t>(x->size());
+  if (axes->empty() && noop_with_empty_axes) return ctx.set_output(0, dtype, *x);
+  std::vector<bool> reduced(static_cast<size_t>(rank), axes->empty());
+  for (int64_t a : *axes) reduced[NormalizeAxis(a, rank)] = true;
+  Dims out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i]) out.push_back((*x)[i]);
+    else if (keep_dims) out.push_back(Dim{1, ""});
+  }
+  ctx.set_output(0, dtype, out);
+}
+
+void ReduceRule(InferenceContext& ctx) {
+  // Axes moved from attribute to input at opset 13 for ReduceSum, opset 18 for the others.
+  const bool axes_input = ctx.opset() >= (ctx.node().op_type == "ReduceSum" ? 13 : 18);
+  std::optional<std::vector<int64_t>> axes =
+      axes_input ? (ctx.has_input(1) ? ctx.constant_ints(1) : std::vector<int64_t>{}) : ctx.attr_ints("axes");
+  Reduce(ctx, ctx.input_dtype(0), axes, ctx.attr_int("keepdims", 1) != 0, ctx.attr_int("noop_with_empty_axes", 0) != 0);
+}
+
+void ArgRule(InferenceContext& ctx) {
+  Reduce(ctx, DataType::kInt64, std::vector<int64_t>{ctx.attr_int("axis", 0)}, ctx.attr_int("keepdims", 1) != 0, false);
+}
+
+void TopKRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->empty()) return;
+  Dims out = *x;
+  const int64_t axis = NormalizeAxis(ctx.attr_int("axis", -1), static_cast<int64_t>(x->size()));
+  auto k = ctx.opset() >= 10 ? ctx.constant_ints(1)
+                             : std::optional<std::vector<int64_t>>(std::vector<int64_t>{ctx.attr_int("k", -1)});
+  out[axis] = k && k->size() == 1 ? Dim{(*k)[0], ""} : Dim{};
+  ctx.set_output(0, ctx.input_dtype(0), out);
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DataType::kInt64, out);
+}
+
+void AttentionRule(InferenceContext& ctx) {
+  // com.microsoft.Attention / MultiHeadAttention: [batch, sequence, v_hidden]; the hidden size
+  // comes from the weights (Attention) or the query (MultiHeadAttention).
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() != 3) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  Dims out = *x;
+  if (ctx.node().op_type == "Attention") {
+    const Dims* w = ctx.input_dims(1);
+    const auto qkv = ctx.attr_ints("qkv_hidden_sizes");
+    if (qkv.size() == 3) out[2] = Dim{qkv[2], ""};
+    else if (w && w->size() == 2 && (*w)[1].known()) out[2] = Dim{(*w)[1].value / 3, ""};
+    else out[2] = Dim{};
+  }
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+struct Registrations {
+  Registrations() {
+    RegisterInferenceRule("", "MatMul", MatMulRule);
+    RegisterInferenceRule("com.microsoft", "FusedMatMul", FusedMatMulRule);
+    RegisterInferenceRule("", "Gemm", GemmRule);
+    RegisterInferenceRule("", "Conv", ConvRule);
+    RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
+    for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) RegisterInferenceRule("", op, PoolRule);
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
+      RegisterInferenceRule("", op, GlobalPoolRule);
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+      RegisterInferenceRule("", op, ReduceRule);
+    RegisterInferenceRule("", "ArgMax", ArgRule);
+    RegisterInferenceRule("", "ArgMin", ArgRule);
+    RegisterInferenceRule("", "TopK", TopKRule);
+    for (const char* op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization",
+                           "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization", "LayerNormalization",
+                           "BiasSoftmax"})
+      RegisterInferenceRule("com.microsoft", op, SameAsInput0);
+    RegisterInferenceRule("com.microsoft", "Attention", AttentionRule);
+    RegisterInferenceRule("com.microsoft", "MultiHeadAttention", AttentionRule);
+  }
+} registrations;
+
+}  // namespace
+}  // namespace onyx

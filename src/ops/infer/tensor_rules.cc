@@ -1,0 +1,309 @@
+// Inference rules of shape and data-movement ops: Shape, Size, Cast, Reshape, Flatten,
+// Squeeze, Unsqueeze, Transpose, Concat, Gather, Slice, Expand, Split, ConstantOfShape,
+// Constant, Tile, NonZero, Range.
+#include <algorithm>
+
+#include "base/check.h"
+#include "ops/broadcast.h"
+#include "ops/shape_inference.h"
+
+namespace onyx {
+namespace {
+
+using Dims = std::vector<Dim>;
+
+std::optional<Dims> Maybe(const Dims* d) { return d ? std::optional<Dims>(*d) : std::nullopt; }
+
+void ShapeRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  if (!in) return ctx.set_output(0, DataType::kInt64, Dims{Dim{}});
+  const int64_t rank = static_cast<int64_t>(in->size());
+  int64_t start = ctx.attr_int("start", 0), end = ctx.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  ctx.set_output(0, DataType::kInt64, Dims{Dim{std::max<int64_t>(0, end - start), ""}});
+}
+
+void SizeRule(InferenceContext& ctx) { ctx.set_output(0, DataType::kInt64, Dims{}); }
+
+void CastRule(InferenceContext& ctx) {
+  const auto to = static_cast<DataType>(ctx.attr_int("to", 0));
+  ctx.set_output(0, to, Maybe(ctx.input_dims(0)));
+}
+
+void CastLikeRule(InferenceContext& ctx) { ctx.set_output(0, ctx.input_dtype(1), Maybe(ctx.input_dims(0))); }
+
+void ReshapeRule(InferenceContext& ctx) {
+  const DataType dt = ctx.input_dtype(0);
+  std::optional<std::vector<int64_t>> shape =
+      ctx.opset() < 5 ? std::optional<std::vector<int64_t>>(ctx.attr_ints("shape")) : ctx.constant_ints(1);
+  if (!shape) {
+    // Rank is the shape input's length when that is known.
+    const Dims* s = ctx.input_dims(1);
+    if (s && s->size() == 1 && (*s)[0].known()) return ctx.set_output(0, dt, Dims(static_cast<size_t>((*s)[0].value)));
+    return ctx.set_output(0, dt, std::nullopt);
+  }
+  const Dims* in = ctx.input_dims(0);
+  const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
+  Dims out;
+  int infer_at = -1;
+  for (size_t i = 0; i < shape->size(); ++i) {
+    const int64_t v = (*shape)[i];
+    if (v == 0 && !allow_zero) {
+      out.push_back(in && i < in->size() ? (*in)[i] : Dim{});
+    } else if (v == -1) {
+      infer_at = static_cast<int>(i);
+      out.push_back(Dim{});
+    } else {
+      out.push_back(Dim{v, ""});
+    }
+  }
+  if (infer_at >= 0 && in) {
+    int64_t total = 1, known_out = 1;
+    bool all_known = true;
+    for (const auto& d : *in) {
+      if (!d.known()) all_known = false;
+      else total *= d.value;
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (static_cast<int>(i) == infer_at) continue;
+      if (!out[i].known()) all_known = false;
+      else known_out *= out[i].value;
+    }
+    if (all_known && known_out > 0) out[infer_at] = Dim{total / known_out, ""};
+  }
+  ctx.set_output(0, dt, out);
+}
+
+void FlattenRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  if (!in) return ctx.set_output(0, ctx.input_dtype(0), Dims(2));
+  const int64_t rank = static_cast<int64_t>(in->size());
+  int64_t axis = ctx.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  auto product = [&](int64_t b, int64_t e) {
+    int64_t p = 1;
+    for (int64_t i = b; i < e; ++i) {
+      if (!(*in)[i].known()) return Dim{};
+      p *= (*in)[i].value;
+    }
+    return Dim{p, ""};
+  };
+  ctx.set_output(0, ctx.input_dtype(0), Dims{product(0, axis), product(axis, rank)});
+}
+
+std::optional<std::vector<int64_t>> AxesOf(InferenceContext& ctx, int input_since_opset, size_t input_index) {
+  if (ctx.opset() >= input_since_opset) {
+    if (!ctx.has_input(input_index)) return std::vector<int64_t>{};
+    return ctx.constant_ints(input_index);
+  }
+  return ctx.attr_ints("axes");
+}
+
+void SqueezeRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  auto axes = AxesOf(ctx, 13, 1);
+  if (!in || !axes) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const int64_t rank = static_cast<int64_t>(in->size());
+  Dims out;
+  for (int64_t i = 0; i < rank; ++i) {
+    bool drop;
+    if (axes->empty()) {
+      if (!(*in)[i].known()) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+      drop = (*in)[i].value == 1;
+    } else {
+      drop = std::any_of(axes->begin(), axes->end(), [&](int64_t a) { return NormalizeAxis(a, rank) == i; });
+    }
+    if (!drop) out.push_back((*in)[i]);
+  }
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void UnsqueezeRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  auto axes = AxesOf(ctx, 13, 1);
+  if (!in || !axes) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const int64_t rank = static_cast<int64_t>(in->size() + axes->size());
+  std::vector<bool> inserted(static_cast<size_t>(rank), false);
+  for (int64_t a : *axes) inserted[NormalizeAxis(a, rank)] = true;
+  Dims out;
+  size_t k = 0;
+  for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? Dim{1, ""} : (*in)[k++]);
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void TransposeRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  if (!in) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  std::vector<int64_t> perm = ctx.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t i = static_cast<int64_t>(in->size()) - 1; i >= 0; --i) perm.push_back(i);
+  if (perm.size() != in->size()) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  Dims out;
+  for (int64_t p : perm) out.push_back((*in)[NormalizeAxis(p, static_cast<int64_t>(in->size()))]);
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void ConcatRule(InferenceContext& ctx) {
+  const Dims* first = ctx.input_dims(0);
+  if (!first || first->empty()) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  Dims out = *first;
+  const int64_t axis = NormalizeAxis(ctx.attr_int("axis", 0), static_cast<int64_t>(out.size()));
+  int64_t total = 0;
+  bool known = true;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Dims* d = ctx.input_dims(i);
+    if (!d || !(*d)[axis].known()) known = false;
+    else total += (*d)[axis].value;
+  }
+  out[axis] = known ? Dim{total, ""} : Dim{};
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void GatherRule(InferenceContext& ctx) {
+  const Dims* data = ctx.input_dims(0);
+  const Dims* indices = ctx.input_dims(1);
+  if (!data || !indices || data->empty()) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const int64_t axis = NormalizeAxis(ctx.attr_int("axis", 0), static_cast<int64_t>(data->size()));
+  Dims out(data->begin(), data->begin() + axis);
+  out.insert(out.end(), indices->begin(), indices->end());
+  out.insert(out.end(), data->begin() + axis + 1, data->end());
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void SliceRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  if (!in) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const int64_t rank = static_cast<int64_t>(in->size());
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    starts = ctx.attr_ints("starts");
+    ends = ctx.attr_ints("ends");
+    axes = ctx.attr_ints("axes");
+  } else {
+    starts = ctx.constant_ints(1);
+    ends = ctx.constant_ints(2);
+    axes = ctx.has_input(3) ? ctx.constant_ints(3) : std::vector<int64_t>{};
+    steps = ctx.has_input(4) ? ctx.constant_ints(4) : std::vector<int64_t>{};
+  }
+  Dims out = *in;
+  const bool steps_known = ctx.opset() < 10 || steps.has_value();
+  if (!starts || !ends || !axes || !steps_known) {
+    for (auto& d : out) d = Dim{};
+    return ctx.set_output(0, ctx.input_dtype(0), out);
+  }
+  for (size_t i = 0; i < starts->size(); ++i) {
+    const int64_t axis = axes->empty() ? static_cast<int64_t>(i) : NormalizeAxis((*axes)[i], rank);
+    const int64_t step = steps && !steps->empty() ? (*steps)[i] : 1;
+    if (!(*in)[axis].known() || step == 0) {
+      out[axis] = Dim{};
+      continue;
+    }
+    const int64_t dim = (*in)[axis].value;
+    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+    int64_t s = (*starts)[i], e = (*ends)[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    int64_t n;
+    if (step > 0) {
+      s = clampi(s, 0, dim);
+      e = clampi(e, 0, dim);
+      n = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = clampi(s, -1, dim - 1);
+      e = clampi(e, -1, dim - 1);
+      n = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    }
+    out[axis] = Dim{n, ""};
+  }
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void ExpandRule(InferenceContext& ctx) {
+  auto shape = ctx.constant_ints(1);
+  if (!shape) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const Dims target = KnownDims(*shape);
+  ctx.set_output(0, ctx.input_dtype(0), BroadcastDims({ctx.input_dims(0), &target}));
+}
+
+void ConstantOfShapeRule(InferenceContext& ctx) {
+  const ir::Attribute* value = ctx.node().FindAttribute("value");
+  const DataType dt = value && value->t.defined() ? value->t.dtype() : DataType::kFloat;
+  auto shape = ctx.constant_ints(0);
+  ctx.set_output(0, dt, shape ? std::optional<Dims>(KnownDims(*shape)) : std::nullopt);
+}
+
+void ConstantRule(InferenceContext& ctx) {
+  const ir::Attribute* value = ctx.node().FindAttribute("value");
+  if (value && value->t.defined()) ctx.set_output(0, value->t.dtype(), KnownDims(value->t.shape()));
+}
+
+void SplitRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  const DataType dt = ctx.input_dtype(0);
+  if (!in || in->empty()) return;
+  const int64_t axis = NormalizeAxis(ctx.attr_int("axis", 0), static_cast<int64_t>(in->size()));
+  std::optional<std::vector<int64_t>> sizes =
+      ctx.opset() >= 13 ? (ctx.has_input(1) ? ctx.constant_ints(1) : std::vector<int64_t>{}) : ctx.attr_ints("split");
+  const size_t n = ctx.num_outputs();
+  for (size_t i = 0; i < n; ++i) {
+    Dims out = *in;
+    if (sizes && !sizes->empty()) {
+      out[axis] = Dim{(*sizes)[i], ""};
+    } else if ((*in)[axis].known()) {
+      const int64_t total = (*in)[axis].value;
+      const int64_t chunk = (total + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
+      out[axis] = Dim{std::min(chunk, total - chunk * static_cast<int64_t>(i)), ""};
+    } else {
+      out[axis] = Dim{};
+    }
+    ctx.set_output(i, dt, out);
+  }
+}
+
+void TileRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  auto repeats = ctx.constant_ints(1);
+  if (!in) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  Dims out = *in;
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = repeats && out[i].known() ? Dim{out[i].value * (*repeats)[i], ""} : Dim{};
+  ctx.set_output(0, ctx.input_dtype(0), out);
+}
+
+void NonZeroRule(InferenceContext& ctx) {
+  const Dims* in = ctx.input_dims(0);
+  ctx.set_output(0, DataType::kInt64, in ? std::optional<Dims>(Dims{Dim{static_cast<int64_t>(in->size()), ""}, Dim{}})
+                                         : std::optional<Dims>(Dims(2)));
+}
+
+void RangeRule(InferenceContext& ctx) { ctx.set_output(0, ctx.input_dtype(0), Dims{Dim{}}); }
+
+struct Registrations {
+  Registrations() {
+    RegisterInferenceRule("", "Shape", ShapeRule);
+    RegisterInferenceRule("", "Size", SizeRule);
+    RegisterInferenceRule("", "Cast", CastRule);
+    RegisterInferenceRule("", "CastLike", CastLikeRule);
+    RegisterInferenceRule("", "Reshape", ReshapeRule);
+    RegisterInferenceRule("", "Flatten", FlattenRule);
+    RegisterInferenceRule("", "Squeeze", SqueezeRule);
+    RegisterInferenceRule("", "Unsqueeze", UnsqueezeRule);
+    RegisterInferenceRule("", "Transpose", TransposeRule);
+    RegisterInferenceRule("", "Concat", ConcatRule);
+    RegisterInferenceRule("", "Gather", GatherRule);
+    RegisterInferenceRule("", "Slice", SliceRule);
+    RegisterInferenceRule("", "Expand", ExpandRule);
+    RegisterInferenceRule("", "ConstantOfShape", ConstantOfShapeRule);
+    RegisterInferenceRule("", "Constant", ConstantRule);
+    RegisterInferenceRule("", "Split", SplitRule);
+    RegisterInferenceRule("", "Tile", TileRule);
+    RegisterInferenceRule("", "NonZero", NonZeroRule);
+    RegisterInferenceRule("", "Range", RangeRule);
+  }
+} registrations;
+
+}  // namespace
+}  // namespace onyx

@@ -1,0 +1,152 @@
+#include "ops/shape_inference.h"
+
+#include <map>
+
+#include "base/check.h"
+
+namespace onyx {
+namespace {
+
+std::map<std::pair<std::string, std::string>, InferenceRule>& Rules() {
+  static std::map<std::pair<std::string, std::string>, InferenceRule> rules;
+  return rules;
+}
+
+std::shared_ptr<const TypeInfo> TypeOfInitializer(const Tensor& t) {
+  return TypeInfo::Tensor(t.dtype(), KnownDims(t.shape()));
+}
+
+}  // namespace
+
+DataType InferenceContext::input_dtype(size_t i) const {
+  const TypeInfo* t = input(i);
+  return t && t->kind == TypeInfo::Kind::kTensor ? t->elem_type : DataType::kUndefined;
+}
+
+const std::vector<Dim>* InferenceContext::input_dims(size_t i) const {
+  const TypeInfo* t = input(i);
+  return t && t->kind == TypeInfo::Kind::kTensor && t->shape ? &*t->shape : nullptr;
+}
+
+std::optional<std::vector<int64_t>> InferenceContext::constant_ints(size_t i) const {
+  const Tensor* t = constant(i);
+  if (t == nullptr) return std::nullopt;
+  std::vector<int64_t> v(static_cast<size_t>(t->size()));
+  if (t->dtype() == DataType::kInt64) {
+    for (int64_t k = 0; k < t->size(); ++k) v[k] = t->data<int64_t>()[k];
+  } else if (t->dtype() == DataType::kInt32) {
+    for (int64_t k = 0; k < t->size(); ++k) v[k] = t->data<int32_t>()[k];
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+int64_t InferenceContext::attr_int(const std::string& name, int64_t fallback) const {
+  const ir::Attribute* a = node_.FindAttribute(name);
+  return a && a->type == ir::AttrType::kInt ? a->i : fallback;
+}
+
+std::vector<int64_t> InferenceContext::attr_ints(const std::string& name) const {
+  const ir::Attribute* a = node_.FindAttribute(name);
+  return a && a->type == ir::AttrType::kInts ? a->ints : std::vector<int64_t>{};
+}
+
+void InferenceContext::set_output(size_t i, DataType dtype, std::optional<std::vector<Dim>> dims) {
+  if (i < outputs_.size()) outputs_[i] = TypeInfo::Tensor(dtype, std::move(dims));
+}
+
+void RegisterInferenceRule(const std::string& domain, const std::string& op_type, InferenceRule rule) {
+  Rules()[{domain, op_type}] = std::move(rule);
+}
+
+const InferenceRule* FindInferenceRule(const std::string& domain, const std::string& op_type) {
+  auto it = Rules().find({domain, op_type});
+  return it == Rules().end() ? nullptr : &it->second;
+}
+
+std::vector<Dim> KnownDims(const Shape& shape) {
+  std::vector<Dim> dims;
+  for (int64_t d : shape) dims.push_back(Dim{d, ""});
+  return dims;
+}
+
+std::optional<std::vector<Dim>> BroadcastDims(const std::vector<const std::vector<Dim>*>& inputs) {
+  size_t rank = 0;
+  for (const auto* in : inputs) {
+    if (in == nullptr) return std::nullopt;
+    rank = std::max(rank, in->size());
+  }
+  std::vector<Dim> out(rank, Dim{1, ""});
+  for (size_t d = 0; d < rank; ++d) {
+    std::optional<Dim> result;
+    bool unknown = false;
+    for (const auto* in : inputs) {
+      const size_t offset = rank - in->size();
+      if (d < offset) continue;
+      const Dim& x = (*in)[d - offset];
+      if (x.known() && x.value == 1) continue;
+      if (!x.known() && x.param.empty()) {
+        unknown = true;
+        continue;
+      }
+      if (!result) {
+        result = x;
+      } else if (!(*result == x)) {
+        // Two different non-1 sizes: known values conflict only at run time; a symbol wins
+        // over nothing, a known size over a symbol.
+        if (x.known()) result = x;
+      }
+    }
+    if (result) out[d] = *result;
+    else if (unknown) out[d] = Dim{};
+  }
+  return out;
+}
+
+void SameAsInput0(InferenceContext& ctx) {
+  const TypeInfo* t = ctx.input(0);
+  if (t) ctx.set_output_type(0, std::make_shared<TypeInfo>(*t));
+}
+
+TypeMap InferGraphTypes(const ir::Graph& graph) {
+  std::vector<const ir::Node*> nodes;
+  for (const auto& n : graph.nodes) nodes.push_back(n.get());
+  return InferNodeTypes(graph, nodes);
+}
+
+TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes) {
+  TypeMap known;
+  for (const auto& [name, t] : graph.initializers) known[name] = TypeOfInitializer(t);
+  for (const auto& in : graph.inputs)
+    if (in.type) known[in.name] = in.type;
+  for (const auto& [name, t] : graph.value_types) known.emplace(name, t);
+  for (const ir::Node* node : nodes) {
+    const InferenceRule* rule = FindInferenceRule(node->domain, node->op_type);
+    if (rule == nullptr) continue;
+    std::vector<std::shared_ptr<const TypeInfo>> inputs;
+    std::vector<const Tensor*> constants;
+    for (const auto& in : node->inputs) {
+      auto it = known.find(in);
+      inputs.push_back(it == known.end() ? nullptr : it->second);
+      const Tensor* c = graph.FindInitializer(in);
+      constants.push_back(c && !graph.IsGraphInput(in) ? c : nullptr);
+    }
+    InferenceContext ctx(*node, std::move(inputs), std::move(constants));
+    try {
+      (*rule)(ctx);
+    } catch (const Error&) {
+      continue;
+    }
+    for (size_t i = 0; i < node->outputs.size(); ++i) {
+      const auto& out = ctx.outputs()[i];
+      if (!out || node->outputs[i].empty()) continue;
+      known.emplace(node->outputs[i], out);  // declared value_info wins
+    }
+  }
+  for (const auto& out : graph.outputs)
+    if (out.type) known.emplace(out.name, out.type);  // declared outputs fill what rules left open
+  return known;
+}
+
+}  // namespace onyx

@@ -1,0 +1,89 @@
+// Static type and shape inference. Each op family registers a rule (src/ops/infer/*.cc) that
+// derives its outputs' types and shapes from its inputs' and attributes, using constant
+// inputs where they are known (Reshape's shape, Slice's starts, ...). Unknown stays unknown:
+// a rule may leave an output's shape absent, or a dim without value or symbol.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "onyx/value.h"
+
+namespace onyx {
+
+class InferenceContext {
+ public:
+  InferenceContext(const ir::Node& node, std::vector<std::shared_ptr<const TypeInfo>> inputs,
+                   std::vector<const Tensor*> constants)
+      : node_(node), inputs_(std::move(inputs)), constants_(std::move(constants)), outputs_(node.outputs.size()) {}
+
+  const ir::Node& node() const { return node_; }
+  int opset() const { return node_.opset; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  bool has_input(size_t i) const { return i < node_.inputs.size() && !node_.inputs[i].empty(); }
+
+  // Input i's type, or null when unknown/omitted.
+  const TypeInfo* input(size_t i) const { return i < inputs_.size() ? inputs_[i].get() : nullptr; }
+  DataType input_dtype(size_t i) const;
+  // Input i's dims when its rank is known.
+  const std::vector<Dim>* input_dims(size_t i) const;
+  // Input i's value when it is a constant; null otherwise.
+  const Tensor* constant(size_t i) const { return i < constants_.size() ? constants_[i] : nullptr; }
+  // A constant integer tensor's values (int32/int64), when known.
+  std::optional<std::vector<int64_t>> constant_ints(size_t i) const;
+
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name) const;
+  bool has_attr(const std::string& name) const { return node_.FindAttribute(name) != nullptr; }
+
+  void set_output(size_t i, DataType dtype, std::optional<std::vector<Dim>> dims);
+  void set_output_type(size_t i, std::shared_ptr<const TypeInfo> type) {
+    if (i < outputs_.size()) outputs_[i] = std::move(type);
+  }
+  const std::vector<std::shared_ptr<const TypeInfo>>& outputs() const { return outputs_; }
+
+ private:
+  const ir::Node& node_;
+  std::vector<std::shared_ptr<const TypeInfo>> inputs_;
+  std::vector<const Tensor*> constants_;
+  std::vector<std::shared_ptr<const TypeInfo>> outputs_;
+};
+
+using InferenceRule = std::function<void(InferenceContext&)>;
+
+void RegisterInferenceRule(const std::string& domain, const std::string& op_type, InferenceRule rule);
+const InferenceRule* FindInferenceRule(const std::string& domain, const std::string& op_type);
+
+struct InferenceRuleRegistrar {
+  InferenceRuleRegistrar(const char* domain, const char* op_type, InferenceRule rule) {
+    RegisterInferenceRule(domain, op_type, std::move(rule));
+  }
+};
+#define ONYX_INFER_CONCAT_INNER(a, b) a##b
+#define ONYX_INFER_CONCAT(a, b) ONYX_INFER_CONCAT_INNER(a, b)
+// ONYX_INFERENCE_RULE("", "Relu", SameAsInput0): a rule for an op.
+#define ONYX_INFERENCE_RULE(domain, op, fn) \
+  static ::onyx::InferenceRuleRegistrar ONYX_INFER_CONCAT(onyx_infer_rule_, __COUNTER__)(domain, op, fn)
+
+// Types of the graph's values: graph inputs, initializers and declared value_info, plus every
+// node output a rule can type. The graph is not changed (inferred types are not saved with
+// the model). Subgraphs are not visited. Rules that throw on inconsistent input leave the value
+// unknown; the kernel will report it at run time.
+using TypeMap = std::map<std::string, std::shared_ptr<const TypeInfo>>;
+TypeMap InferGraphTypes(const ir::Graph& graph);
+// The same over `nodes`, which must be in topological order (a subset of graph.nodes).
+TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes);
+
+// Helpers shared by rules.
+std::vector<Dim> KnownDims(const Shape& shape);
+// numpy broadcast of dims; nullopt when some rank is unknown.
+std::optional<std::vector<Dim>> BroadcastDims(const std::vector<const std::vector<Dim>*>& inputs);
+void SameAsInput0(InferenceContext& ctx);
+
+}  // namespace onyx

@@ -1,0 +1,79 @@
+// GraphEditor: what passes use to look at and change a graph. It keeps producer/consumer maps
+// current as nodes are added, removed and rewired, names new values uniquely, and records
+// which pass made or removed each node (for `onyx optimize --report`).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ops/shape_inference.h"
+
+namespace onyx {
+
+class GraphEditor {
+ public:
+  explicit GraphEditor(ir::Graph& graph);
+
+  ir::Graph& graph() { return graph_; }
+  const ir::Graph& graph() const { return graph_; }
+
+  // Live nodes in topological order (removed nodes are skipped).
+  std::vector<ir::Node*> Nodes() const;
+  std::vector<ir::Node*> NodesOfType(const std::string& op_type, const std::string& domain = "") const;
+  ir::Node* Producer(const std::string& value) const;
+  // Nodes reading the value, including nodes whose subgraphs read it from the outer scope.
+  const std::vector<ir::Node*>& Consumers(const std::string& value) const;
+  // Whether the value is a graph output (outer graphs' outputs too, for subgraphs).
+  bool IsGraphOutput(const std::string& value) const { return graph_.IsGraphOutput(value); }
+  // Consumers plus graph outputs: how many places read the value.
+  size_t UseCount(const std::string& value) const;
+
+  // The static type of a value (inferred lazily, recomputed after the graph changes); null when
+  // unknown. Dims may be symbolic or unknown.
+  const TypeInfo* TypeOf(const std::string& value);
+  // The value's dims when its rank is known.
+  const std::vector<Dim>* DimsOf(const std::string& value);
+
+  // A constant tensor: an initializer no feed can override (unless allowed), in this graph or
+  // an enclosing one. Null otherwise.
+  const Tensor* Constant(const std::string& value) const;
+  void set_fold_overridable(bool allow) { fold_overridable_ = allow; }
+
+  // Adds a node (inserted before the first consumer of its outputs when the graph is sorted
+  // again at the end of the pass).
+  ir::Node* AddNode(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
+                    std::vector<std::string> outputs, const std::string& name_hint);
+  void RemoveNode(ir::Node* node);
+  // Makes every reader of `from` read `to` instead (graph outputs keep their names: the editor
+  // renames the producer's output instead when `from` is a graph output).
+  void ReplaceAllUses(const std::string& from, const std::string& to);
+  void SetInput(ir::Node* node, size_t index, const std::string& value);
+  std::string AddInitializer(const std::string& name_hint, Tensor value);
+  std::string UniqueName(const std::string& hint);
+
+  // Removes initializers nothing reads anymore; sorts nodes again. Called by the manager.
+  void Finish();
+
+ private:
+  void Index();
+  std::vector<const ir::Node*> LiveNodesInOrder() const;
+  void AddUse(const std::string& value, ir::Node* node);
+  void RemoveUse(const std::string& value, ir::Node* node);
+
+  ir::Graph& graph_;
+  std::unordered_map<std::string, ir::Node*> producer_;
+  std::unordered_map<std::string, std::vector<ir::Node*>> consumers_;
+  std::unordered_set<ir::Node*> removed_;
+  std::unordered_set<std::string> names_;
+  bool fold_overridable_ = false;
+  int counter_ = 0;
+  std::optional<TypeMap> types_;  // reset by every change
+};
+
+}  // namespace onyx

@@ -1,0 +1,193 @@
+#include "optimizer/pass_manager.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "base/check.h"
+
+namespace onyx {
+
+const char* OptLevelName(OptLevel level) {
+  switch (level) {
+    case OptLevel::kDisabled: return "disabled";
+    case OptLevel::kBasic: return "basic";
+    case OptLevel::kExtended: return "extended";
+    case OptLevel::kAll: return "all";
+  }
+  return "?";
+}
+
+OptLevel ParseOptLevel(const std::string& text) {
+  if (text == "disabled" || text == "ORT_DISABLE_ALL" || text == "0") return OptLevel::kDisabled;
+  if (text == "basic" || text == "ORT_ENABLE_BASIC" || text == "1") return OptLevel::kBasic;
+  if (text == "extended" || text == "ORT_ENABLE_EXTENDED" || text == "2") return OptLevel::kExtended;
+  if (text == "all" || text == "ORT_ENABLE_ALL" || text == "99") return OptLevel::kAll;
+  ONYX_THROW(kInvalidArgument, "unknown optimization level '", text, "' (disabled, basic, extended, all)");
+}
+
+PassRegistry& PassRegistry::Global() {
+  static PassRegistry registry;
+  return registry;
+}
+
+void PassRegistry::Register(int order, Factory factory) { factories_.emplace_back(order, factory); }
+
+std::vector<std::unique_ptr<Pass>> PassRegistry::Create() const {
+  std::vector<std::pair<int, std::unique_ptr<Pass>>> made;
+  for (const auto& [order, factory] : factories_) made.emplace_back(order, factory());
+  std::stable_sort(made.begin(), made.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->name() < b.second->name();
+  });
+  std::vector<std::unique_ptr<Pass>> passes;
+  for (auto& [order, pass] : made) passes.push_back(std::move(pass));
+  return passes;
+}
+
+std::vector<std::pair<std::string, OptLevel>> RegisteredPasses() {
+  std::vector<std::pair<std::string, OptLevel>> result;
+  for (const auto& p : PassRegistry::Global().Create()) result.emplace_back(p->name(), p->level());
+  return result;
+}
+
+namespace {
+
+void Count(const ir::Graph& graph, std::map<std::string, int>& counts) {
+  for (const auto& node : graph.nodes) {
+    ++counts[node->domain.empty() ? node->op_type : node->domain + "." + node->op_type];
+    for (const auto& a : node->attributes) {
+      if (a.g) Count(*a.g, counts);
+      for (const auto& sub : a.graphs) Count(*sub, counts);
+    }
+  }
+}
+
+void CollectGraphs(ir::Graph& graph, std::vector<ir::Graph*>& out) {
+  out.push_back(&graph);
+  for (auto& node : graph.nodes)
+    for (auto& a : node->attributes) {
+      if (a.g) CollectGraphs(*a.g, out);
+      for (auto& sub : a.graphs) CollectGraphs(*sub, out);
+    }
+}
+
+bool Suits(const Pass& pass, const OptimizerOptions& options) {
+  const auto wanted = pass.providers();
+  if (wanted.empty()) return true;
+  for (const auto& p : wanted)
+    if (std::find(options.providers.begin(), options.providers.end(), p) != options.providers.end()) return true;
+  return false;
+}
+
+constexpr int kMaxRounds = 16;
+
+}  // namespace
+
+std::map<std::string, int> CountOps(const ir::Graph& graph) {
+  std::map<std::string, int> counts;
+  Count(graph, counts);
+  return counts;
+}
+
+std::map<std::string, int> OptimizationReport::FusedOperatorStatistics() const {
+  std::map<std::string, int> stats;
+  for (const auto& [op, n] : op_counts_after) {
+    const int before = op_counts_before.count(op) ? op_counts_before.at(op) : 0;
+    if (n > before) stats[op] = n - before;
+  }
+  return stats;
+}
+
+std::string OptimizationReport::ToString() const {
+  std::ostringstream os;
+  os << "optimization level: " << OptLevelName(level) << "\n";
+  for (const auto& p : passes) {
+    if (p.rewrites == 0) continue;
+    os << "  " << p.name << ": " << p.rewrites << " rewrite" << (p.rewrites == 1 ? "" : "s");
+    if (!p.counts.empty()) {
+      os << " (";
+      bool first = true;
+      for (const auto& [kind, n] : p.counts) {
+        os << (first ? "" : ", ") << kind << " " << n;
+        first = false;
+      }
+      os << ")";
+    }
+    os << "\n";
+  }
+  std::set<std::string> ops;
+  for (const auto& [op, n] : op_counts_before) ops.insert(op);
+  for (const auto& [op, n] : op_counts_after) ops.insert(op);
+  os << "nodes by op type (before -> after):\n";
+  for (const auto& op : ops) {
+    const int b = op_counts_before.count(op) ? op_counts_before.at(op) : 0;
+    const int a = op_counts_after.count(op) ? op_counts_after.at(op) : 0;
+    os << "  " << op << ": " << b << " -> " << a << "\n";
+  }
+  return os.str();
+}
+
+OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& options) {
+  OptimizationReport report;
+  report.level = options.level;
+  report.op_counts_before = CountOps(*model.graph);
+  const auto known = RegisteredPasses();
+  for (const auto& name : options.only_passes) {
+    const bool exists = std::any_of(known.begin(), known.end(), [&](const auto& p) { return p.first == name; });
+    ONYX_CHECK(exists, kInvalidArgument, "unknown optimizer pass '", name, "'");
+  }
+  for (const auto& name : options.disabled_passes) {
+    const bool exists = std::any_of(known.begin(), known.end(), [&](const auto& p) { return p.first == name; });
+    ONYX_CHECK(exists, kInvalidArgument, "cannot disable unknown optimizer pass '", name, "'");
+  }
+  if (options.level == OptLevel::kDisabled) {
+    report.op_counts_after = report.op_counts_before;
+    return report;
+  }
+  auto passes = PassRegistry::Global().Create();
+  std::vector<Pass*> active;
+  for (auto& p : passes) {
+    const bool disabled = std::find(options.disabled_passes.begin(), options.disabled_passes.end(), p->name()) !=
+                          options.disabled_passes.end();
+    const bool chosen = options.only_passes.empty() ||
+                        std::find(options.only_passes.begin(), options.only_passes.end(), p->name()) !=
+                            options.only_passes.end();
+    if (!disabled && chosen && static_cast<int>(p->level()) <= static_cast<int>(options.level) && Suits(*p, options))
+      active.push_back(p.get());
+  }
+  std::map<std::string, size_t> report_index;
+  for (Pass* p : active) {
+    report_index[p->name()] = report.passes.size();
+    report.passes.push_back(PassReport{p->name(), 0, {}});
+  }
+  for (int round = 0; round < kMaxRounds; ++round) {
+    int changed = 0;
+    for (Pass* pass : active) {
+      std::vector<ir::Graph*> graphs;
+      CollectGraphs(*model.graph, graphs);
+      // Innermost graphs first: rewriting a parent may delete a subgraph it owns.
+      std::reverse(graphs.begin(), graphs.end());
+      PassReport& pr = report.passes[report_index[pass->name()]];
+      for (ir::Graph* graph : graphs) {
+        GraphEditor editor(*graph);
+        editor.set_fold_overridable(options.fold_overridable_initializers);
+        PassContext ctx{editor, options, pr.counts};
+        int n = 0;
+        try {
+          n = pass->Apply(ctx);
+          editor.Finish();
+          if (n > 0) model.graph->Validate();
+        } catch (const Error& e) {
+          throw Error(e.code(), StrCat("optimizer pass '", pass->name(), "' on graph '", graph->name, "': ", e.what()));
+        }
+        pr.rewrites += n;
+        changed += n;
+      }
+    }
+    if (changed == 0) break;
+  }
+  report.op_counts_after = CountOps(*model.graph);
+  return report;
+}
+
+}  // namespace onyx

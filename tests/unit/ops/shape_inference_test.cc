@@ -1,0 +1,79 @@
+#include "ops/shape_inference.h"
+
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "onnx/model_loader.h"
+
+namespace onyx {
+namespace {
+
+// Types after a save/load round trip (the loader sets each node's opset).
+TypeMap Infer(const test::ModelBuilder& b) {
+  const std::string bytes = b.Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  return InferGraphTypes(*model->graph);
+}
+
+std::string TypeOf(const TypeMap& types, const std::string& name) {
+  auto it = types.find(name);
+  return it == types.end() || !it->second ? "none" : it->second->ToString();
+}
+
+TEST(ShapeInference, PropagatesThroughACnnHead) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {-1, 3, 224, 224}).Output("y", DataType::kFloat, {-1, 10});
+  b.Output("s", DataType::kInt64, {4}).Output("bools", DataType::kBool, {-1, 10});
+  b.Initializer("w", test::FloatTensor({16, 3, 3, 3}));
+  b.Initializer("fc", test::FloatTensor({16, 10}));
+  auto& conv = b.Node("Conv", {"x", "w"}, {"c"});
+  conv.attributes.push_back({"strides", ir::AttrType::kInts});
+  conv.attributes.back().ints = {2, 2};
+  conv.attributes.push_back({"pads", ir::AttrType::kInts});
+  conv.attributes.back().ints = {1, 1, 1, 1};
+  b.Node("Relu", {"c"}, {"r"});
+  b.Node("GlobalAveragePool", {"r"}, {"g"});
+  b.Node("Flatten", {"g"}, {"f"});
+  b.Node("MatMul", {"f", "fc"}, {"y"});
+  b.Node("Shape", {"r"}, {"s"});
+  b.Node("Greater", {"y", "y"}, {"bools"});
+  const auto types = Infer(b);
+  EXPECT_EQ(TypeOf(types, "c"), "tensor(float)[d0,16,112,112]");
+  EXPECT_EQ(TypeOf(types, "r"), "tensor(float)[d0,16,112,112]");
+  EXPECT_EQ(TypeOf(types, "g"), "tensor(float)[d0,16,1,1]");
+  EXPECT_EQ(TypeOf(types, "f"), "tensor(float)[?,16]");
+  EXPECT_EQ(TypeOf(types, "y"), "tensor(float)[?,10]");
+  EXPECT_EQ(TypeOf(types, "s"), "tensor(int64)[4]");
+  EXPECT_EQ(TypeOf(types, "bools"), "tensor(bool)[?,10]");
+}
+
+TEST(ShapeInference, ReshapeTransposeSliceWithConstants) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {-1, 128, 768}).Output("t", DataType::kFloat, {-1, 12, 128, 64}).Output("sl", DataType::kFloat, {-1, -1, 768});
+  b.Initializer("shape", Tensor::FromVector<int64_t>(DataType::kInt64, {4}, {0, 0, 12, 64}));
+  b.Initializer("starts", Tensor::FromVector<int64_t>(DataType::kInt64, {1}, {8}));
+  b.Initializer("ends", Tensor::FromVector<int64_t>(DataType::kInt64, {1}, {-8}));
+  b.Initializer("axes", Tensor::FromVector<int64_t>(DataType::kInt64, {1}, {1}));
+  b.Node("Reshape", {"x", "shape"}, {"r"});
+  auto& tr = b.Node("Transpose", {"r"}, {"t"});
+  tr.attributes.push_back({"perm", ir::AttrType::kInts});
+  tr.attributes.back().ints = {0, 2, 1, 3};
+  b.Node("Slice", {"x", "starts", "ends", "axes"}, {"sl"});
+  const auto types = Infer(b);
+  EXPECT_EQ(TypeOf(types, "r"), "tensor(float)[d0,128,12,64]");
+  EXPECT_EQ(TypeOf(types, "t"), "tensor(float)[d0,12,128,64]");
+  EXPECT_EQ(TypeOf(types, "sl"), "tensor(float)[d0,112,768]");
+}
+
+TEST(ShapeInference, UnknownOpsLeaveValuesUntyped) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {2}).Output("z", DataType::kFloat, {2});
+  b.Node("NoRuleOp", {"x"}, {"y"});
+  b.Node("Relu", {"y"}, {"z"});
+  const auto types = Infer(b);
+  EXPECT_EQ(TypeOf(types, "y"), "none");
+  EXPECT_EQ(TypeOf(types, "z"), "tensor(float)[2]");  // declared as a graph output
+}
+
+}  // namespace
+}  // namespace onyx

@@ -1,0 +1,158 @@
+#include "optimizer/pass_test_util.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace onyx {
+namespace {
+
+using test::ExpectSameOutputs;
+using test::FloatTensor;
+using test::ModelBuilder;
+using test::OpCount;
+using test::RunPassAlone;
+
+TEST(ConstantFolding, FoldsNodesWithConstantInputs) {
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {2, 3}).Output("y", DataType::kFloat, {2, 3});
+  b.Initializer("c1", FloatTensor({3}, 1.0f)).Initializer("c2", FloatTensor({3}, 2.0f));
+  b.Node("Mul", {"c1", "c2"}, {"c"});
+  b.Node("Add", {"x", "c"}, {"y"});
+  const std::string bytes = b.Bytes();
+  auto run = RunPassAlone(bytes, "ConstantFolding");
+  EXPECT_EQ(OpCount(run.ops_after, "Mul"), 0);
+  EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
+  ExpectSameOutputs(bytes, run.optimized_bytes, {{"x", FloatTensor({2, 3}, -1.0f, 0.5f)}});
+}
+
+TEST(ConstantFolding, LeavesOverridableInitializersAlone) {
+  // IR 3: the initializer is also a graph input, so a feed may replace it.
+  ModelBuilder b(9, 3);
+  b.Input("x", DataType::kFloat, {3}).Input("c1", DataType::kFloat, {3}).Output("y", DataType::kFloat, {3});
+  b.Initializer("c1", FloatTensor({3}, 1.0f));
+  b.Node("Mul", {"c1", "c1"}, {"c"});
+  b.Node("Add", {"x", "c"}, {"y"});
+  auto run = RunPassAlone(b.Bytes(), "ConstantFolding");
+  EXPECT_EQ(OpCount(run.ops_after, "Mul"), 1);
+}
+
+TEST(ConstantFolding, DoesNotBloatTheModel) {
+  // Expand of a 1-element constant to 4 MiB would grow the model: it stays a node.
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {1024, 1024}).Output("y", DataType::kFloat, {1024, 1024});
+  b.Initializer("one", FloatTensor({1}, 1.0f));
+  b.Initializer("big", test::FloatTensor({1024, 1024}, 0.0f, 0.0f));
+  b.Node("Add", {"big", "one"}, {"c"});  // output as large as an input: folding is fine
+  b.Node("Add", {"x", "c"}, {"y"});
+  auto run = RunPassAlone(b.Bytes(), "ConstantFolding");
+  EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
+}
+
+TEST(DeadCodeElimination, RemovesUnreadNodes) {
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {3}).Output("y", DataType::kFloat, {3});
+  b.Node("Add", {"x", "x"}, {"y"});
+  b.Node("Mul", {"x", "x"}, {"unused1"});
+  b.Node("Add", {"unused1", "x"}, {"unused2"});
+  const std::string bytes = b.Bytes();
+  auto run = RunPassAlone(bytes, "DeadCodeElimination");
+  EXPECT_EQ(OpCount(run.ops_after, "Mul"), 0);
+  EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
+  ExpectSameOutputs(bytes, run.optimized_bytes, {{"x", FloatTensor({3})}});
+}
+
+TEST(IdentityElimination, RemovesIdentityChainsKeepingOutputNames) {
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {3}).Output("y", DataType::kFloat, {3}).Output("z", DataType::kFloat, {3});
+  b.Node("Add", {"x", "x"}, {"a"});
+  b.Node("Identity", {"a"}, {"b"});
+  b.Node("Identity", {"b"}, {"y"});
+  b.Node("Mul", {"b", "x"}, {"z"});
+  const std::string bytes = b.Bytes();
+  auto run = RunPassAlone(bytes, "IdentityElimination");
+  EXPECT_EQ(OpCount(run.ops_after, "Identity"), 0);
+  ExpectSameOutputs(bytes, run.optimized_bytes, {{"x", FloatTensor({3}, 1.0f)}});
+}
+
+TEST(IdentityElimination, KeepsAnIdentityFromAGraphInputToAnOutput) {
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {3}).Output("y", DataType::kFloat, {3});
+  b.Node("Identity", {"x"}, {"y"});
+  auto run = RunPassAlone(b.Bytes(), "IdentityElimination");
+  EXPECT_EQ(OpCount(run.ops_after, "Identity"), 1);
+}
+
+TEST(PassManager, RejectsUnknownPassNames) {
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {3}).Output("x", DataType::kFloat, {3});
+  const std::string bytes = b.Bytes();
+  EXPECT_THROW(RunPassAlone(bytes, "NoSuchPass"), Error);
+  SessionOptions options;
+  options.config_entries["optimization.disable_specified_optimizers"] = "ConstantFolding, NoSuchPass";
+  EXPECT_THROW(Session(bytes.data(), bytes.size(), options), Error);
+  options.config_entries["optimization.disable_specified_optimizers"] = "ConstantFolding";
+  EXPECT_NO_THROW(Session(bytes.data(), bytes.size(), options));
+  options.config_entries["no.such.key"] = "1";
+  EXPECT_THROW(Session(bytes.data(), bytes.size(), options), Error);
+}
+
+TEST(PassManager, LevelsAndDisablingChangeWhatRuns) {
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {3}).Output("y", DataType::kFloat, {3});
+  b.Initializer("c1", FloatTensor({3}, 1.0f));
+  b.Node("Mul", {"c1", "c1"}, {"c"});
+  b.Node("Add", {"x", "c"}, {"y"});
+  const std::string bytes = b.Bytes();
+  auto fused_muls = [&](SessionOptions options) {
+    Session s(bytes.data(), bytes.size(), options);
+    return test::OpCount(s.impl().optimization_report().op_counts_after, "Mul");
+  };
+  SessionOptions options;
+  EXPECT_EQ(fused_muls(options), 0);
+  options.graph_optimization_level = GraphOptimizationLevel::kDisabled;
+  EXPECT_EQ(fused_muls(options), 1);
+  options.graph_optimization_level = GraphOptimizationLevel::kAll;
+  options.config_entries["optimization.disable_specified_optimizers"] = "ConstantFolding";
+  EXPECT_EQ(fused_muls(options), 1);
+}
+
+}  // namespace
+}  // namespace onyx
+
+namespace onyx {
+namespace {
+
+TEST(OptimizedModelFilepath, SavesALoadableModelInlineOrWithExternalData) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("onyx_saved_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {64, 64}).Output("y", DataType::kFloat, {64, 64});
+  b.Initializer("c1", test::FloatTensor({64, 64}, 1.0f, 0.01f));
+  b.Node("Mul", {"c1", "c1"}, {"c"});
+  b.Node("Add", {"x", "c"}, {"y"});
+  const std::string bytes = b.Bytes();
+  const NamedValues feeds = {{"x", test::FloatTensor({64, 64}, -3.0f, 0.1f)}};
+  SessionOptions options;
+  options.optimized_model_filepath = (dir / "inline.onnx").string();
+  Session original(bytes.data(), bytes.size(), options);
+  ASSERT_TRUE(fs::exists(dir / "inline.onnx"));
+  Session reloaded((dir / "inline.onnx").string());
+  EXPECT_EQ(testing::CompareValues(original.Run(feeds)[0], reloaded.Run(feeds)[0]), "");
+  EXPECT_EQ(test::OpCount(CountOps(*LoadModelFromFile((dir / "inline.onnx").string())->graph), "Mul"), 0);
+
+  options.optimized_model_filepath = (dir / "ext.onnx").string();
+  options.config_entries["session.optimized_model_external_initializers_file_name"] = "ext_weights.bin";
+  options.config_entries["session.optimized_model_external_initializers_min_size_in_bytes"] = "100";
+  Session with_external(bytes.data(), bytes.size(), options);
+  ASSERT_TRUE(fs::exists(dir / "ext_weights.bin"));
+  EXPECT_GE(fs::file_size(dir / "ext_weights.bin"), 64u * 64u * 4u);
+  EXPECT_LT(fs::file_size(dir / "ext.onnx"), 4096u);
+  Session reloaded_ext((dir / "ext.onnx").string());
+  EXPECT_EQ(testing::CompareValues(original.Run(feeds)[0], reloaded_ext.Run(feeds)[0]), "");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace onyx
