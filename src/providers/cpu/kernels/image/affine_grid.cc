@@ -15,8 +15,10 @@ namespace {
 std::vector<double> BaseCoords(int64_t len, bool align_corners) {
   std::vector<double> v(static_cast<size_t>(len));
   for (int64_t i = 0; i < len; ++i) {
-    if (align_corners) v[i] = len == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(len - 1);
-    else v[i] = (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(len) - 1.0;
+    if (align_corners)
+      v[i] = len == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(len - 1);
+    else
+      v[i] = (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(len) - 1.0;
   }
   return v;
 }

@@ -54,15 +54,23 @@ class GridSample final : public OpKernel {
  public:
   explicit GridSample(const KernelInfo& info) : legacy_(info.opset() < 20) {
     const std::string mode = info.GetStringOr("mode", legacy_ ? "bilinear" : "linear");
-    if (mode == (legacy_ ? "bilinear" : "linear")) mode_ = Mode::kLinear;
-    else if (mode == "nearest") mode_ = Mode::kNearest;
-    else if (mode == (legacy_ ? "bicubic" : "cubic")) mode_ = Mode::kCubic;
-    else info.Fail(StrCat("unsupported mode '", mode, "'"));
+    if (mode == (legacy_ ? "bilinear" : "linear"))
+      mode_ = Mode::kLinear;
+    else if (mode == "nearest")
+      mode_ = Mode::kNearest;
+    else if (mode == (legacy_ ? "bicubic" : "cubic"))
+      mode_ = Mode::kCubic;
+    else
+      info.Fail(StrCat("unsupported mode '", mode, "'"));
     const std::string padding = info.GetStringOr("padding_mode", "zeros");
-    if (padding == "zeros") padding_ = Padding::kZeros;
-    else if (padding == "border") padding_ = Padding::kBorder;
-    else if (padding == "reflection") padding_ = Padding::kReflection;
-    else info.Fail(StrCat("unsupported padding_mode '", padding, "'"));
+    if (padding == "zeros")
+      padding_ = Padding::kZeros;
+    else if (padding == "border")
+      padding_ = Padding::kBorder;
+    else if (padding == "reflection")
+      padding_ = Padding::kReflection;
+    else
+      info.Fail(StrCat("unsupported padding_mode '", padding, "'"));
     align_corners_ = info.GetIntOr("align_corners", 0) != 0;
   }
 
@@ -100,29 +108,32 @@ class GridSample final : public OpKernel {
       const int64_t blocks = (positions + kBlock - 1) / kBlock;
       ThreadPool::For(ctx.thread_pool(), n_batch * blocks, static_cast<double>(kBlock * channels) * 16.0,
                       [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> offsets;
-        std::vector<double> weights;
-        std::vector<int64_t> starts;
-        for (int64_t job = begin; job < end; ++job) {
-          const int64_t n = job / blocks, p0 = (job % blocks) * kBlock, p1 = std::min(positions, p0 + kBlock);
-          offsets.clear(), weights.clear(), starts.assign(1, 0);
-          for (int64_t p = p0; p < p1; ++p) {
-            Taps(g.data() + (n * positions + p) * r, r, dims, strides, offsets, weights);
-            starts.push_back(static_cast<int64_t>(offsets.size()));
-          }
-          for (int64_t c = 0; c < channels; ++c) {
-            const T* src = px + (n * channels + c) * plane;
-            T* dst = py + (n * channels + c) * positions;
-            for (int64_t p = p0; p < p1; ++p) {
-              double acc = 0.0;
-              for (int64_t t = starts[p - p0]; t < starts[p - p0 + 1]; ++t)
-                acc += weights[t] * static_cast<double>(ToCompute(src[offsets[t]]));
-              if constexpr (std::is_integral_v<T>) dst[p] = static_cast<T>(std::nearbyint(acc));
-              else dst[p] = FromCompute<T>(static_cast<ComputeType<T>>(acc));
-            }
-          }
-        }
-      });
+                        std::vector<int64_t> offsets;
+                        std::vector<double> weights;
+                        std::vector<int64_t> starts;
+                        for (int64_t job = begin; job < end; ++job) {
+                          const int64_t n = job / blocks, p0 = (job % blocks) * kBlock,
+                                        p1 = std::min(positions, p0 + kBlock);
+                          offsets.clear(), weights.clear(), starts.assign(1, 0);
+                          for (int64_t p = p0; p < p1; ++p) {
+                            Taps(g.data() + (n * positions + p) * r, r, dims, strides, offsets, weights);
+                            starts.push_back(static_cast<int64_t>(offsets.size()));
+                          }
+                          for (int64_t c = 0; c < channels; ++c) {
+                            const T* src = px + (n * channels + c) * plane;
+                            T* dst = py + (n * channels + c) * positions;
+                            for (int64_t p = p0; p < p1; ++p) {
+                              double acc = 0.0;
+                              for (int64_t t = starts[p - p0]; t < starts[p - p0 + 1]; ++t)
+                                acc += weights[t] * static_cast<double>(ToCompute(src[offsets[t]]));
+                              if constexpr (std::is_integral_v<T>)
+                                dst[p] = static_cast<T>(std::nearbyint(acc));
+                              else
+                                dst[p] = FromCompute<T>(static_cast<ComputeType<T>>(acc));
+                            }
+                          }
+                        }
+                      });
     });
   }
 
@@ -147,8 +158,10 @@ class GridSample final : public OpKernel {
         v = std::nearbyint(v);
       }
       if (v < lo || v > hi) {
-        if (padding_ == Padding::kBorder) v = std::clamp(v, 0.0, len - 1.0);
-        else if (padding_ == Padding::kReflection) v = static_cast<float>(Reflect(v, lo, hi));
+        if (padding_ == Padding::kBorder)
+          v = std::clamp(v, 0.0, len - 1.0);
+        else if (padding_ == Padding::kReflection)
+          v = static_cast<float>(Reflect(v, lo, hi));
       }
       auto at = [&](int64_t i) -> int64_t {  // padding applied to an integer tap
         if (padding_ == Padding::kZeros) return (i >= 0 && i < dims[d]) ? i : -1;

@@ -31,7 +31,8 @@ class NonMaxSuppression final : public OpKernel {
     if (scores.rank() != 3) ctx.Fail("scores must be [num_batches, num_classes, spatial_dimension]");
     const int64_t batches = boxes.dim(0), num_boxes = boxes.dim(1), classes = scores.dim(1);
     if (scores.dim(0) != batches || scores.dim(2) != num_boxes) ctx.Fail("boxes and scores disagree on their dims");
-    if (boxes.dtype() != DataType::kFloat || scores.dtype() != DataType::kFloat) ctx.Fail("boxes and scores must be float");
+    if (boxes.dtype() != DataType::kFloat || scores.dtype() != DataType::kFloat)
+      ctx.Fail("boxes and scores must be float");
     int64_t max_per_class = 0;
     if (const Tensor* t = ctx.input(2); t && t->size() > 0) {
       if (t->dtype() != DataType::kInt64) ctx.Fail("max_output_boxes_per_class must be int64");

@@ -26,7 +26,15 @@ namespace onyx {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class Coord {
+  kHalfPixel,
+  kHalfPixelSymmetric,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
 enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
 
@@ -72,19 +80,30 @@ AxisTaps MakeTaps(const ResizeParams& p, int64_t in, int64_t out, double scale, 
     const double x = static_cast<double>(j);
     double xo = 0.0;
     switch (p.coord) {
-      case Coord::kHalfPixel: xo = (x + 0.5) / scale - 0.5; break;
+      case Coord::kHalfPixel:
+        xo = (x + 0.5) / scale - 0.5;
+        break;
       case Coord::kHalfPixelSymmetric: {
         const double adjustment = static_cast<double>(out) / out_width;
         const double center = static_cast<double>(in) / 2.0;
         xo = center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5;
         break;
       }
-      case Coord::kPytorchHalfPixel: xo = out_width == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5; break;
-      case Coord::kAlignCorners: xo = out_width == 1.0 ? 0.0 : x * last / (out_width - 1.0); break;
-      case Coord::kAsymmetric: xo = x / scale; break;
-      case Coord::kTfHalfPixelForNn: xo = (x + 0.5) / scale; break;
+      case Coord::kPytorchHalfPixel:
+        xo = out_width == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+        break;
+      case Coord::kAlignCorners:
+        xo = out_width == 1.0 ? 0.0 : x * last / (out_width - 1.0);
+        break;
+      case Coord::kAsymmetric:
+        xo = x / scale;
+        break;
+      case Coord::kTfHalfPixelForNn:
+        xo = (x + 0.5) / scale;
+        break;
       case Coord::kTfCropAndResize:
-        xo = out_width == 1.0 ? (roi_end - roi_start) * last / 2.0 : x * (roi_end - roi_start) * last / (out_width - 1.0);
+        xo = out_width == 1.0 ? (roi_end - roi_start) * last / 2.0
+                              : x * (roi_end - roi_start) * last / (out_width - 1.0);
         xo += roi_start * last;
         if (xo < 0.0 || xo > last) taps.outside[j] = 1;
         break;
@@ -99,11 +118,21 @@ AxisTaps MakeTaps(const ResizeParams& p, int64_t in, int64_t out, double scale, 
       const double fl = std::floor(xo);
       const double frac = xo - fl;
       switch (p.nearest) {
-        case Nearest::kRoundPreferFloor: idx = static_cast<int64_t>(frac <= 0.5 ? fl : fl + 1.0); break;
-        case Nearest::kRoundPreferCeil: idx = static_cast<int64_t>(frac < 0.5 ? fl : fl + 1.0); break;
-        case Nearest::kFloor: idx = static_cast<int64_t>(fl); break;
-        case Nearest::kCeil: idx = static_cast<int64_t>(std::ceil(xo)); break;
-        case Nearest::kLegacy: idx = static_cast<int64_t>(scale < 1.0 ? std::ceil(xo) : std::trunc(xo)); break;
+        case Nearest::kRoundPreferFloor:
+          idx = static_cast<int64_t>(frac <= 0.5 ? fl : fl + 1.0);
+          break;
+        case Nearest::kRoundPreferCeil:
+          idx = static_cast<int64_t>(frac < 0.5 ? fl : fl + 1.0);
+          break;
+        case Nearest::kFloor:
+          idx = static_cast<int64_t>(fl);
+          break;
+        case Nearest::kCeil:
+          idx = static_cast<int64_t>(std::ceil(xo));
+          break;
+        case Nearest::kLegacy:
+          idx = static_cast<int64_t>(scale < 1.0 ? std::ceil(xo) : std::trunc(xo));
+          break;
       }
       idx = std::clamp<int64_t>(idx, 0, in - 1);
       taps.index.push_back(idx);
@@ -131,7 +160,8 @@ AxisTaps MakeTaps(const ResizeParams& p, int64_t in, int64_t out, double scale, 
         double sum = 0.0;
         for (int64_t i = 0; i < n; ++i) {
           const double arg = (static_cast<double>(first + i) - ratio) * s;
-          const double c = p.mode == Mode::kLinear ? std::clamp(1.0 - std::fabs(arg), 0.0, 1.0) : KeysCubic(arg, p.cubic_a);
+          const double c =
+              p.mode == Mode::kLinear ? std::clamp(1.0 - std::fabs(arg), 0.0, 1.0) : KeysCubic(arg, p.cubic_a);
           coeffs.push_back(c);
           sum += c;
         }
@@ -198,10 +228,14 @@ T StoreResized(double v) {
 
 template <typename T>
 T ExtrapolationAs(double v) {
-  if constexpr (std::is_same_v<T, std::string>) return std::string();
-  else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
-  else if constexpr (std::is_integral_v<T>) return StoreResized<T>(v);
-  else return FromCompute<T>(static_cast<ComputeType<T>>(v));
+  if constexpr (std::is_same_v<T, std::string>)
+    return std::string();
+  else if constexpr (std::is_same_v<T, bool>)
+    return v != 0.0;
+  else if constexpr (std::is_integral_v<T>)
+    return StoreResized<T>(v);
+  else
+    return FromCompute<T>(static_cast<ComputeType<T>>(v));
 }
 
 // Nearest: every output element copies one input element (or takes the extrapolation value).
@@ -242,10 +276,14 @@ class Resize final : public OpKernel {
   Resize(const KernelInfo& info, Convention convention) : convention_(convention), opset_(info.opset()) {
     const bool upsample = convention != Convention::kRoiScalesSizes && info.node().op_type == "Upsample";
     const std::string mode = info.GetStringOr("mode", "nearest");
-    if (mode == "nearest") params_.mode = Mode::kNearest;
-    else if (mode == "linear" || (upsample && mode == "bilinear")) params_.mode = Mode::kLinear;
-    else if (mode == "cubic" && convention == Convention::kRoiScalesSizes) params_.mode = Mode::kCubic;
-    else info.Fail(StrCat("unsupported mode '", mode, "'"));
+    if (mode == "nearest")
+      params_.mode = Mode::kNearest;
+    else if (mode == "linear" || (upsample && mode == "bilinear"))
+      params_.mode = Mode::kLinear;
+    else if (mode == "cubic" && convention == Convention::kRoiScalesSizes)
+      params_.mode = Mode::kCubic;
+    else
+      info.Fail(StrCat("unsupported mode '", mode, "'"));
     if (convention_ == Convention::kScalesAttr) {
       for (float s : info.GetFloats("scales")) attr_scales_.push_back(s);
     }
@@ -255,20 +293,33 @@ class Resize final : public OpKernel {
       return;
     }
     const std::string coord = info.GetStringOr("coordinate_transformation_mode", "half_pixel");
-    if (coord == "half_pixel") params_.coord = Coord::kHalfPixel;
-    else if (coord == "half_pixel_symmetric" && opset_ >= 19) params_.coord = Coord::kHalfPixelSymmetric;
-    else if (coord == "pytorch_half_pixel") params_.coord = Coord::kPytorchHalfPixel;
-    else if (coord == "align_corners") params_.coord = Coord::kAlignCorners;
-    else if (coord == "asymmetric") params_.coord = Coord::kAsymmetric;
-    else if (coord == "tf_half_pixel_for_nn" && opset_ < 13) params_.coord = Coord::kTfHalfPixelForNn;
-    else if (coord == "tf_crop_and_resize") params_.coord = Coord::kTfCropAndResize;
-    else info.Fail(StrCat("unsupported coordinate_transformation_mode '", coord, "'"));
+    if (coord == "half_pixel")
+      params_.coord = Coord::kHalfPixel;
+    else if (coord == "half_pixel_symmetric" && opset_ >= 19)
+      params_.coord = Coord::kHalfPixelSymmetric;
+    else if (coord == "pytorch_half_pixel")
+      params_.coord = Coord::kPytorchHalfPixel;
+    else if (coord == "align_corners")
+      params_.coord = Coord::kAlignCorners;
+    else if (coord == "asymmetric")
+      params_.coord = Coord::kAsymmetric;
+    else if (coord == "tf_half_pixel_for_nn" && opset_ < 13)
+      params_.coord = Coord::kTfHalfPixelForNn;
+    else if (coord == "tf_crop_and_resize")
+      params_.coord = Coord::kTfCropAndResize;
+    else
+      info.Fail(StrCat("unsupported coordinate_transformation_mode '", coord, "'"));
     const std::string nearest = info.GetStringOr("nearest_mode", "round_prefer_floor");
-    if (nearest == "round_prefer_floor") params_.nearest = Nearest::kRoundPreferFloor;
-    else if (nearest == "round_prefer_ceil") params_.nearest = Nearest::kRoundPreferCeil;
-    else if (nearest == "floor") params_.nearest = Nearest::kFloor;
-    else if (nearest == "ceil") params_.nearest = Nearest::kCeil;
-    else info.Fail(StrCat("unsupported nearest_mode '", nearest, "'"));
+    if (nearest == "round_prefer_floor")
+      params_.nearest = Nearest::kRoundPreferFloor;
+    else if (nearest == "round_prefer_ceil")
+      params_.nearest = Nearest::kRoundPreferCeil;
+    else if (nearest == "floor")
+      params_.nearest = Nearest::kFloor;
+    else if (nearest == "ceil")
+      params_.nearest = Nearest::kCeil;
+    else
+      info.Fail(StrCat("unsupported nearest_mode '", nearest, "'"));
     params_.cubic_a = info.GetFloatOr("cubic_coeff_a", -0.75f);
     params_.exclude_outside = info.GetIntOr("exclude_outside", 0) != 0;
     params_.extrapolation = info.GetFloatOr("extrapolation_value", 0.0f);
@@ -276,10 +327,14 @@ class Resize final : public OpKernel {
       params_.antialias = info.GetIntOr("antialias", 0) != 0;
       axes_ = info.GetIntsOr("axes", {});
       const std::string policy = info.GetStringOr("keep_aspect_ratio_policy", "stretch");
-      if (policy == "stretch") policy_ = AspectPolicy::kStretch;
-      else if (policy == "not_larger") policy_ = AspectPolicy::kNotLarger;
-      else if (policy == "not_smaller") policy_ = AspectPolicy::kNotSmaller;
-      else info.Fail(StrCat("unsupported keep_aspect_ratio_policy '", policy, "'"));
+      if (policy == "stretch")
+        policy_ = AspectPolicy::kStretch;
+      else if (policy == "not_larger")
+        policy_ = AspectPolicy::kNotLarger;
+      else if (policy == "not_smaller")
+        policy_ = AspectPolicy::kNotSmaller;
+      else
+        info.Fail(StrCat("unsupported keep_aspect_ratio_policy '", policy, "'"));
     }
   }
 
@@ -317,8 +372,10 @@ class Resize final : public OpKernel {
     }
     if (!scales.empty() && scales.size() != naxes)
       ctx.Fail(StrCat("scales has ", scales.size(), " values, expected ", naxes));
-    if (!sizes.empty() && sizes.size() != naxes) ctx.Fail(StrCat("sizes has ", sizes.size(), " values, expected ", naxes));
-    if (!roi.empty() && roi.size() != 2 * naxes) ctx.Fail(StrCat("roi has ", roi.size(), " values, expected ", 2 * naxes));
+    if (!sizes.empty() && sizes.size() != naxes)
+      ctx.Fail(StrCat("sizes has ", sizes.size(), " values, expected ", naxes));
+    if (!roi.empty() && roi.size() != 2 * naxes)
+      ctx.Fail(StrCat("roi has ", roi.size(), " values, expected ", 2 * naxes));
     for (double s : scales)
       if (!(s > 0.0) || !std::isfinite(s)) ctx.Fail(StrCat("scales must be positive, got ", s));
     for (int64_t s : sizes)

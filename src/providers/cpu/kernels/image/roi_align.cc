@@ -31,14 +31,20 @@ class RoiAlign final : public OpKernel {
         sampling_ratio_(info.GetIntOr("sampling_ratio", 0)),
         spatial_scale_(info.GetFloatOr("spatial_scale", 1.0f)) {
     const std::string mode = info.GetStringOr("mode", "avg");
-    if (mode == "avg") max_ = false;
-    else if (mode == "max") max_ = true;
-    else info.Fail(StrCat("mode must be avg or max, got '", mode, "'"));
+    if (mode == "avg")
+      max_ = false;
+    else if (mode == "max")
+      max_ = true;
+    else
+      info.Fail(StrCat("mode must be avg or max, got '", mode, "'"));
     const std::string coord =
         info.opset() >= 16 ? info.GetStringOr("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
-    if (coord == "half_pixel") half_pixel_ = true;
-    else if (coord == "output_half_pixel") half_pixel_ = false;
-    else info.Fail(StrCat("unsupported coordinate_transformation_mode '", coord, "'"));
+    if (coord == "half_pixel")
+      half_pixel_ = true;
+    else if (coord == "output_half_pixel")
+      half_pixel_ = false;
+    else
+      info.Fail(StrCat("unsupported coordinate_transformation_mode '", coord, "'"));
     if (out_h_ <= 0 || out_w_ <= 0) info.Fail("output_height and output_width must be positive");
     if (sampling_ratio_ < 0) info.Fail("sampling_ratio must be >= 0");
   }
@@ -55,10 +61,14 @@ class RoiAlign final : public OpKernel {
     if (height == 0 || width == 0) ctx.Fail("X must have non-empty spatial dims");
     std::vector<int64_t> batch_idx(static_cast<size_t>(num_rois));
     for (int64_t i = 0; i < num_rois; ++i) {
-      if (batch.dtype() == DataType::kInt64) batch_idx[i] = batch.data<int64_t>()[i];
-      else if (batch.dtype() == DataType::kInt32) batch_idx[i] = batch.data<int32_t>()[i];
-      else ctx.Fail("batch_indices must be int64");
-      if (batch_idx[i] < 0 || batch_idx[i] >= n) ctx.Fail(StrCat("batch index ", batch_idx[i], " is outside [0, ", n, ")"));
+      if (batch.dtype() == DataType::kInt64)
+        batch_idx[i] = batch.data<int64_t>()[i];
+      else if (batch.dtype() == DataType::kInt32)
+        batch_idx[i] = batch.data<int32_t>()[i];
+      else
+        ctx.Fail("batch_indices must be int64");
+      if (batch_idx[i] < 0 || batch_idx[i] >= n)
+        ctx.Fail(StrCat("batch index ", batch_idx[i], " is outside [0, ", n, ")"));
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), {num_rois, channels, out_h_, out_w_});
     if (y.size() == 0) return;
@@ -67,61 +77,62 @@ class RoiAlign final : public OpKernel {
       const T* px = x.data<T>();
       const T* pr = rois.data<T>();
       T* py = y.data<T>();
-      ThreadPool::For(ctx.thread_pool(), num_rois, static_cast<double>(channels * out_h_ * out_w_) * 40.0,
-                      [&](int64_t begin, int64_t end) {
-        std::vector<Sample> samples;
-        for (int64_t r = begin; r < end; ++r) {
-          const double offset = half_pixel_ ? 0.5 : 0.0;
-          const double x1 = static_cast<double>(ToCompute(pr[r * 4 + 0])) * spatial_scale_ - offset;
-          const double y1 = static_cast<double>(ToCompute(pr[r * 4 + 1])) * spatial_scale_ - offset;
-          const double x2 = static_cast<double>(ToCompute(pr[r * 4 + 2])) * spatial_scale_ - offset;
-          const double y2 = static_cast<double>(ToCompute(pr[r * 4 + 3])) * spatial_scale_ - offset;
-          double roi_w = x2 - x1, roi_h = y2 - y1;
-          if (!half_pixel_) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
-          const double bin_h = roi_h / static_cast<double>(out_h_), bin_w = roi_w / static_cast<double>(out_w_);
-          const double gh = sampling_ratio_ > 0 ? sampling_ratio_ : std::ceil(roi_h / static_cast<double>(out_h_));
-          const double gw = sampling_ratio_ > 0 ? sampling_ratio_ : std::ceil(roi_w / static_cast<double>(out_w_));
-          if (!(gh * gw * static_cast<double>(out_h_ * out_w_) < kMaxSamples))
-            ctx.Fail("region of interest needs too many samples (bad rois or spatial_scale?)");
-          const int64_t grid_h = std::max<int64_t>(static_cast<int64_t>(gh), 0);
-          const int64_t grid_w = std::max<int64_t>(static_cast<int64_t>(gw), 0);
-          const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
-          // Bilinear corners and weights of every sample of every bin (shared by all channels).
-          samples.clear();
-          for (int64_t ph = 0; ph < out_h_; ++ph)
-            for (int64_t pw = 0; pw < out_w_; ++pw)
-              for (int64_t iy = 0; iy < grid_h; ++iy) {
-                const double yy = y1 + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(grid_h);
-                for (int64_t ix = 0; ix < grid_w; ++ix) {
-                  const double xx = x1 + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
-                  samples.push_back(Bilinear(yy, xx, height, width));
+      ThreadPool::For(
+          ctx.thread_pool(), num_rois, static_cast<double>(channels * out_h_ * out_w_) * 40.0,
+          [&](int64_t begin, int64_t end) {
+            std::vector<Sample> samples;
+            for (int64_t r = begin; r < end; ++r) {
+              const double offset = half_pixel_ ? 0.5 : 0.0;
+              const double x1 = static_cast<double>(ToCompute(pr[r * 4 + 0])) * spatial_scale_ - offset;
+              const double y1 = static_cast<double>(ToCompute(pr[r * 4 + 1])) * spatial_scale_ - offset;
+              const double x2 = static_cast<double>(ToCompute(pr[r * 4 + 2])) * spatial_scale_ - offset;
+              const double y2 = static_cast<double>(ToCompute(pr[r * 4 + 3])) * spatial_scale_ - offset;
+              double roi_w = x2 - x1, roi_h = y2 - y1;
+              if (!half_pixel_) roi_w = std::max(roi_w, 1.0), roi_h = std::max(roi_h, 1.0);
+              const double bin_h = roi_h / static_cast<double>(out_h_), bin_w = roi_w / static_cast<double>(out_w_);
+              const double gh = sampling_ratio_ > 0 ? sampling_ratio_ : std::ceil(roi_h / static_cast<double>(out_h_));
+              const double gw = sampling_ratio_ > 0 ? sampling_ratio_ : std::ceil(roi_w / static_cast<double>(out_w_));
+              if (!(gh * gw * static_cast<double>(out_h_ * out_w_) < kMaxSamples))
+                ctx.Fail("region of interest needs too many samples (bad rois or spatial_scale?)");
+              const int64_t grid_h = std::max<int64_t>(static_cast<int64_t>(gh), 0);
+              const int64_t grid_w = std::max<int64_t>(static_cast<int64_t>(gw), 0);
+              const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
+              // Bilinear corners and weights of every sample of every bin (shared by all channels).
+              samples.clear();
+              for (int64_t ph = 0; ph < out_h_; ++ph)
+                for (int64_t pw = 0; pw < out_w_; ++pw)
+                  for (int64_t iy = 0; iy < grid_h; ++iy) {
+                    const double yy = y1 + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(grid_h);
+                    for (int64_t ix = 0; ix < grid_w; ++ix) {
+                      const double xx = x1 + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
+                      samples.push_back(Bilinear(yy, xx, height, width));
+                    }
+                  }
+              const int64_t per_bin = grid_h * grid_w;
+              for (int64_t c = 0; c < channels; ++c) {
+                const T* plane = px + (batch_idx[r] * channels + c) * height * width;
+                T* out = py + (r * channels + c) * out_h_ * out_w_;
+                for (int64_t b = 0; b < out_h_ * out_w_; ++b) {
+                  double acc = 0.0;
+                  bool first = true;
+                  for (int64_t s = b * per_bin; s < (b + 1) * per_bin; ++s) {
+                    const Sample& sm = samples[s];
+                    double v[4];
+                    for (int k = 0; k < 4; ++k) v[k] = sm.w[k] * static_cast<double>(ToCompute(plane[sm.o[k]]));
+                    if (!max_) {
+                      acc += v[0] + v[1] + v[2] + v[3];
+                    } else {
+                      const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
+                      acc = first ? m : std::max(acc, m);
+                      first = false;
+                    }
+                  }
+                  if (!max_) acc /= count;
+                  out[b] = FromCompute<T>(static_cast<ComputeType<T>>(acc));
                 }
               }
-          const int64_t per_bin = grid_h * grid_w;
-          for (int64_t c = 0; c < channels; ++c) {
-            const T* plane = px + (batch_idx[r] * channels + c) * height * width;
-            T* out = py + (r * channels + c) * out_h_ * out_w_;
-            for (int64_t b = 0; b < out_h_ * out_w_; ++b) {
-              double acc = 0.0;
-              bool first = true;
-              for (int64_t s = b * per_bin; s < (b + 1) * per_bin; ++s) {
-                const Sample& sm = samples[s];
-                double v[4];
-                for (int k = 0; k < 4; ++k) v[k] = sm.w[k] * static_cast<double>(ToCompute(plane[sm.o[k]]));
-                if (!max_) {
-                  acc += v[0] + v[1] + v[2] + v[3];
-                } else {
-                  const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
-                  acc = first ? m : std::max(acc, m);
-                  first = false;
-                }
-              }
-              if (!max_) acc /= count;
-              out[b] = FromCompute<T>(static_cast<ComputeType<T>>(acc));
             }
-          }
-        }
-      });
+          });
     });
   }
 
@@ -133,10 +144,14 @@ class RoiAlign final : public OpKernel {
     y = std::max(y, 0.0);
     x = std::max(x, 0.0);
     int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x), y_high, x_high;
-    if (y_low >= height - 1) y_high = y_low = height - 1, y = static_cast<double>(y_low);
-    else y_high = y_low + 1;
-    if (x_low >= width - 1) x_high = x_low = width - 1, x = static_cast<double>(x_low);
-    else x_high = x_low + 1;
+    if (y_low >= height - 1)
+      y_high = y_low = height - 1, y = static_cast<double>(y_low);
+    else
+      y_high = y_low + 1;
+    if (x_low >= width - 1)
+      x_high = x_low = width - 1, x = static_cast<double>(x_low);
+    else
+      x_high = x_low + 1;
     const double ly = y - y_low, lx = x - x_low, hy = 1.0 - ly, hx = 1.0 - lx;
     s.o[0] = y_low * width + x_low, s.o[1] = y_low * width + x_high;
     s.o[2] = y_high * width + x_low, s.o[3] = y_high * width + x_high;

@@ -115,9 +115,12 @@ Operand<W> Contract(Operand<W> a, Operand<W> b, Keep keep, ThreadPool* pool) {
   for (size_t d = 0; d < a.labels.size(); ++d) size[a.labels[d]] = a.dims[d];
   for (size_t d = 0; d < b.labels.size(); ++d) size[b.labels[d]] = b.dims[d];
   for (int l : a.labels) {
-    if (!in(b, l)) m_labels.push_back(l), m *= size[l];
-    else if (keep(l)) batch.push_back(l), batches *= size[l];
-    else k_labels.push_back(l), k *= size[l];
+    if (!in(b, l))
+      m_labels.push_back(l), m *= size[l];
+    else if (keep(l))
+      batch.push_back(l), batches *= size[l];
+    else
+      k_labels.push_back(l), k *= size[l];
   }
   for (int l : b.labels)
     if (!in(a, l)) n_labels.push_back(l), n *= size[l];
@@ -159,7 +162,8 @@ class Einsum final : public OpKernel {
     }
     if (explicit_output_) output_ = ParseTerm(info, eq.substr(arrow + 2));
     if (inputs_.size() != info.num_inputs())
-      info.Fail(StrCat("equation '", eq, "' has ", inputs_.size(), " operands but the node has ", info.num_inputs(), " inputs"));
+      info.Fail(StrCat("equation '", eq, "' has ", inputs_.size(), " operands but the node has ", info.num_inputs(),
+                       " inputs"));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -186,7 +190,8 @@ class Einsum final : public OpKernel {
       const int64_t rank = static_cast<int64_t>(xs[i]->rank());
       const int64_t e = rank - (static_cast<int64_t>(inputs_[i].labels.size()) - (inputs_[i].has_ellipsis ? 1 : 0));
       for (int l : inputs_[i].labels) {
-        if (l >= 0) labels[i].push_back(l);
+        if (l >= 0)
+          labels[i].push_back(l);
         else
           for (int64_t j = 0; j < e; ++j) labels[i].push_back(kEllipsisLabel + static_cast<int>(ellipsis_rank - e + j));
       }
@@ -195,10 +200,13 @@ class Einsum final : public OpKernel {
         const int64_t dim = xs[i]->dim(d);
         ++occurrences[l];
         auto it = size.find(l);
-        if (it == size.end()) size[l] = dim;
+        if (it == size.end())
+          size[l] = dim;
         else if (it->second != dim) {
-          if (l >= kEllipsisLabel && (it->second == 1 || dim == 1)) it->second = std::max(it->second, dim);
-          else ctx.Fail(StrCat("label '", LabelName(l), "' has sizes ", it->second, " and ", dim));
+          if (l >= kEllipsisLabel && (it->second == 1 || dim == 1))
+            it->second = std::max(it->second, dim);
+          else
+            ctx.Fail(StrCat("label '", LabelName(l), "' has sizes ", it->second, " and ", dim));
         }
       }
     }
@@ -237,17 +245,21 @@ class Einsum final : public OpKernel {
       };
       Operand<W> cur = std::move(ops[0]);
       for (size_t i = 1; i < count; ++i)
-        cur = Contract(std::move(cur), std::move(ops[i]), [&](int l) { return needed_after(i, l); }, ctx.thread_pool());
+        cur = Contract(
+            std::move(cur), std::move(ops[i]), [&](int l) { return needed_after(i, l); }, ctx.thread_pool());
       cur = SumOut(std::move(cur), [&](int l) { return needed_after(count - 1, l); });
       // Output labels the operands lost (size-1 ellipsis dims) come back as size-1 dims.
       for (int l : out_labels)
-        if (std::find(cur.labels.begin(), cur.labels.end(), l) == cur.labels.end()) cur.labels.push_back(l), cur.dims.push_back(1);
+        if (std::find(cur.labels.begin(), cur.labels.end(), l) == cur.labels.end())
+          cur.labels.push_back(l), cur.dims.push_back(1);
       cur = Permute(std::move(cur), out_labels);
       if (static_cast<int64_t>(cur.data.size()) != y.size()) ctx.Fail("internal error: result size mismatch");
       T* py = y.data<T>();
       for (size_t i = 0; i < cur.data.size(); ++i) {
-        if constexpr (std::is_integral_v<T>) py[i] = static_cast<T>(cur.data[i]);
-        else py[i] = FromCompute<T>(static_cast<ComputeType<T>>(cur.data[i]));
+        if constexpr (std::is_integral_v<T>)
+          py[i] = static_cast<T>(cur.data[i]);
+        else
+          py[i] = FromCompute<T>(static_cast<ComputeType<T>>(cur.data[i]));
       }
     });
   }
@@ -293,8 +305,10 @@ class Einsum final : public OpKernel {
     }
     op.data.resize(static_cast<size_t>(ShapeSize(op.dims)));
     StridedGather(x.data<T>(), op.dims, in_strides, op.data.data(), [](T v) -> W {
-      if constexpr (std::is_integral_v<T>) return static_cast<W>(v);
-      else return static_cast<W>(ToCompute(v));
+      if constexpr (std::is_integral_v<T>)
+        return static_cast<W>(v);
+      else
+        return static_cast<W>(ToCompute(v));
     });
     return op;
   }

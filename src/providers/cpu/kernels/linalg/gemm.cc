@@ -26,7 +26,8 @@ class Gemm final : public OpKernel {
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = c_optional_ ? ctx.input(2) : &ctx.required_input(2);
     if (a.rank() != 2 || b.rank() != 2) ctx.Fail("A and B must be 2-D");
-    if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype())) ctx.Fail("A, B and C must have the same element type");
+    if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype()))
+      ctx.Fail("A, B and C must have the same element type");
     const int64_t m = trans_a_ ? a.dim(1) : a.dim(0);
     const int64_t k = trans_a_ ? a.dim(0) : a.dim(1);
     const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0);

@@ -16,7 +16,8 @@ class MatMul final : public OpKernel {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
     if (a.dtype() != b.dtype())
-      ctx.Fail(StrCat("inputs have different element types ", DataTypeName(a.dtype()), " and ", DataTypeName(b.dtype())));
+      ctx.Fail(
+          StrCat("inputs have different element types ", DataTypeName(a.dtype()), " and ", DataTypeName(b.dtype())));
     if (a.rank() == 0 || b.rank() == 0) ctx.Fail("MatMul inputs must have rank >= 1");
     Shape as = a.shape(), bs = b.shape();
     const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;

@@ -60,8 +60,8 @@ void TypedGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
             // Exact integer arithmetic for the usual alpha = 1, beta in {0, 1}; scaled in double otherwise.
             const T prod = static_cast<T>(acc[j]);
             if (alpha == 1.0f && (beta == 0.0f || beta == 1.0f)) {
-              crow[j] = beta == 0.0f ? prod
-                                     : static_cast<T>(static_cast<uint64_t>(prod) + static_cast<uint64_t>(crow[j]));
+              crow[j] =
+                  beta == 0.0f ? prod : static_cast<T>(static_cast<uint64_t>(prod) + static_cast<uint64_t>(crow[j]));
             } else {
               const double v = static_cast<double>(alpha) * static_cast<double>(prod) +
                                (beta == 0.0f ? 0.0 : static_cast<double>(beta) * static_cast<double>(crow[j]));

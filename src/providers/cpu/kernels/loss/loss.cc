@@ -50,9 +50,12 @@ LossGeometry CheckInputs(KernelContext& ctx, const Tensor& x, const Tensor& targ
   if (weight && (weight->rank() != 1 || weight->dim(0) != g.c)) ctx.Fail("weight must be a 1-D tensor of C elements");
   if (weight && weight->dtype() != x.dtype()) ctx.Fail("weight must have the input's element type");
   g.targets.resize(static_cast<size_t>(target.size()));
-  if (target.dtype() == DataType::kInt64) g.targets.assign(target.data<int64_t>(), target.data<int64_t>() + target.size());
-  else if (target.dtype() == DataType::kInt32) g.targets.assign(target.data<int32_t>(), target.data<int32_t>() + target.size());
-  else ctx.Fail(StrCat("target must be int32 or int64, got ", DataTypeName(target.dtype())));
+  if (target.dtype() == DataType::kInt64)
+    g.targets.assign(target.data<int64_t>(), target.data<int64_t>() + target.size());
+  else if (target.dtype() == DataType::kInt32)
+    g.targets.assign(target.data<int32_t>(), target.data<int32_t>() + target.size());
+  else
+    ctx.Fail(StrCat("target must be int32 or int64, got ", DataTypeName(target.dtype())));
   for (int64_t t : g.targets)
     if ((!ignore_index || t != *ignore_index) && (t < 0 || t >= g.c))
       ctx.Fail(StrCat("target value ", t, " is outside [0, ", g.c, ")"));

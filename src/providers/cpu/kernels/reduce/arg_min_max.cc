@@ -31,8 +31,10 @@ class ArgMinMax final : public OpKernel {
     for (int64_t d = 0; d < rank; ++d) {
       if (d < axis) outer *= x.dim(d);
       if (d > axis) inner *= x.dim(d);
-      if (d != axis) out_shape.push_back(x.dim(d));
-      else if (keepdims_) out_shape.push_back(1);
+      if (d != axis)
+        out_shape.push_back(x.dim(d));
+      else if (keepdims_)
+        out_shape.push_back(1);
     }
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt64, out_shape);
     if (y.size() == 0) return;

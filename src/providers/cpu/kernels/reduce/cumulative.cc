@@ -26,9 +26,12 @@ class Cumulative final : public OpKernel {
     const Tensor& axis_t = ctx.required_input(1);
     if (axis_t.size() != 1 || axis_t.rank() > 1) ctx.Fail("axis must be a scalar or a 1-element 1-D tensor");
     int64_t axis = 0;
-    if (axis_t.dtype() == DataType::kInt64) axis = axis_t.data<int64_t>()[0];
-    else if (axis_t.dtype() == DataType::kInt32) axis = axis_t.data<int32_t>()[0];
-    else ctx.Fail(StrCat("axis must be int32 or int64, got ", DataTypeName(axis_t.dtype())));
+    if (axis_t.dtype() == DataType::kInt64)
+      axis = axis_t.data<int64_t>()[0];
+    else if (axis_t.dtype() == DataType::kInt32)
+      axis = axis_t.data<int32_t>()[0];
+    else
+      ctx.Fail(StrCat("axis must be int32 or int64, got ", DataTypeName(axis_t.dtype())));
     const int64_t rank = static_cast<int64_t>(x.rank());
     if (rank == 0) ctx.Fail("input must have rank >= 1");
     if (axis < -rank || axis >= rank) ctx.Fail(StrCat("axis ", axis, " is out of range for rank ", rank));
@@ -47,12 +50,16 @@ class Cumulative final : public OpKernel {
       const T* px = x.data<T>();
       T* py = y.data<T>();
       auto load = [](T v) -> A {
-        if constexpr (std::is_integral_v<T>) return static_cast<A>(v);
-        else return static_cast<double>(ToCompute(v));
+        if constexpr (std::is_integral_v<T>)
+          return static_cast<A>(v);
+        else
+          return static_cast<double>(ToCompute(v));
       };
       auto store = [](A v) -> T {
-        if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
-        else return FromCompute<T>(static_cast<ComputeType<T>>(v));
+        if constexpr (std::is_integral_v<T>)
+          return static_cast<T>(v);
+        else
+          return FromCompute<T>(static_cast<ComputeType<T>>(v));
       };
       ThreadPool::For(ctx.thread_pool(), outer, static_cast<double>(n * inner) * 2.0, [&](int64_t begin, int64_t end) {
         std::vector<A> acc(static_cast<size_t>(inner));

@@ -45,26 +45,38 @@ class Op {
   static constexpr bool kShifted = K == Kind::kLogSumExp;
 
   static A Load(T v) {
-    if constexpr (std::is_same_v<A, double>) return static_cast<double>(ToCompute(v));
-    else if constexpr (std::is_same_v<A, uint64_t> && std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
-    else return static_cast<A>(v);
+    if constexpr (std::is_same_v<A, double>)
+      return static_cast<double>(ToCompute(v));
+    else if constexpr (std::is_same_v<A, uint64_t> && std::is_signed_v<T>)
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+    else
+      return static_cast<A>(v);
   }
 
   static A Init() {
-    if constexpr (K == Kind::kProd) return A(1);
-    else if constexpr (K == Kind::kMax && std::is_same_v<A, double>) return -std::numeric_limits<double>::infinity();
-    else if constexpr (K == Kind::kMin && std::is_same_v<A, double>) return std::numeric_limits<double>::infinity();
-    else if constexpr (K == Kind::kMax) return static_cast<A>(std::numeric_limits<T>::lowest());
-    else if constexpr (K == Kind::kMin) return static_cast<A>(std::numeric_limits<T>::max());
-    else return A(0);
+    if constexpr (K == Kind::kProd)
+      return A(1);
+    else if constexpr (K == Kind::kMax && std::is_same_v<A, double>)
+      return -std::numeric_limits<double>::infinity();
+    else if constexpr (K == Kind::kMin && std::is_same_v<A, double>)
+      return std::numeric_limits<double>::infinity();
+    else if constexpr (K == Kind::kMax)
+      return static_cast<A>(std::numeric_limits<T>::lowest());
+    else if constexpr (K == Kind::kMin)
+      return static_cast<A>(std::numeric_limits<T>::max());
+    else
+      return A(0);
   }
 
   // The per-element part, applied before combining.
   static A Pre(A x, double shift) {
     if constexpr (K == Kind::kL1) {
-      if constexpr (std::is_same_v<A, double>) return std::fabs(x);
-      else if constexpr (std::is_signed_v<T>) return static_cast<int64_t>(x) < 0 ? A(0) - x : x;
-      else return x;
+      if constexpr (std::is_same_v<A, double>)
+        return std::fabs(x);
+      else if constexpr (std::is_signed_v<T>)
+        return static_cast<int64_t>(x) < 0 ? A(0) - x : x;
+      else
+        return x;
     } else if constexpr (K == Kind::kL2 || K == Kind::kSumSquare) {
       return x * x;
     } else if constexpr (K == Kind::kLogSumExp) {
@@ -78,24 +90,34 @@ class Op {
   static constexpr bool kTrackNan = (K == Kind::kMax || K == Kind::kMin) && std::is_same_v<A, double>;
 
   static A Combine(A acc, A x) {
-    if constexpr (kTrackNan) return x != x ? x : CombineOrdered(acc, x);
-    else return CombineOrdered(acc, x);
+    if constexpr (kTrackNan)
+      return x != x ? x : CombineOrdered(acc, x);
+    else
+      return CombineOrdered(acc, x);
   }
 
   // Combine ignoring NaN (one branch-free select for Max/Min); callers track NaN themselves.
   static A CombineOrdered(A acc, A x) {
-    if constexpr (K == Kind::kMax) return x > acc ? x : acc;
-    else if constexpr (K == Kind::kMin) return x < acc ? x : acc;
-    else if constexpr (K == Kind::kProd) return acc * x;
-    else return acc + x;
+    if constexpr (K == Kind::kMax)
+      return x > acc ? x : acc;
+    else if constexpr (K == Kind::kMin)
+      return x < acc ? x : acc;
+    else if constexpr (K == Kind::kProd)
+      return acc * x;
+    else
+      return acc + x;
   }
 
   static T Finish(A acc, int64_t count, double shift) {
     if constexpr (K == Kind::kMean) {
-      if constexpr (std::is_same_v<A, double>) return Store(acc / static_cast<double>(count));
-      else if (count == 0) return T(0);
-      else if constexpr (std::is_signed_v<T>) return static_cast<T>(static_cast<int64_t>(acc) / count);
-      else return static_cast<T>(acc / static_cast<uint64_t>(count));
+      if constexpr (std::is_same_v<A, double>)
+        return Store(acc / static_cast<double>(count));
+      else if (count == 0)
+        return T(0);
+      else if constexpr (std::is_signed_v<T>)
+        return static_cast<T>(static_cast<int64_t>(acc) / count);
+      else
+        return static_cast<T>(acc / static_cast<uint64_t>(count));
     } else if constexpr (K == Kind::kL2) {
       return Store(std::sqrt(acc));
     } else if constexpr (K == Kind::kLogSum) {
@@ -139,8 +161,10 @@ typename O::A FoldRun(typename O::A acc, const T* p, int64_t n, double shift) {
     // A separate scan keeps both loops vectorizable (a NaN test inside the max loop does not).
     int nan = 0;
     for (int64_t j = 0; j < n; ++j) {
-      if constexpr (std::is_floating_point_v<T>) nan |= p[j] != p[j];
-      else nan |= std::isnan(O::Load(p[j]));
+      if constexpr (std::is_floating_point_v<T>)
+        nan |= p[j] != p[j];
+      else
+        nan |= std::isnan(O::Load(p[j]));
     }
     if (nan) return std::numeric_limits<double>::quiet_NaN();
   }
@@ -193,8 +217,10 @@ Plan MakePlan(const Shape& shape, const std::vector<bool>& reduced) {
   std::vector<bool> flags;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    if (!flags.empty() && flags.back() == reduced[d]) sizes.back() *= shape[d];
-    else sizes.push_back(shape[d]), flags.push_back(reduced[d]);
+    if (!flags.empty() && flags.back() == reduced[d])
+      sizes.back() *= shape[d];
+    else
+      sizes.push_back(shape[d]), flags.push_back(reduced[d]);
   }
   Plan plan;
   if (sizes.empty()) return plan;  // a single element
@@ -214,7 +240,7 @@ Plan MakePlan(const Shape& shape, const std::vector<bool>& reduced) {
 }
 
 constexpr int64_t kSplitMin = int64_t{1} << 15;  // contiguous runs at least this long may be split
-constexpr int64_t kColumnBlock = 1024;            // columns accumulated together when the inner axis is kept
+constexpr int64_t kColumnBlock = 1024;           // columns accumulated together when the inner axis is kept
 
 // Few outputs, each one long contiguous run: split the runs into chunks reduced in parallel,
 // then combine the chunks' partial results.
@@ -248,9 +274,7 @@ void SplitReduce(const T* x, T* y, const Plan& plan, int64_t out_size, int64_t r
     }
   }
   std::vector<A> part(static_cast<size_t>(jobs));
-  for_chunks([&](int64_t job, int64_t o, const T* p, int64_t n) {
-    part[job] = FoldRun<O>(O::Init(), p, n, shift[o]);
-  });
+  for_chunks([&](int64_t job, int64_t o, const T* p, int64_t n) { part[job] = FoldRun<O>(O::Init(), p, n, shift[o]); });
   for (int64_t o = 0; o < out_size; ++o) {
     A acc = O::Init();
     for (int64_t c = 0; c < chunks; ++c) acc = O::Combine(acc, part[o * chunks + c]);
@@ -305,41 +329,43 @@ void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool*
   const int64_t block = std::min<int64_t>(plan.inner, kColumnBlock);
   const int64_t blocks = (plan.inner + block - 1) / block;
   const int64_t rows = out_size / plan.inner;
-  ThreadPool::For(pool, rows * blocks, static_cast<double>(plan.reduce_count * block) * 2.0, [&](int64_t begin, int64_t end) {
-    std::vector<A> acc(static_cast<size_t>(block));
-    std::vector<double> shift(O::kShifted ? static_cast<size_t>(block) : 0);
-    OffsetWalker red(plan.reduced_sizes, plan.reduced_strides, 0);
-    OffsetWalker kept(plan.kept_sizes, plan.kept_strides, begin / blocks);
-    int64_t kept_row = begin / blocks;
-    for (int64_t job = begin; job < end; ++job) {
-      const int64_t row = job / blocks, col = (job % blocks) * block;
-      const int64_t inner = std::min(block, plan.inner - col);
-      for (; kept_row < row; ++kept_row) kept.Next();
-      const T* base = x + kept.offset() + col;
-      if constexpr (O::kShifted) {
-        std::fill(shift.begin(), shift.end(), -std::numeric_limits<double>::infinity());
-        red.Reset(0);
-        for (int64_t r = 0; r < outer_reduced; ++r, red.Next()) {
-          const T* p = base + red.offset();
-          for (int64_t i = 0; i < inner; ++i) shift[i] = std::max(shift[i], O::Load(p[i]));
-        }
-        for (double& s : shift) s = std::isfinite(s) ? s : 0.0;
-      }
-      std::fill(acc.begin(), acc.end(), O::Init());
-      red.Reset(0);
-      for (int64_t r = 0; r < outer_reduced; ++r, red.Next()) {
-        const T* p = base + red.offset();
-        for (int64_t i = 0; i < inner; ++i)
-          acc[i] = O::Combine(acc[i], O::Pre(O::Load(p[i]), O::kShifted ? shift[i] : 0.0));
-      }
-      T* out = y + row * plan.inner + col;
-      for (int64_t i = 0; i < inner; ++i) out[i] = O::Finish(acc[i], plan.reduce_count, O::kShifted ? shift[i] : 0.0);
-    }
-  });
+  ThreadPool::For(pool, rows * blocks, static_cast<double>(plan.reduce_count * block) * 2.0,
+                  [&](int64_t begin, int64_t end) {
+                    std::vector<A> acc(static_cast<size_t>(block));
+                    std::vector<double> shift(O::kShifted ? static_cast<size_t>(block) : 0);
+                    OffsetWalker red(plan.reduced_sizes, plan.reduced_strides, 0);
+                    OffsetWalker kept(plan.kept_sizes, plan.kept_strides, begin / blocks);
+                    int64_t kept_row = begin / blocks;
+                    for (int64_t job = begin; job < end; ++job) {
+                      const int64_t row = job / blocks, col = (job % blocks) * block;
+                      const int64_t inner = std::min(block, plan.inner - col);
+                      for (; kept_row < row; ++kept_row) kept.Next();
+                      const T* base = x + kept.offset() + col;
+                      if constexpr (O::kShifted) {
+                        std::fill(shift.begin(), shift.end(), -std::numeric_limits<double>::infinity());
+                        red.Reset(0);
+                        for (int64_t r = 0; r < outer_reduced; ++r, red.Next()) {
+                          const T* p = base + red.offset();
+                          for (int64_t i = 0; i < inner; ++i) shift[i] = std::max(shift[i], O::Load(p[i]));
+                        }
+                        for (double& s : shift) s = std::isfinite(s) ? s : 0.0;
+                      }
+                      std::fill(acc.begin(), acc.end(), O::Init());
+                      red.Reset(0);
+                      for (int64_t r = 0; r < outer_reduced; ++r, red.Next()) {
+                        const T* p = base + red.offset();
+                        for (int64_t i = 0; i < inner; ++i)
+                          acc[i] = O::Combine(acc[i], O::Pre(O::Load(p[i]), O::kShifted ? shift[i] : 0.0));
+                      }
+                      T* out = y + row * plan.inner + col;
+                      for (int64_t i = 0; i < inner; ++i)
+                        out[i] = O::Finish(acc[i], plan.reduce_count, O::kShifted ? shift[i] : 0.0);
+                    }
+                  });
 }
 
-using BoolAndNumeric =
-    TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, bool>;
+using BoolAndNumeric = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                                uint32_t, uint64_t, bool>;
 
 template <Kind K>
 class Reduce final : public OpKernel {
@@ -363,9 +389,12 @@ class Reduce final : public OpKernel {
     if (axes_from_input_) {
       if (const Tensor* a = ctx.input(1)) {
         if (a->rank() > 1) ctx.Fail("axes must be a 1-D tensor");
-        if (a->dtype() == DataType::kInt64) axes.assign(a->data<int64_t>(), a->data<int64_t>() + a->size());
-        else if (a->dtype() == DataType::kInt32) axes.assign(a->data<int32_t>(), a->data<int32_t>() + a->size());
-        else ctx.Fail(StrCat("axes must be int64, got ", DataTypeName(a->dtype())));
+        if (a->dtype() == DataType::kInt64)
+          axes.assign(a->data<int64_t>(), a->data<int64_t>() + a->size());
+        else if (a->dtype() == DataType::kInt32)
+          axes.assign(a->data<int32_t>(), a->data<int32_t>() + a->size());
+        else
+          ctx.Fail(StrCat("axes must be int64, got ", DataTypeName(a->dtype())));
       }
     }
     const int64_t rank = static_cast<int64_t>(x.rank());
@@ -378,8 +407,10 @@ class Reduce final : public OpKernel {
     }
     Shape out_shape;
     for (int64_t d = 0; d < rank; ++d) {
-      if (!reduced[d]) out_shape.push_back(x.dim(d));
-      else if (keepdims_) out_shape.push_back(1);
+      if (!reduced[d])
+        out_shape.push_back(x.dim(d));
+      else if (keepdims_)
+        out_shape.push_back(1);
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_shape);
     const int64_t out_size = y.size();
@@ -416,8 +447,8 @@ std::unique_ptr<OpKernel> MakeReduce(const KernelInfo& info) {
 
 // Opsets: 1 (axes attribute), 11 (negative axes), 13 (bfloat16; ReduceSum: axes input),
 // 18 (axes input for the rest), 20 (bool for Max/Min).
-#define ONYX_REDUCE(name, kind, axes_since)                                                       \
-  ONYX_REGISTER_KERNEL_FN("CPU", "", name, 1, (axes_since) - 1, (MakeReduce<kind, axes_since>)); \
+#define ONYX_REDUCE(name, kind, axes_since)                                                    \
+  ONYX_REGISTER_KERNEL_FN("CPU", "", name, 1, (axes_since)-1, (MakeReduce<kind, axes_since>)); \
   ONYX_REGISTER_KERNEL_FN("CPU", "", name, axes_since, kOpsetMax, (MakeReduce<kind, axes_since>))
 
 ONYX_REDUCE("ReduceSum", Kind::kSum, 13);
