@@ -6,6 +6,7 @@
 // (batch, class, box), batch-major, then class, then descending score (ties: lower box first).
 // IoU is computed in float, as ONNX Runtime does, so threshold boundaries behave alike.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "base/type_traits.h"
@@ -63,7 +64,7 @@ class NonMaxSuppression final : public OpKernel {
           const float* s = ps + (b * classes + c) * num_boxes;
           order.clear();
           for (int64_t i = 0; i < num_boxes; ++i)
-            if (!has_score_threshold || s[i] > score_threshold) order.push_back(i);
+            if (!std::isnan(s[i]) && (!has_score_threshold || s[i] > score_threshold)) order.push_back(i);
           std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t z) { return s[a] > s[z]; });
           kept.clear();
           for (int64_t i : order) {

@@ -140,7 +140,8 @@ class RoiAlign final : public OpKernel {
   // The four corners around (y, x) with their weights; all-zero weights when far outside.
   static Sample Bilinear(double y, double x, int64_t height, int64_t width) {
     Sample s;
-    if (y < -1.0 || y > static_cast<double>(height) || x < -1.0 || x > static_cast<double>(width)) return s;
+    if (!(y >= -1.0 && y <= static_cast<double>(height) && x >= -1.0 && x <= static_cast<double>(width)))
+      return s;  // outside (or NaN): contributes zero
     y = std::max(y, 0.0);
     x = std::max(x, 0.0);
     int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x), y_high, x_high;
