@@ -1,9 +1,11 @@
 // The blocked f32 GEMM driver (GotoBLAS/BLIS loop nest) over the selected microkernel:
 //
-//   for each K block (kc deep):                      C gets beta on the first block only
-//     for each MC rows:  pack A block (MC x kc)      one MR x kc panel stays in L1 below
-//       for each NC cols: pack B block (kc x NC)     stays in L2 while A panels sweep over it
-//         for each MR panel of A, for each NR panel of B: microkernel on one MR x NR tile of C
+//   for each strip of NS columns:
+//     for each K block (kc deep):                  C gets beta on the first block only
+//       pack the B strip (kc x NS)                 (skipped for PackedB)
+//       for each MC rows: pack A block (MC x kc)   (skipped for PackedA)
+//         for each NC columns:                     A block + B block (kc x NC) stay in L2
+//           for each MR panel of A, for each NR panel of B: microkernel on one MR x NR tile
 //
 // Threads split C into a grid of blocks (aligned to MR x NR) chosen so the packing each thread
 // repeats stays small; every block runs the loop nest above with its own packing buffers.
@@ -96,9 +98,9 @@ int64_t BlockNc(const F32GemmKernel& kernel, int64_t kc) {
   return std::max<int64_t>(kernel.nr, nc / kernel.nr * kernel.nr);
 }
 
-// Rows of A per block: small enough to stay in L2 next to the B block while NC columns pass.
+// Rows of A per block: a quarter of L2, next to the B block while NC columns pass.
 int64_t BlockMc(const F32GemmKernel& kernel, int64_t kc) {
-  const int64_t mc = (L2Bytes() / 8) / (kc * static_cast<int64_t>(sizeof(float)));
+  const int64_t mc = (L2Bytes() / 4) / (kc * static_cast<int64_t>(sizeof(float)));
   return std::max<int64_t>(kernel.mr * 4, mc / kernel.mr * kernel.mr);
 }
 

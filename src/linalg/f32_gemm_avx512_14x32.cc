@@ -85,7 +85,7 @@ struct Avx512 {
 namespace onyx::linalg {
 
 constexpr F32GemmKernel kF32GemmAvx512_14x32 = {
-    "avx512", "f32_gemm_avx512_14x32", 14, 32, 384, &Tile<Avx512, 14, 2>, &PackA<Avx512, 14>, &PackB<Avx512, 32>,
+    "avx512", "f32_gemm_avx512_14x32", 14, 32, 1024, &Tile<Avx512, 14, 2>, &PackA<Avx512, 14>, &PackB<Avx512, 32>,
 };
 
 }  // namespace onyx::linalg

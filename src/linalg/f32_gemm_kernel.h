@@ -44,7 +44,7 @@ struct F32GemmKernel {
   const char* name;  // "f32_gemm_avx512_14x32"
   int mr;
   int nr;
-  int kc;  // K block: one A panel (MR x kc) stays in L1 while B streams from L2
+  int kc;  // deepest K block: C is read and written once per block, A and B panels stream from L2
   F32GemmTileFn tile;
   F32PackAFn pack_a;
   F32PackBFn pack_b;
