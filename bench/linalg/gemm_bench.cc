@@ -1,5 +1,6 @@
 // SGEMM microbenchmarks: GFLOP/s per ISA variant on square sizes and transformer shapes, one and
 // two threads, and the percentage of the measured FMA peak (peak of one core x threads).
+// Shapes are named MxNxK.
 //
 //   build/release/bench/gemm_bench --benchmark_filter='avx512/1024'
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -64,20 +65,42 @@ void SetCounters(benchmark::State& state, const std::string& isa, int threads, d
   if (peak > 0.0) state.counters["%peak"] = cpu_rate / (peak * threads) * 100.0;
 }
 
+// The operands of the shape being measured, kept across the runs Google Benchmark makes of one
+// benchmark (a packed 768 x 50257 B is 150 MB); replaced when the shape or ISA changes.
+struct Operands {
+  std::string key;
+  linalg::AlignedFloats a, b, bias, c;
+  std::unique_ptr<linalg::PackedB> packed;
+};
+
+Operands& GetOperands(const std::string& isa, int64_t m, int64_t n, int64_t k, bool packed) {
+  static Operands ops;
+  const std::string key = isa + "/" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  if (ops.key != key) {
+    ops = Operands{};  // free the previous shape first
+    ops.key = key;
+    ops.a = RandomFloats(static_cast<size_t>(m * k), 1);
+    ops.b = RandomFloats(static_cast<size_t>(k * n), 2);
+    ops.bias = RandomFloats(static_cast<size_t>(n), 3);
+    ops.c = linalg::AlignedFloats(static_cast<size_t>(m * n));
+  }
+  if (packed && !ops.packed) ops.packed = std::make_unique<linalg::PackedB>(false, k, n, ops.b.data(), n, Pool(2));
+  return ops;
+}
+
+// B as given each call (packed inside Sgemm); trans_b: B stored [N, K], as nn.Linear weights.
 void BmSgemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads, bool trans_b) {
   if (!linalg::ForceIsa(isa)) {
     state.SkipWithError("ISA not supported");
     return;
   }
-  const auto a = RandomFloats(static_cast<size_t>(m * k), 1);
-  const auto b = RandomFloats(static_cast<size_t>(k * n), 2);
-  linalg::AlignedFloats c(static_cast<size_t>(m * n));
+  Operands& ops = GetOperands(isa, m, n, k, false);
   ThreadPool* pool = Pool(threads);
   const int64_t ldb = trans_b ? k : n;
   const double cpu_start = ProcessCpuSeconds();
   for (auto _ : state) {
-    linalg::Sgemm(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, c.data(), n, pool);
-    benchmark::DoNotOptimize(c.data());
+    linalg::Sgemm(false, trans_b, m, n, k, 1.0f, ops.a.data(), k, ops.b.data(), ldb, 0.0f, ops.c.data(), n, pool);
+    benchmark::DoNotOptimize(ops.c.data());
     benchmark::ClobberMemory();
   }
   SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
@@ -91,19 +114,16 @@ void BmSgemmPackedB(benchmark::State& state, std::string isa, int64_t m, int64_t
     state.SkipWithError("ISA not supported");
     return;
   }
-  const auto a = RandomFloats(static_cast<size_t>(m * k), 1);
-  const auto b = RandomFloats(static_cast<size_t>(k * n), 2);
-  const auto bias = RandomFloats(static_cast<size_t>(n), 3);
-  linalg::AlignedFloats c(static_cast<size_t>(m * n));
+  Operands& ops = GetOperands(isa, m, n, k, true);
   ThreadPool* pool = Pool(threads);
-  const linalg::PackedB packed(false, k, n, b.data(), n, pool);
   linalg::GemmEpilogue ep;
-  ep.bias_per_col = bias.data();
+  ep.bias_per_col = ops.bias.data();
   ep.activation = linalg::GemmEpilogue::kGeluErf;
   const double cpu_start = ProcessCpuSeconds();
   for (auto _ : state) {
-    linalg::SgemmPackedB(false, m, n, k, 1.0f, a.data(), k, packed, 0.0f, c.data(), n, pool, gelu ? &ep : nullptr);
-    benchmark::DoNotOptimize(c.data());
+    linalg::SgemmPackedB(false, m, n, k, 1.0f, ops.a.data(), k, *ops.packed, 0.0f, ops.c.data(), n, pool,
+                         gelu ? &ep : nullptr);
+    benchmark::DoNotOptimize(ops.c.data());
     benchmark::ClobberMemory();
   }
   SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
@@ -136,8 +156,8 @@ void RegisterAll() {
     Register("FmaPeak/" + isa, BmFmaPeak, isa);
   }
   for (const std::string& isa : isas)
-    for (const int threads : {1, 2})
-      for (const int64_t s : {64, 128, 256, 512, 1024, 2048}) {
+    for (const int64_t s : {64, 128, 256, 512, 1024, 2048})
+      for (const int threads : {1, 2}) {
         if (isa == "scalar" && s > 512) continue;  // minutes per size, and not what ships
         const std::string shape = std::to_string(s) + "x" + std::to_string(s) + "x" + std::to_string(s);
         Register("Sgemm/" + isa + "/" + shape + "/threads:" + std::to_string(threads), BmSgemm, isa, s, s, s,
@@ -146,13 +166,13 @@ void RegisterAll() {
   // Transformer projections (BERT-base / GPT-2: hidden 768, MLP 3072, fused QKV 2304, vocabulary
   // 50257) with constant packed weights; m = tokens. Plus the same product with B transposed
   // unpacked (B^T stored, as in attention and nn.Linear weights).
-  const std::vector<std::pair<int64_t, int64_t>> kn = {{768, 768}, {768, 2304}, {768, 3072}, {3072, 768},
-                                                       {768, 50257}};
+  const std::vector<std::pair<int64_t, int64_t>> kn = {{768, 768},  {768, 2304},  {768, 3072}, {768, 50257},
+                                                       {3072, 768}, {3072, 2304}, {3072, 3072}};
   for (const std::string& isa : isas) {
     if (isa == "scalar") continue;
-    for (const int threads : {1, 2})
-      for (const int64_t m : {128, 256})
-        for (const auto& [k, n] : kn) {
+    for (const int64_t m : {128, 256})
+      for (const auto& [k, n] : kn)
+        for (const int threads : {1, 2}) {
           const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
           const std::string suffix = "/" + isa + "/" + shape + "/threads:" + std::to_string(threads);
           Register("SgemmPackedB" + suffix, BmSgemmPackedB, isa, m, n, k, threads, false);

@@ -147,7 +147,10 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   const F32GemmKernel& kern = *p.kernel;
   const int64_t mr = kern.mr, nr = kern.nr;
   const int64_t kc = p.kc;
-  const int64_t mc = std::min(BlockMc(kern, kc), RoundUp(m1 - m0, mr));
+  // Equal row blocks, up to 1.5x the target, so no thin last block re-reads all of B.
+  const int64_t mc_target = BlockMc(kern, kc);
+  const int64_t m_blocks = CeilDiv(m1 - m0, mc_target + mc_target / 2);
+  const int64_t mc = RoundUp(CeilDiv(m1 - m0, m_blocks), mr);
   const int64_t nc = std::min(BlockNc(kern, kc), RoundUp(n1 - n0, nr));
   // B is packed a column strip at a time (kc x ns) and reused by every row block below it.
   const int64_t ns = p.packed_b != nullptr ? RoundUp(n1 - n0, nr) : std::min(BlockNs(kc, nc), RoundUp(n1 - n0, nr));

@@ -300,9 +300,9 @@ void PackB(bool trans, const float* b, int64_t ldb, int64_t cols, int64_t kc, fl
       const float* src = b + p * ldb;
       float* dst = out + p * NR;
       for (int64_t j0 = 0; j0 < cols; j0 += NR, dst += kc * NR) {
-        const int64_t c = cols - j0;
+        const int c = cols - j0 < NR ? static_cast<int>(cols - j0) : NR;
 #pragma GCC unroll 8
-        for (int j = 0; j < NR; j += L) S::StoreN(dst + j, c > j ? S::LoadN(src + j0 + j, static_cast<int>(c - j)) : S::Zero(), L);
+        for (int j = 0; j < NR; j += L) S::StoreN(dst + j, c > j ? S::LoadN(src + j0 + j, c - j) : S::Zero(), L);
       }
     }
     return;
