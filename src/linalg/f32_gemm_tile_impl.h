@@ -22,8 +22,9 @@ namespace {
 template <class S>
 typename S::V Exp(typename S::V x) {
   using V = typename S::V;
-  // exp(x) = 2^n * exp(r), r = x - n ln2 in [-ln2/2, ln2/2]; the clamp keeps 2^n a normal float.
-  x = S::Min(S::Set1(88.0f), S::Max(S::Set1(-87.0f), x));  // x second: NaN stays NaN
+  // exp(x) = 2^n * exp(r), r = x - n ln2 in [-ln2/2, ln2/2]. The clamp keeps 2^n, and 1 / exp(x)
+  // in the callers, normal floats: a denormal operand costs a ~100-cycle microcode assist.
+  x = S::Min(S::Set1(87.0f), S::Max(S::Set1(-87.0f), x));  // x second: NaN stays NaN
   const V n = S::Round(S::Mul(x, S::Set1(1.44269504088896341f)));
   V r = S::Fnma(n, S::Set1(0.693145751953125f), x);  // ln2 split so n * hi is exact
   r = S::Fnma(n, S::Set1(1.428606765330187e-06f), r);
@@ -64,8 +65,9 @@ typename S::V Tanh(typename S::V x) {
 template <class S>
 typename S::V OnePlusErf(typename S::V z) {
   using V = typename S::V;
-  const V az = S::Abs(z);
-  const V z2 = S::Mul(z, z);
+  // Past |z| = 9, erfc(|z|) < 5e-37: clamping there keeps every product a normal float.
+  const V az = S::Min(S::Set1(9.0f), S::Abs(z));
+  const V z2 = S::Mul(az, az);
   V p = S::Set1(-1.0714638126244763e-05f);
   p = S::Fma(p, z2, S::Set1(0.00011566391242961299f));
   p = S::Fma(p, z2, S::Set1(-0.0008517950075620437f));
@@ -95,26 +97,52 @@ typename S::V OnePlusErf(typename S::V z) {
 }
 
 // The activations that need transcendental math, applied to finished values.
-template <class S>
-typename S::V ActivateTranscendental(typename S::V x, int activation) {
+template <class S, int kActivation>
+typename S::V ActivateTranscendental(typename S::V x) {
   using V = typename S::V;
+  if constexpr (kActivation == GemmEpilogue::kSigmoid) {
+    return Sigmoid<S>(x);
+  } else if constexpr (kActivation == GemmEpilogue::kTanh) {
+    return Tanh<S>(x);
+  } else if constexpr (kActivation == GemmEpilogue::kSilu) {
+    return S::Mul(x, Sigmoid<S>(x));
+  } else if constexpr (kActivation == GemmEpilogue::kGeluErf) {
+    return S::Mul(S::Mul(x, S::Set1(0.5f)), OnePlusErf<S>(S::Mul(x, S::Set1(0.70710678118654752f))));
+  } else {
+    static_assert(kActivation == GemmEpilogue::kGeluTanh);
+    // 0.5 x (1 + tanh(y)) = x * sigmoid(2y), y = sqrt(2/pi) (x + 0.044715 x^3)
+    const V x3 = S::Mul(S::Mul(x, x), x);
+    const V y2 = S::Mul(S::Fma(x3, S::Set1(0.044715f), x), S::Set1(1.5957691216057308f));
+    return S::Mul(x, Sigmoid<S>(y2));
+  }
+}
+
+// A finished rows x cols block of C, still in L1.
+template <class S, int kActivation>
+void ActivateBlock(float* c, int64_t ldc, int rows, int cols) {
+  constexpr int L = S::kLanes;
+  for (int i = 0; i < rows; ++i) {
+    float* crow = c + i * ldc;
+    for (int j = 0; j < cols; j += L)
+      S::StoreN(crow + j, ActivateTranscendental<S, kActivation>(S::LoadN(crow + j, cols - j)), cols - j);
+  }
+}
+
+template <class S>
+void ActivateBlock(int activation, float* c, int64_t ldc, int rows, int cols) {
   switch (activation) {
     case GemmEpilogue::kSigmoid:
-      return Sigmoid<S>(x);
+      return ActivateBlock<S, GemmEpilogue::kSigmoid>(c, ldc, rows, cols);
     case GemmEpilogue::kTanh:
-      return Tanh<S>(x);
+      return ActivateBlock<S, GemmEpilogue::kTanh>(c, ldc, rows, cols);
     case GemmEpilogue::kSilu:
-      return S::Mul(x, Sigmoid<S>(x));
+      return ActivateBlock<S, GemmEpilogue::kSilu>(c, ldc, rows, cols);
     case GemmEpilogue::kGeluErf:
-      return S::Mul(S::Mul(x, S::Set1(0.5f)), OnePlusErf<S>(S::Mul(x, S::Set1(0.70710678118654752f))));
-    case GemmEpilogue::kGeluTanh: {
-      // 0.5 x (1 + tanh(y)) = x * sigmoid(2y), y = sqrt(2/pi) (x + 0.044715 x^3)
-      const V x3 = S::Mul(S::Mul(x, x), x);
-      const V y2 = S::Mul(S::Fma(x3, S::Set1(0.044715f), x), S::Set1(1.5957691216057308f));
-      return S::Mul(x, Sigmoid<S>(y2));
-    }
+      return ActivateBlock<S, GemmEpilogue::kGeluErf>(c, ldc, rows, cols);
+    case GemmEpilogue::kGeluTanh:
+      return ActivateBlock<S, GemmEpilogue::kGeluTanh>(c, ldc, rows, cols);
     default:
-      return x;
+      return;
   }
 }
 
@@ -209,15 +237,7 @@ void TileKernel(const F32GemmTile& t) {
     }
   }
   // The tile is in L1 now: finish transcendental activations before moving on.
-  if (t.finish && IsTranscendental(t.activation)) {
-    for (int i = 0; i < R; ++i) {
-      float* crow = t.c + i * t.ldc;
-      for (int j = 0; j < t.nr; j += L) {
-        const int cols = t.nr - j;
-        S::StoreN(crow + j, ActivateTranscendental<S>(S::LoadN(crow + j, cols), t.activation), cols);
-      }
-    }
-  }
+  if (t.finish && IsTranscendental(t.activation)) ActivateBlock<S>(t.activation, t.c, t.ldc, R, t.nr);
 }
 
 // Function tables indexed by the tile's row count - 1.

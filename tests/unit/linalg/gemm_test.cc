@@ -329,7 +329,8 @@ TEST_P(SgemmVariant, Epilogues) {
         c.activation = act.act, c.act_alpha = act.alpha, c.act_beta = act.beta;
         c.bias_row = variant % 2 == 0, c.bias_col = variant % 3 != 0, c.residual = variant % 4 < 2;
         c.beta = variant % 5 == 0 ? 0.5f : 0.0f;
-        c.alpha = variant % 7 == 0 ? 3.0f : 1.0f;  // pushes values into the activations' tails
+        // Larger alpha pushes values into the activations' tails (and past their clamps).
+        c.alpha = variant % 7 == 0 ? 3.0f : variant % 11 == 0 ? 60.0f : 1.0f;
         c.trans_a = variant % 2 == 1, c.trans_b = variant % 3 == 1;
         c.force_epilogue_overload = true;
         Check(c, rng_);
