@@ -249,8 +249,9 @@ void Run(const Problem& p, ThreadPool* pool) {
   for (int64_t tm = 1; tm <= threads; ++tm)
     for (int64_t tn = 1; tm * tn <= threads; ++tn) {
       if (tm > m_panels || tn > n_panels) continue;
-      const double bm = static_cast<double>(CeilDiv(m_panels, tm) * mr);
-      const double bn = static_cast<double>(CeilDiv(n_panels, tn) * nr);
+      // The biggest block; edge tiles cost what they compute (row-exact kernels).
+      const double bm = static_cast<double>(std::min(CeilDiv(m_panels, tm) * mr, p.m));
+      const double bn = static_cast<double>(std::min(CeilDiv(n_panels, tn) * nr, p.n));
       const double kd = static_cast<double>(p.k);
       // A multiply-add costs ~1/(2*NR) cycle per lane pair; a packed float ~1/2 cycle.
       double cost = bm * bn * kd / (2.0 * static_cast<double>(nr));
