@@ -15,8 +15,8 @@ class If final : public OpKernel {
       info.Fail(StrCat("then_branch has ", then_.output_names().size(), " outputs but else_branch has ",
                        else_.output_names().size()));
     if (then_.output_names().size() != info.num_outputs())
-      info.Fail(StrCat("the node has ", info.num_outputs(), " outputs but its branches have ",
-                       then_.output_names().size()));
+      info.Fail(
+          StrCat("the node has ", info.num_outputs(), " outputs but its branches have ", then_.output_names().size()));
   }
 
   void Compute(KernelContext& ctx) const override {

@@ -70,8 +70,7 @@ class Loop final : public OpKernel {
       if (c->size() != 1 || c->dtype() != DataType::kBool) ctx.Fail("cond must be a bool tensor with a single element");
       cond = *c->data<bool>();
     }
-    if (!has_trip_count_ && !has_cond_)
-      ctx.Fail("Loop has neither a trip count M nor a condition: it would never end");
+    if (!has_trip_count_ && !has_cond_) ctx.Fail("Loop has neither a trip count M nor a condition: it would never end");
 
     std::vector<Value> carried(num_carried_);
     for (size_t i = 0; i < num_carried_; ++i) {
@@ -101,7 +100,8 @@ class Loop final : public OpKernel {
       for (size_t k = 0; k < num_scan_; ++k) {
         const Value& s = outputs[1 + num_carried_ + k];
         if (!s.is_tensor()) ctx.Fail(StrCat("scan output ", k, " must be a tensor, got ", s.Describe()));
-        if (!scans[k].empty() && (s.tensor().shape() != scans[k][0].shape() || s.tensor().dtype() != scans[k][0].dtype()))
+        if (!scans[k].empty() &&
+            (s.tensor().shape() != scans[k][0].shape() || s.tensor().dtype() != scans[k][0].dtype()))
           ctx.Fail(StrCat("scan output ", k, " is ", s.tensor().Describe(), " in iteration ", iter, " but ",
                           scans[k][0].Describe(), " before: every iteration must give the same shape"));
         scans[k].push_back(s.tensor());

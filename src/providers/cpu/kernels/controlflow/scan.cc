@@ -48,7 +48,8 @@ void RunIterations(KernelContext& ctx, const Subgraph& body, const ScanPlan& pla
     }
     std::vector<Value> outputs = ctx.RunSubgraph(body, std::move(inputs));
     for (size_t i = 0; i < plan.num_states; ++i) {
-      if (!outputs[i].is_tensor()) ctx.Fail(StrCat("state output ", i, " must be a tensor, got ", outputs[i].Describe()));
+      if (!outputs[i].is_tensor())
+        ctx.Fail(StrCat("state output ", i, " must be a tensor, got ", outputs[i].Describe()));
       states[i] = std::move(outputs[i]);
     }
     for (size_t k = 0; k < plan.num_scan_outputs; ++k) {
@@ -166,8 +167,7 @@ class Scan8 final : public OpKernel {
     int64_t batch = -1, max_len = -1;
     auto check_batch = [&](const Tensor& t, const std::string& what) {
       if (t.rank() < 1) ctx.Fail(StrCat(what, " needs a leading batch axis"));
-      if (batch >= 0 && t.dim(0) != batch)
-        ctx.Fail(StrCat(what, " has batch size ", t.dim(0), ", expected ", batch));
+      if (batch >= 0 && t.dim(0) != batch) ctx.Fail(StrCat(what, " has batch size ", t.dim(0), ", expected ", batch));
       batch = t.dim(0);
     };
     for (size_t i = 0; i < plan_.num_states; ++i) check_batch(ctx.required_input(first_state + i), StrCat("state ", i));
@@ -218,7 +218,8 @@ class Scan8 final : public OpKernel {
           }
           for (int64_t t = 0; t < max_len; ++t) list.push_back(Tensor::Zeros(dt, shape));
         } else {
-          while (static_cast<int64_t>(list.size()) < max_len) list.push_back(Tensor::Zeros(list[0].dtype(), list[0].shape()));
+          while (static_cast<int64_t>(list.size()) < max_len)
+            list.push_back(Tensor::Zeros(list[0].dtype(), list[0].shape()));
         }
         if (max_len == 0) {
           auto [dt, shape] = DeclaredOutput(body_, plan_.num_states + k);

@@ -21,8 +21,8 @@ namespace onyx::image {
 namespace {
 
 void CheckSize(const char* format, int64_t width, int64_t height) {
-  ONYX_CHECK(width > 0 && height > 0 && width * height <= kMaxPixels, kRuntime, format, ": bad or too large image size ",
-             width, "x", height);
+  ONYX_CHECK(width > 0 && height > 0 && width * height <= kMaxPixels, kRuntime, format,
+             ": bad or too large image size ", width, "x", height);
 }
 
 struct JpegError {

@@ -33,7 +33,8 @@ class Bytes {
     if (big_endian_)
       return (uint32_t{data_[at]} << 24) | (uint32_t{data_[at + 1]} << 16) | (uint32_t{data_[at + 2]} << 8) |
              data_[at + 3];
-    return data_[at] | (uint32_t{data_[at + 1]} << 8) | (uint32_t{data_[at + 2]} << 16) | (uint32_t{data_[at + 3]} << 24);
+    return data_[at] | (uint32_t{data_[at + 1]} << 8) | (uint32_t{data_[at + 2]} << 16) |
+           (uint32_t{data_[at + 3]} << 24);
   }
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
@@ -46,8 +47,8 @@ class Bytes {
 };
 
 RgbImage Allocate(const char* format, int64_t width, int64_t height) {
-  ONYX_CHECK(width > 0 && height > 0 && width * height <= kMaxPixels, kRuntime, format, ": bad or too large image size ",
-             width, "x", height);
+  ONYX_CHECK(width > 0 && height > 0 && width * height <= kMaxPixels, kRuntime, format,
+             ": bad or too large image size ", width, "x", height);
   RgbImage img;
   img.width = width;
   img.height = height;
@@ -95,6 +96,11 @@ RgbImage DecodeBmp(const uint8_t* data, size_t size) {
   }
   const bool top_down = height < 0;
   height = std::abs(height);
+  const bool rle = compression == 1 || compression == 2;
+  const size_t stride = static_cast<size_t>((width * bpp + 31) / 32 * 4);
+  // Uncompressed data must be all there before we allocate for it.
+  if (!rle && width > 0 && height > 0 && width * height <= kMaxPixels)
+    b.Need(pixel_offset, stride * static_cast<size_t>(height));
   RgbImage img = Allocate("BMP", width, height);
 
   // Channel masks for 16 and 32 bits.
@@ -127,7 +133,7 @@ RgbImage DecodeBmp(const uint8_t* data, size_t size) {
     std::memcpy(&img.pixels[static_cast<size_t>((row * width + x) * 3)], &palette[index * 3], 3);
   };
 
-  if (compression == 1 || compression == 2) {
+  if (rle) {
     // RLE8 / RLE4: runs and escapes, rows bottom-up.
     ONYX_CHECK(bpp == (compression == 1 ? 8u : 4u), kRuntime, "BMP: RLE compression with ", bpp, " bits per pixel");
     size_t at = pixel_offset;
@@ -149,7 +155,8 @@ RgbImage DecodeBmp(const uint8_t* data, size_t size) {
         const size_t bytes = compression == 1 ? value : (value + 1) / 2;
         b.Need(at, bytes);
         for (int k = 0; k < value; ++k, ++x)
-          put_index(x, y, compression == 1 ? data[at + k] : (k % 2 == 0 ? data[at + k / 2] >> 4 : data[at + k / 2] & 15));
+          put_index(x, y,
+                    compression == 1 ? data[at + k] : (k % 2 == 0 ? data[at + k / 2] >> 4 : data[at + k / 2] & 15));
         at += (bytes + 1) / 2 * 2;  // runs are word-aligned
       }
       if (y >= height) break;
@@ -160,8 +167,6 @@ RgbImage DecodeBmp(const uint8_t* data, size_t size) {
              compression);
   ONYX_CHECK(bpp == 1 || bpp == 4 || bpp == 8 || bpp == 16 || bpp == 24 || bpp == 32, kRuntime,
              "BMP: unsupported bit depth ", bpp);
-  const size_t stride = static_cast<size_t>((width * bpp + 31) / 32 * 4);
-  b.Need(pixel_offset, stride * static_cast<size_t>(height));
   for (int64_t y = 0; y < height; ++y) {
     const uint8_t* row = data + pixel_offset + stride * static_cast<size_t>(y);
     const int64_t out_row = top_down ? y : height - 1 - y;
@@ -177,9 +182,10 @@ RgbImage DecodeBmp(const uint8_t* data, size_t size) {
         out[x * 3 + 1] = row[x * 3 + 1];
         out[x * 3 + 2] = row[x * 3];
       } else {
-        const uint32_t v = bpp == 16 ? (row[x * 2] | (row[x * 2 + 1] << 8))
-                                     : (row[x * 4] | (row[x * 4 + 1] << 8) | (row[x * 4 + 2] << 16) |
-                                        (uint32_t{row[x * 4 + 3]} << 24));
+        const uint32_t v =
+            bpp == 16
+                ? (row[x * 2] | (row[x * 2 + 1] << 8))
+                : (row[x * 4] | (row[x * 4 + 1] << 8) | (row[x * 4 + 2] << 16) | (uint32_t{row[x * 4 + 3]} << 24));
         out[x * 3] = red.Get(v);
         out[x * 3 + 1] = green.Get(v);
         out[x * 3 + 2] = blue.Get(v);
@@ -214,10 +220,16 @@ RgbImage DecodePnm(const uint8_t* data, size_t size) {
   const bool bitmap = kind == '1' || kind == '4';
   const int64_t maxval = bitmap ? 1 : read_number();
   ONYX_CHECK(maxval >= 1 && maxval <= 65535, kRuntime, "PNM: bad maximum value ", maxval);
-  RgbImage img = Allocate("PNM", width, height);
   const bool color = kind == '3' || kind == '6';
   const bool ascii = kind <= '3';
   const int64_t channels = color ? 3 : 1;
+  // Binary rasters must be all there before we allocate for them; ASCII ones need at least
+  // one byte per sample.
+  if (width > 0 && height > 0 && width * height <= kMaxPixels) {
+    const int64_t need = bitmap && !ascii ? (width + 7) / 8 * height : width * height * channels;
+    ONYX_CHECK(static_cast<int64_t>(size - at) >= need, kRuntime, "PNM: the data ends early");
+  }
+  RgbImage img = Allocate("PNM", width, height);
   const int64_t samples = width * height * channels;
   auto scale = [&](int64_t v) {
     ONYX_CHECK(v <= maxval, kRuntime, "PNM: sample ", v, " exceeds the maximum ", maxval);
@@ -248,8 +260,7 @@ RgbImage DecodePnm(const uint8_t* data, size_t size) {
     } else {
       const int64_t bytes = maxval > 255 ? 2 : 1;
       b.Need(at, static_cast<size_t>(samples * bytes));
-      for (int64_t i = 0; i < samples; ++i)
-        values[i] = scale(bytes == 2 ? b.U16(at + i * 2) : data[at + i]);
+      for (int64_t i = 0; i < samples; ++i) values[i] = scale(bytes == 2 ? b.U16(at + i * 2) : data[at + i]);
     }
   }
   for (int64_t p = 0; p < width * height; ++p)
@@ -372,8 +383,8 @@ RgbImage DecodeTiff(const uint8_t* data, size_t size) {
   ONYX_CHECK(planar == 1 || spp == 1, kRuntime, "TIFF: planar (non-interleaved) images are not supported");
   ONYX_CHECK(photometric <= 3, kRuntime, "TIFF: unsupported photometric interpretation ", photometric);
   ONYX_CHECK(photometric != 2 || spp >= 3, kRuntime, "TIFF: RGB needs 3 samples per pixel, has ", spp);
-  ONYX_CHECK(compression == 1 || compression == 5 || compression == 32773, kRuntime,
-             "TIFF: unsupported compression ", compression, " (supported: none, LZW, PackBits)");
+  ONYX_CHECK(compression == 1 || compression == 5 || compression == 32773, kRuntime, "TIFF: unsupported compression ",
+             compression, " (supported: none, LZW, PackBits)");
   ONYX_CHECK(!offsets.empty() && offsets.size() == counts.size(), kRuntime, "TIFF: bad strip tables");
   if (rows_per_strip == 0 || rows_per_strip > height) rows_per_strip = height;
   const size_t row_bytes = (static_cast<size_t>(width) * spp * depth + 7) / 8;
@@ -395,7 +406,8 @@ RgbImage DecodeTiff(const uint8_t* data, size_t size) {
   if (predictor == 2 && depth == 8) {
     for (uint32_t y = 0; y < height; ++y) {
       uint8_t* row = raster.data() + y * row_bytes;
-      for (size_t x = spp; x < static_cast<size_t>(width) * spp; ++x) row[x] = static_cast<uint8_t>(row[x] + row[x - spp]);
+      for (size_t x = spp; x < static_cast<size_t>(width) * spp; ++x)
+        row[x] = static_cast<uint8_t>(row[x] + row[x - spp]);
     }
   }
   const uint32_t max = (1u << depth) - 1;

@@ -102,7 +102,8 @@ class RandomTensor final : public OpKernel {
       using T = typename decltype(tag)::type;
       T* p = out.data<T>();
       for (int64_t i = 0; i < out.size(); ++i) {
-        const double v = kDist == Distribution::kUniform ? a_ + (b_ - a_) * stream.Uniform() : a_ + b_ * stream.Normal();
+        const double v =
+            kDist == Distribution::kUniform ? a_ + (b_ - a_) * stream.Uniform() : a_ + b_ * stream.Normal();
         p[i] = FromCompute<T>(static_cast<ComputeType<T>>(v));
       }
     });
@@ -126,8 +127,7 @@ class Bernoulli final : public OpKernel {
     if (info.HasAttr("dtype")) {
       const int64_t raw = info.GetInt("dtype");
       dtype_ = static_cast<DataType>(raw);
-      if (!IsValidDataType(static_cast<int32_t>(raw)) ||
-          !TryDispatch(BernoulliOutTypes{}, dtype_, [](auto) {}))
+      if (!IsValidDataType(static_cast<int32_t>(raw)) || !TryDispatch(BernoulliOutTypes{}, dtype_, [](auto) {}))
         info.Fail(StrCat("dtype ", raw, " is not a supported output type"));
     }
   }

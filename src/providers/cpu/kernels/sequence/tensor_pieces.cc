@@ -68,11 +68,11 @@ Tensor SliceAlongAxis(const Tensor& t, int64_t axis, int64_t index) {
 Tensor StackAlongAxis(const std::vector<Tensor>& pieces, int64_t axis) {
   ONYX_CHECK(!pieces.empty(), kRuntime, "nothing to stack");
   const Shape& shape = pieces[0].shape();
-  ONYX_CHECK(axis >= 0 && axis <= static_cast<int64_t>(shape.size()), kRuntime, "cannot stack ",
-             pieces[0].Describe(), " pieces along axis ", axis);
+  ONYX_CHECK(axis >= 0 && axis <= static_cast<int64_t>(shape.size()), kRuntime, "cannot stack ", pieces[0].Describe(),
+             " pieces along axis ", axis);
   for (const Tensor& p : pieces)
-    ONYX_CHECK(p.dtype() == pieces[0].dtype() && p.shape() == shape, kRuntime, "cannot stack ", p.Describe(),
-               " with ", pieces[0].Describe(), ": pieces must have the same type and shape");
+    ONYX_CHECK(p.dtype() == pieces[0].dtype() && p.shape() == shape, kRuntime, "cannot stack ", p.Describe(), " with ",
+               pieces[0].Describe(), ": pieces must have the same type and shape");
   Shape out_shape = shape;
   out_shape.insert(out_shape.begin() + axis, static_cast<int64_t>(pieces.size()));
   Tensor out(pieces[0].dtype(), out_shape);
@@ -94,8 +94,7 @@ Tensor ConcatAlongAxis(const std::vector<Tensor>& pieces, int64_t axis) {
     bool ok = p.dtype() == pieces[0].dtype() && p.rank() == first.size();
     for (size_t d = 0; ok && d < first.size(); ++d)
       if (static_cast<int64_t>(d) != axis && p.dim(d) != first[d]) ok = false;
-    ONYX_CHECK(ok, kRuntime, "cannot concatenate ", p.Describe(), " with ", pieces[0].Describe(), " along axis ",
-               axis);
+    ONYX_CHECK(ok, kRuntime, "cannot concatenate ", p.Describe(), " with ", pieces[0].Describe(), " along axis ", axis);
     total += p.dim(static_cast<size_t>(axis));
   }
   Shape out_shape = first;
@@ -133,7 +132,8 @@ std::vector<Tensor> SplitAlongAxis(const Tensor& t, int64_t axis, const std::vec
     Shape piece_shape = shape;
     piece_shape[axis] = s;
     Tensor piece(t.dtype(), piece_shape);
-    for (int64_t o = 0; o < outer; ++o) CopyElements(t, (o * shape[axis] + start) * inner, piece, o * s * inner, s * inner);
+    for (int64_t o = 0; o < outer; ++o)
+      CopyElements(t, (o * shape[axis] + start) * inner, piece, o * s * inner, s * inner);
     result.push_back(std::move(piece));
     start += s;
   }

@@ -47,7 +47,9 @@ struct Node {
   int min = 0, max = -1;  // kRepeat; max -1: unbounded
 };
 
-bool IsWordChar(char32_t c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsWordChar(char32_t c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 
 void AddPerlClass(char kind, CharClass& cls) {
   std::vector<Range> r;
@@ -251,7 +253,12 @@ class Parser {
         case 'z': ++i_; return Leaf(Node::kEndText);
         case 'b': ++i_; return Leaf(Node::kWordB);
         case 'B': ++i_; return Leaf(Node::kNotWordB);
-        case 'd': case 'D': case 'w': case 'W': case 's': case 'S': {
+        case 'd':
+        case 'D':
+        case 'w':
+        case 'W':
+        case 's':
+        case 'S': {
           ++i_;
           auto n = Leaf(Node::kClass);
           AddPerlClass(e, n->cls);
@@ -297,8 +304,7 @@ class Parser {
         return v;
       }
       default:
-        if (std::isalnum(static_cast<unsigned char>(e)))
-          Fail(StrCat("unsupported escape '\\", e, "'"));
+        if (std::isalnum(static_cast<unsigned char>(e))) Fail(StrCat("unsupported escape '\\", e, "'"));
         return static_cast<unsigned char>(e);
     }
   }

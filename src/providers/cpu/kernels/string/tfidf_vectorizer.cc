@@ -31,7 +31,8 @@ class TfIdfVectorizer final : public OpKernel {
     min_n_ = info.GetInt("min_gram_length");
     max_n_ = info.GetInt("max_gram_length");
     max_skip_ = info.GetInt("max_skip_count");
-    if (min_n_ < 1 || max_n_ < min_n_) info.Fail(StrCat("need 1 <= min_gram_length <= max_gram_length, got ", min_n_, " and ", max_n_));
+    if (min_n_ < 1 || max_n_ < min_n_)
+      info.Fail(StrCat("need 1 <= min_gram_length <= max_gram_length, got ", min_n_, " and ", max_n_));
     if (max_skip_ < 0) info.Fail("max_skip_count must not be negative");
     const std::string mode = info.GetString("mode");
     if (mode == "TF") weighting_ = Weighting::kTf;
@@ -60,7 +61,8 @@ class TfIdfVectorizer final : public OpKernel {
       if (begin < 0 || end < begin || end > total || (end - begin) % n != 0)
         info.Fail(StrCat("ngram_counts ", StrJoin(counts), " do not fit a pool of ", total, " items"));
       for (int64_t at = begin; at < end; at += n, ++gram_id) {
-        if (gram_id >= static_cast<int64_t>(indexes.size())) info.Fail("ngram_indexes has fewer entries than the pool has n-grams");
+        if (gram_id >= static_cast<int64_t>(indexes.size()))
+          info.Fail("ngram_indexes has fewer entries than the pool has n-grams");
         if (n < min_n_ || n > max_n_) continue;
         std::string key;
         for (int64_t j = 0; j < n; ++j) {
@@ -105,7 +107,9 @@ class TfIdfVectorizer final : public OpKernel {
         switch (weighting_) {
           case Weighting::kTf: v = static_cast<float>(f); break;
           case Weighting::kIdf: v = f > 0 ? (weights_.empty() ? 1.0f : weights_[i]) : 0.0f; break;
-          case Weighting::kTfIdf: v = weights_.empty() ? static_cast<float>(f) : weights_[i] * static_cast<float>(f); break;
+          case Weighting::kTfIdf:
+            v = weights_.empty() ? static_cast<float>(f) : weights_[i] * static_cast<float>(f);
+            break;
         }
         out[r * output_size_ + i] = v;
       }

@@ -24,10 +24,10 @@ enum class OpKind { kAdd, kSub, kMul, kDiv, kNeg, kIdentity, kRelu, kSigmoid, kT
 
 bool LookupOp(const std::string& op, OpKind& kind) {
   static const std::unordered_map<std::string, OpKind> kOps = {
-      {"Add", OpKind::kAdd},         {"Sub", OpKind::kSub},         {"Mul", OpKind::kMul},
-      {"Div", OpKind::kDiv},         {"Neg", OpKind::kNeg},         {"Identity", OpKind::kIdentity},
-      {"Relu", OpKind::kRelu},       {"Sigmoid", OpKind::kSigmoid}, {"Tanh", OpKind::kTanh},
-      {"Exp", OpKind::kExp},         {"Log", OpKind::kLog},         {"Sqrt", OpKind::kSqrt},
+      {"Add", OpKind::kAdd},      {"Sub", OpKind::kSub},         {"Mul", OpKind::kMul},
+      {"Div", OpKind::kDiv},      {"Neg", OpKind::kNeg},         {"Identity", OpKind::kIdentity},
+      {"Relu", OpKind::kRelu},    {"Sigmoid", OpKind::kSigmoid}, {"Tanh", OpKind::kTanh},
+      {"Exp", OpKind::kExp},      {"Log", OpKind::kLog},         {"Sqrt", OpKind::kSqrt},
       {"MatMul", OpKind::kMatMul}};
   auto it = kOps.find(op);
   if (it == kOps.end()) return false;
@@ -163,7 +163,8 @@ class Gradient final : public OpKernel {
                       " and ", ShapeToString(b.shape)));
   }
 
-  DTensor Forward(const KernelContext& ctx, const Step& s, const std::unordered_map<std::string, DTensor>& values) const {
+  DTensor Forward(const KernelContext& ctx, const Step& s,
+                  const std::unordered_map<std::string, DTensor>& values) const {
     const DTensor& a = Get(ctx, values, s.inputs[0]);
     if (IsBinary(s.kind)) {
       const DTensor& b = Get(ctx, values, s.inputs[1]);

@@ -34,7 +34,8 @@ size_t CheckGroups(const KernelContext& ctx, size_t groups) {
     for (size_t g = 1; g < groups; ++g) {
       const Tensor& o = ctx.required_input(2 + g * n + i);
       if (o.shape() != x.shape() || o.dtype() != x.dtype())
-        ctx.Fail(StrCat("input ", 2 + g * n + i, " is ", o.Describe(), " but the tensor it goes with is ", x.Describe()));
+        ctx.Fail(
+            StrCat("input ", 2 + g * n + i, " is ", o.Describe(), " but the tensor it goes with is ", x.Describe()));
     }
   }
   return n;
@@ -80,7 +81,8 @@ class Momentum final : public OpKernel {
   explicit Momentum(const KernelInfo& info)
       : alpha_(info.GetFloat("alpha")), beta_(info.GetFloat("beta")), norm_(info.GetFloat("norm_coefficient")) {
     const std::string mode = info.GetString("mode");
-    if (mode != "standard" && mode != "nesterov") info.Fail(StrCat("mode must be standard or nesterov, got '", mode, "'"));
+    if (mode != "standard" && mode != "nesterov")
+      info.Fail(StrCat("mode must be standard or nesterov, got '", mode, "'"));
     nesterov_ = mode == "nesterov";
   }
 
