@@ -304,6 +304,9 @@ class Parser {
         return v;
       }
       default:
+        // As RE2: only ASCII punctuation may be escaped (a non-ASCII byte is not named, so the
+        // message stays valid UTF-8).
+        if (static_cast<unsigned char>(e) >= 0x80) Fail("invalid escape of a non-ASCII character");
         if (std::isalnum(static_cast<unsigned char>(e))) Fail(StrCat("unsupported escape '\\", e, "'"));
         return static_cast<unsigned char>(e);
     }
