@@ -30,7 +30,7 @@ class Const:
         self.array = np.asarray(array)
 
 
-def model(op_type, inputs, outputs, domain="com.microsoft", opset=17, **attrs):
+def model(op_type, inputs, outputs, domain="com.microsoft", onnx_opset=17, **attrs):
     """inputs: ordered {name: numpy array | Const | None (omitted optional input)};
     outputs: [name, (name, numpy dtype) or None (omitted optional output)]; untyped outputs are
     left to inference."""
@@ -56,7 +56,7 @@ def model(op_type, inputs, outputs, domain="com.microsoft", opset=17, **attrs):
             out_infos.append(helper.make_empty_tensor_value_info(o))
     node = helper.make_node(op_type, names, out_names, domain=domain, **attrs)
     graph = helper.make_graph([node], f"{op_type}_graph", in_infos, out_infos, initializer=inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_opset), helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 8
     return m
 

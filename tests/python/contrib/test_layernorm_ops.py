@@ -97,7 +97,7 @@ def test_layer_norm_contrib_opsets(opset):
     r = rng(9)
     x = r.standard_normal((2, 5, 8)).astype(F32)
     s, b = r.standard_normal((8,)).astype(F32), r.standard_normal((8,)).astype(F32)
-    compare("LayerNormalization", {"x": x, "scale": s, "b": b}, ["y", "mean", "inv_std"], domain="", opset=opset,
+    compare("LayerNormalization", {"x": x, "scale": s, "b": b}, ["y", "mean", "inv_std"], domain="", onnx_opset=opset,
             epsilon=1e-5)
 
 
@@ -107,7 +107,7 @@ def test_layer_norm_contrib_without_bias_vs_numpy():
     x = r.standard_normal((2, 5, 8)).astype(F32)
     s = r.standard_normal((8,)).astype(F32)
     y, mean, inv = run_onyx_only("LayerNormalization", {"x": x, "scale": s}, ["y", "mean", "inv_std"], domain="",
-                                 opset=16, epsilon=1e-5)
+                                 onnx_opset=16, epsilon=1e-5)
     xd = x.astype(np.float64)
     m = xd.mean(-1, keepdims=True)
     iv = 1 / np.sqrt(xd.var(-1, keepdims=True) + 1e-5)
@@ -120,7 +120,7 @@ def test_layer_norm_contrib_axis_and_fp16():
     r = rng(10)
     x = r.standard_normal((2, 5, 8)).astype(np.float16)
     s, b = r.standard_normal((5, 8)).astype(np.float16), r.standard_normal((5, 8)).astype(np.float16)
-    compare("LayerNormalization", {"x": x, "scale": s, "b": b}, ["y", "mean", "inv_std"], domain="", opset=16,
+    compare("LayerNormalization", {"x": x, "scale": s, "b": b}, ["y", "mean", "inv_std"], domain="", onnx_opset=16,
             axis=1, rtol=1e-2, atol=1e-2)
 
 

@@ -51,7 +51,7 @@ void AttendHead(const float* q, int64_t q_stride, const float* k, int64_t k_stri
     int64_t hi = cols;
     if (rules.causal_offset >= 0) hi = std::min(cols, rules.causal_offset + s + 1);
     int64_t lo = 0;
-    if (rules.window >= 0) lo = std::max<int64_t>(0, hi - rules.window - 1);
+    if (rules.window > 0) lo = std::max<int64_t>(0, hi - rules.window);
     if (hi < lo) hi = lo;
     if (rules.softcap > 0.0f) {
       const float c = rules.softcap, inv = 1.0f / rules.softcap;
@@ -73,6 +73,7 @@ void AttendHead(const float* q, int64_t q_stride, const float* k, int64_t k_stri
     SoftmaxRow(row + lo, hi - lo, rules.use_sink, rules.sink);
     std::fill(row, row + lo, 0.0f);
     std::fill(row + hi, row + T, 0.0f);
+    if (rules.probs_out) std::copy(row, row + T, rules.probs_out + s * T);
   }
   // out = probs . v
   linalg::Sgemm(false, false, S, Hv, cols, 1.0f, scratch, T, v, v_stride, 0.0f, out, out_stride, nullptr);

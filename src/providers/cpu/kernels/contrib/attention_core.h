@@ -35,13 +35,14 @@ struct ScoreRules {
   int64_t bias_stride = 0;
   float softcap = 0.0f;          // > 0: x = softcap * tanh(x / softcap) before bias and mask
   // Columns of row s are [lo(s), hi(s)): hi = causal_offset + s + 1 when causal_offset >= 0
-  // (clamped to valid_cols), lo = hi - window - 1 when window >= 0. Others get probability 0.
+  // (clamped to valid_cols), lo = hi - window when window > 0. Others get probability 0.
   int64_t causal_offset = -1;
   int64_t window = -1;
   int64_t valid_cols = -1;        // < 0: all T columns
   bool use_sink = false;          // an extra logit `sink` joins the softmax denominator only
   float sink = 0.0f;
   float* scores_out = nullptr;    // when set: the [S, T] scores before softmax are copied here
+  float* probs_out = nullptr;     // when set: the [S, T] probabilities are copied here
 };
 
 // out[s, :] = softmax(scale * q[s] . k[t] (+ rules)) . v[t] for one head. scratch holds S * T floats.
