@@ -99,6 +99,11 @@ def onyx_fails(op_type, inputs, outputs, match=None, domain="com.microsoft", **a
         assert match in str(err.value), str(err.value)
 
 
+def ort_outputs(op_type, inputs, outputs, domain="com.microsoft", **attrs):
+    path = save(model(op_type, inputs, outputs, domain=domain, **attrs), op_type)
+    return run_ort(path, feeds_of(inputs))
+
+
 def run_onyx_only(op_type, inputs, outputs, threads=1, domain="com.microsoft", **attrs):
     path = save(model(op_type, inputs, outputs, domain=domain, **attrs), op_type)
     return run_onyx(path, feeds_of(inputs), threads=threads)

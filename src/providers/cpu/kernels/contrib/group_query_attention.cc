@@ -128,6 +128,8 @@ class GroupQueryAttention final : public OpKernel {
       if (!cos_cache || !sin_cache) ctx.Fail("do_rotary needs cos_cache and sin_cache");
       if (cos_cache->rank() != 2 || cos_cache->shape() != sin_cache->shape())
         ctx.Fail("cos_cache and sin_cache must be 2-D of one shape");
+      if (cos_cache->dim(0) < total_len)
+        ctx.Fail(StrCat("cos_cache has ", cos_cache->dim(0), " positions, fewer than total_sequence_length ", total_len));
       R = 2 * cos_cache->dim(1);
       if (R > H || R == 0) ctx.Fail(StrCat("rotary dimension ", R, " must be in (0, head_size ", H, "]"));
     }
