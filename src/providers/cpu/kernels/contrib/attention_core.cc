@@ -5,6 +5,7 @@
 
 #include "base/type_traits.h"
 #include "linalg/gemm.h"
+#include "providers/cpu/kernels/contrib/vector_math.h"
 
 namespace onyx::contrib {
 
@@ -22,16 +23,13 @@ void GatherRows(const float* src, int64_t src_stride, int64_t rows, int64_t dim,
 }
 
 void SoftmaxRow(float* x, int64_t n, bool use_sink, float sink) {
-  float max = use_sink ? sink : -std::numeric_limits<float>::infinity();
-  for (int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
   if (n == 0) return;
-  double sum = use_sink ? std::exp(static_cast<double>(sink - max)) : 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float e = std::exp(x[i] - max);
-    x[i] = e;
-    sum += e;
-  }
-  const float inv = sum > 0.0 ? static_cast<float>(1.0 / sum) : 0.0f;
+  float max = use_sink ? sink : -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) max = vmath::Max(max, x[i]);
+  for (int64_t i = 0; i < n; ++i) x[i] = vmath::Exp(x[i] - max);  // vectorized; the sum is a separate pass
+  float sum = use_sink ? vmath::Exp(sink - max) : 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
+#include "providers/cpu/kernels/contrib/vector_math.h"
 
 namespace onyx::contrib {
 namespace {
@@ -62,11 +64,12 @@ class BiasSoftmax final : public OpKernel {
             row[i] = ToCompute(xr[i]) + ToCompute(b[i]);
             mx = std::max(mx, row[i]);
           }
-          C sum = 0;
           for (int64_t i = 0; i < n; ++i) {
-            row[i] = std::exp(row[i] - mx);
-            sum += row[i];
+            if constexpr (std::is_same_v<C, float>) row[i] = vmath::Exp(row[i] - mx);
+            else row[i] = std::exp(row[i] - mx);
           }
+          C sum = 0;
+          for (int64_t i = 0; i < n; ++i) sum += row[i];
           const C inv = C(1) / sum;
           T* yr = yd + r * n;
           for (int64_t i = 0; i < n; ++i) yr[i] = FromCompute<T>(row[i] * inv);

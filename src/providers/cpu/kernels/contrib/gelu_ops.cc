@@ -4,14 +4,16 @@
 //   FastGelu(X, bias?) 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), bias along the last axis
 //   QuickGelu(X)       x * sigmoid(alpha x), alpha default 1.702
 //   BiasAdd(X, bias, skip)  X + bias + skip with X, skip (N, S, C) and bias (C)
-// float16/bfloat16 compute in float and round once; double computes in double.
+// float16/bfloat16 compute in float and round once; double computes in double (libm).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
+#include "providers/cpu/kernels/contrib/vector_math.h"
 
 namespace onyx::contrib {
 namespace {
@@ -19,46 +21,54 @@ namespace {
 constexpr double kPointwiseCost = 24.0;
 constexpr int64_t kBlock = 4096;
 
+// The activations in compute type C: float uses the vectorizable approximations of
+// vector_math.h, double the libm functions.
 template <typename C>
 inline C GeluErf(C x) {
-  return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.70710678118654752440)));
+  if constexpr (std::is_same_v<C, float>) return 0.5f * x * (1.0f + vmath::Erf(x * 0.70710678118654752440f));
+  else return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.70710678118654752440)));
 }
 template <typename C>
 inline C GeluTanh(C x) {
   const C inner = static_cast<C>(0.7978845608028654) * (x + static_cast<C>(0.044715) * x * x * x);
-  return C(0.5) * x * (C(1) + std::tanh(inner));
+  if constexpr (std::is_same_v<C, float>) return 0.5f * x * (1.0f + vmath::Tanh(inner));
+  else return C(0.5) * x * (C(1) + std::tanh(inner));
 }
 template <typename C>
 inline C QuickGeluOf(C x, C alpha) {
-  const C z = alpha * x;
-  const C sig = z >= C(0) ? C(1) / (C(1) + std::exp(-z)) : std::exp(z) / (C(1) + std::exp(z));
-  return x * sig;
+  if constexpr (std::is_same_v<C, float>) {
+    return x * vmath::Logistic(alpha * x);
+  } else {
+    const C z = alpha * x;
+    return x * (z >= C(0) ? C(1) / (C(1) + std::exp(-z)) : std::exp(z) / (C(1) + std::exp(z)));
+  }
 }
 
 enum class Kind { kGelu, kBiasGelu, kFastGelu, kQuickGelu };
 
-// y = f(x (+ bias[i % bias_size])) in blocks over the thread pool.
+// y = f(x (+ bias along the last axis)), in blocks over the thread pool. With a bias the work
+// is split in whole rows so that the inner loop is a plain vectorizable run.
 template <typename T, typename F>
 void MapWithBias(ThreadPool* pool, const T* x, const T* bias, int64_t bias_size, T* y, int64_t n, F f) {
   using C = ComputeType<T>;
-  std::vector<C> b;
-  if (bias) {
-    b.resize(static_cast<size_t>(bias_size));
-    for (int64_t i = 0; i < bias_size; ++i) b[i] = ToCompute(bias[i]);
-  }
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  ThreadPool::For(pool, blocks, kBlock * kPointwiseCost, [&](int64_t begin, int64_t end) {
-    for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t lo = blk * kBlock, hi = std::min(n, lo + kBlock);
-      if (bias) {
-        int64_t j = lo % bias_size;
-        for (int64_t i = lo; i < hi; ++i) {
-          y[i] = FromCompute<T>(f(ToCompute(x[i]) + b[j]));
-          if (++j == bias_size) j = 0;
-        }
-      } else {
+  if (!bias) {
+    const int64_t blocks = (n + kBlock - 1) / kBlock;
+    ThreadPool::For(pool, blocks, kBlock * kPointwiseCost, [&](int64_t begin, int64_t end) {
+      for (int64_t blk = begin; blk < end; ++blk) {
+        const int64_t lo = blk * kBlock, hi = std::min(n, lo + kBlock);
         for (int64_t i = lo; i < hi; ++i) y[i] = FromCompute<T>(f(ToCompute(x[i])));
       }
+    });
+    return;
+  }
+  std::vector<C> b(static_cast<size_t>(bias_size));
+  for (int64_t i = 0; i < bias_size; ++i) b[i] = ToCompute(bias[i]);
+  const int64_t rows = n / bias_size;
+  ThreadPool::For(pool, rows, bias_size * kPointwiseCost, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const T* xr = x + r * bias_size;
+      T* yr = y + r * bias_size;
+      for (int64_t i = 0; i < bias_size; ++i) yr[i] = FromCompute<T>(f(ToCompute(xr[i]) + b[i]));
     }
   });
 }
