@@ -37,7 +37,7 @@ def test_gelu_family_large_threaded():
 
 
 def test_gelu_extremes():
-    x = np.array([-1e4, -30.0, -5.0, -0.0, 0.0, 1e-20, 5.0, 30.0, 1e4, np.inf, -np.inf], F32)
+    x = np.array([-1e4, -30.0, -5.0, -0.0, 0.0, 1e-20, 5.0, 30.0, 1e4, np.inf, -np.inf, np.nan], F32)
     for op in ["Gelu", "FastGelu", "QuickGelu"]:
         compare(op, {"x": x}, ["y"])
 

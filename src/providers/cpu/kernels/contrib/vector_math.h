@@ -19,7 +19,8 @@ inline float Min(float a, float b) { return Select(b < a, b, a); }
 inline float Max(float a, float b) { return Select(a < b, b, a); }
 
 // e^x: x = n ln2 + r with |r| <= ln2 / 2 (Cody-Waite split of ln2), e^r by its degree-7 Taylor
-// polynomial (relative error < 6e-9), 2^n assembled in the exponent bits. 0 below -87.3.
+// polynomial (relative error < 6e-9), 2^n assembled in the exponent bits. 0 below -87.3, inf
+// above 88.72 (in between the result is capped at e^88.3).
 inline float Exp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;  // 9 significant bits: n * kLn2Hi is exact
@@ -39,7 +40,8 @@ inline float Exp(float x) {
   p = p * r + 1.0f;
   const int32_t ni = __builtin_bit_cast(int32_t, t) - __builtin_bit_cast(int32_t, kRound);
   const float scale = __builtin_bit_cast(float, (ni + 127) << 23);
-  return Select(x < -87.3f, 0.0f, p * scale);
+  const float e = Select(x < -87.3f, 0.0f, p * scale);
+  return Select(x > 88.72284f, __builtin_inff(), e);  // overflow, as expf
 }
 
 // tanh(x) = 1 - 2 / (e^(2x) + 1); saturates to +-1 without overflow.
