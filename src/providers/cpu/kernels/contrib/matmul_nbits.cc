@@ -3,10 +3,12 @@
 // first, blob = block_size * bits / 8; scales (N, k_blocks); zero_points packed uint8
 // (N, ceil(k_blocks * bits / 8)) or unpacked in A's type (N, k_blocks), default 2^(bits-1);
 // g_idx (K) maps each k to its block. dequant = (q - zero_point) * scale.
-// The weights stay packed: columns of Y are computed in tiles whose weights are dequantized
-// into a per-thread buffer and multiplied with linalg::Sgemm. accuracy_level 4 quantizes A to
-// int8 per block (scale max|a| / 127) as ONNX Runtime's int8 path does. float, float16 and
-// bfloat16 A (computed in float).
+// The weights stay packed. Few rows of A (decoding): per block, sum_k a q is computed on the
+// unpacked codes and the zero point applied once through the block sums of A. More rows:
+// column tiles are dequantized into a per-thread buffer and multiplied with linalg::Sgemm.
+// Per-block float scales and zero points are decoded once when they are constant.
+// accuracy_level 4 quantizes A to int8 per block (scale max|a| / 127) as ONNX Runtime's int8
+// path does. float, float16 and bfloat16 A (computed in float).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -20,6 +22,33 @@ namespace onyx::contrib {
 namespace {
 
 constexpr int64_t kTileColumns = 64;
+constexpr int64_t kGemvMaxRows = 8;
+
+// Codes of one block (count values) as floats.
+void UnpackBlock(const uint8_t* blob, int64_t bits, int64_t count, float* q) {
+  if (bits == 4) {
+    for (int64_t j = 0; j < count / 2; ++j) {
+      q[2 * j] = static_cast<float>(blob[j] & 15);
+      q[2 * j + 1] = static_cast<float>(blob[j] >> 4);
+    }
+    if (count & 1) q[count - 1] = static_cast<float>(blob[count / 2] & 15);
+  } else if (bits == 8) {
+    for (int64_t j = 0; j < count; ++j) q[j] = static_cast<float>(blob[j]);
+  } else {  // 2 bits
+    for (int64_t j = 0; j < count; ++j) q[j] = static_cast<float>((blob[j / 4] >> (2 * (j % 4))) & 3);
+  }
+}
+
+// sum a[j] b[j] with 8 independent partial sums, so the loop vectorizes.
+inline float Dot(const float* a, const float* b, int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[j + l] * b[j + l];
+  float sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; j < n; ++j) sum += a[j] * b[j];
+  return sum;
+}
 
 class MatMulNBits final : public OpKernel {
  public:
@@ -36,6 +65,10 @@ class MatMulNBits final : public OpKernel {
     if (info.GetIntOr("weight_prepacked", 0) != 0) info.Fail("weight_prepacked weights are not supported on CPU");
     k_blocks_ = (K_ + block_size_ - 1) / block_size_;
     blob_ = block_size_ * bits_ / 8;
+    // Decode the per-block scales and zero points once when the model fixes them.
+    const Tensor* scales = info.ConstantInput(2);
+    const Tensor* zp = info.has_input(3) ? info.ConstantInput(3) : nullptr;
+    if (scales && (!info.has_input(3) || zp) && CheckParams(*scales, zp).empty()) DecodeParams(*scales, zp, scale_, zero_);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -51,13 +84,8 @@ class MatMulNBits final : public OpKernel {
     if (a.rank() == 0 || a.shape().back() != K_) ctx.Fail(StrCat("A's last dimension must be K = ", K_));
     if (b.dtype() != DataType::kUInt8 || b.size() != N_ * k_blocks_ * blob_)
       ctx.Fail(StrCat("B must be uint8 (N, k_blocks, blob) = (", N_, ", ", k_blocks_, ", ", blob_, ")"));
-    if (scales.dtype() != dt || scales.size() != N_ * k_blocks_)
-      ctx.Fail(StrCat("scales must have A's type and ", N_ * k_blocks_, " values"));
-    const int64_t zp_packed_row = (k_blocks_ * bits_ + 7) / 8;
-    const bool zp_packed = zp && zp->dtype() == DataType::kUInt8;
-    if (zp && !(zp_packed ? zp->size() == N_ * zp_packed_row : (zp->dtype() == dt && zp->size() == N_ * k_blocks_)))
-      ctx.Fail(StrCat("zero_points must be uint8 with ", N_ * zp_packed_row, " values or A's type with ",
-                      N_ * k_blocks_));
+    if (scales.dtype() != dt) ctx.Fail("scales must have A's type");
+    if (const std::string problem = CheckParams(scales, zp); !problem.empty()) ctx.Fail(problem);
     if (bias && (bias->dtype() != dt || bias->size() != N_)) ctx.Fail(StrCat("bias must have A's type and ", N_, " values"));
     std::vector<int64_t> groups;
     if (g_idx) {
@@ -74,17 +102,19 @@ class MatMulNBits final : public OpKernel {
     const int64_t M = a.size() / K_;
     if (y.size() == 0) return;
 
+    std::vector<float> scale_local, zero_local;
+    const bool decoded = !scale_.empty();
+    if (!decoded) DecodeParams(scales, zp, scale_local, zero_local);
+    const float* sd = decoded ? scale_.data() : scale_local.data();
+    const float* zd = decoded ? zero_.data() : zero_local.data();
     const bool wide = dt != DataType::kFloat;
-    std::vector<float> af, yf, sf, zf, bf;
+    std::vector<float> af, yf, bf;
     if (wide) {
       af = ToFloatVector(a);
-      sf = ToFloatVector(scales);
       yf.resize(static_cast<size_t>(y.size()));
     }
-    if (zp && !zp_packed) zf = ToFloatVector(*zp);
     if (bias) bf = ToFloatVector(*bias);
     const float* ad = wide ? af.data() : a.data<float>();
-    const float* sd = wide ? sf.data() : scales.data<float>();
     float* yd = wide ? yf.data() : y.data<float>();
     std::vector<float> aq;
     if (accuracy_level_ == 4) {
@@ -92,46 +122,98 @@ class MatMulNBits final : public OpKernel {
       ad = aq.data();
     }
     const uint8_t* bq = b.data<uint8_t>();
-    const uint8_t* zq = zp_packed ? zp->data<uint8_t>() : nullptr;
-    const uint32_t mask = (1u << bits_) - 1;
-    const float default_zp = static_cast<float>(1 << (bits_ - 1));
-    // Dequantizes rows [n0, n1) of B into w ([n1 - n0, K], row-major).
-    auto dequant = [&](int64_t n0, int64_t n1, float* w) {
-      for (int64_t n = n0; n < n1; ++n) {
-        float* wr = w + (n - n0) * K_;
-        const uint8_t* row = bq + n * k_blocks_ * blob_;
-        for (int64_t k = 0; k < K_; ++k) {
-          const int64_t bit = k * bits_;
-          const uint32_t q = (row[(k / block_size_) * blob_ + (bit % (block_size_ * bits_)) / 8] >> (bit % 8)) & mask;
-          const int64_t g = g_idx ? groups[k] : k / block_size_;
-          float z = default_zp;
-          if (zq) {
-            const int64_t zbit = g * bits_;
-            z = static_cast<float>((zq[n * zp_packed_row + zbit / 8] >> (zbit % 8)) & mask);
-          } else if (!zf.empty()) {
-            z = zf[n * k_blocks_ + g];
-          }
-          wr[k] = (static_cast<float>(q) - z) * sd[n * k_blocks_ + g];
-        }
-      }
-    };
-    const int64_t tiles = (N_ + kTileColumns - 1) / kTileColumns;
-    const double cost = static_cast<double>(kTileColumns) * K_ * (M + 4);
-    ThreadPool::For(ctx.thread_pool(), tiles, cost, [&](int64_t begin, int64_t end) {
-      std::vector<float> w(static_cast<size_t>(kTileColumns * K_));
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t n0 = t * kTileColumns, n1 = std::min(N_, n0 + kTileColumns);
-        dequant(n0, n1, w.data());
-        linalg::Sgemm(false, true, M, n1 - n0, K_, 1.0f, ad, K_, w.data(), K_, 0.0f, yd + n0, N_, nullptr);
-        if (!bf.empty())
-          for (int64_t m = 0; m < M; ++m)
-            for (int64_t n = n0; n < n1; ++n) yd[m * N_ + n] += bf[n];
-      }
-    });
+    if (!g_idx && M <= kGemvMaxRows) Gemv(ctx, ad, M, bq, sd, zd, yd);
+    else TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, yd);
+    if (!bf.empty())
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N_; ++n) yd[m * N_ + n] += bf[n];
     if (wide) FromFloat(yf.data(), y);
   }
 
  private:
+  // Empty when scales/zero_points fit, else the problem.
+  std::string CheckParams(const Tensor& scales, const Tensor* zp) const {
+    if (scales.size() != N_ * k_blocks_) return StrCat("scales must hold N * k_blocks = ", N_ * k_blocks_, " values");
+    if (!zp) return {};
+    const int64_t packed_row = (k_blocks_ * bits_ + 7) / 8;
+    if (zp->dtype() == DataType::kUInt8 ? zp->size() != N_ * packed_row
+                                        : (zp->dtype() != scales.dtype() || zp->size() != N_ * k_blocks_))
+      return StrCat("zero_points must be uint8 with ", N_ * packed_row, " values or the scales' type with ",
+                    N_ * k_blocks_);
+    return {};
+  }
+
+  // Float scale and zero point of every (n, block).
+  void DecodeParams(const Tensor& scales, const Tensor* zp, std::vector<float>& scale, std::vector<float>& zero) const {
+    scale = ToFloatVector(scales);
+    zero.assign(static_cast<size_t>(N_ * k_blocks_), static_cast<float>(1 << (bits_ - 1)));
+    if (!zp) return;
+    if (zp->dtype() == DataType::kUInt8) {
+      const int64_t row = (k_blocks_ * bits_ + 7) / 8;
+      const uint8_t* z = zp->data<uint8_t>();
+      for (int64_t n = 0; n < N_; ++n)
+        for (int64_t g = 0; g < k_blocks_; ++g) {
+          const int64_t bit = g * bits_;
+          zero[n * k_blocks_ + g] = static_cast<float>((z[n * row + bit / 8] >> (bit % 8)) & ((1 << bits_) - 1));
+        }
+    } else {
+      zero = ToFloatVector(*zp);
+    }
+  }
+
+  // y[m, n] = sum_blocks s (sum_k a q - z sum_k a), for few rows of A.
+  void Gemv(KernelContext& ctx, const float* a, int64_t M, const uint8_t* bq, const float* sd, const float* zd,
+            float* y) const {
+    std::vector<float> asum(static_cast<size_t>(M * k_blocks_), 0.0f);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t k = 0; k < K_; ++k) asum[m * k_blocks_ + k / block_size_] += a[m * K_ + k];
+    ThreadPool::For(ctx.thread_pool(), N_, 3.0 * K_ * (M + 1), [&](int64_t begin, int64_t end) {
+      std::vector<float> q(static_cast<size_t>(block_size_));
+      for (int64_t n = begin; n < end; ++n) {
+        for (int64_t m = 0; m < M; ++m) y[m * N_ + n] = 0.0f;
+        for (int64_t g = 0; g < k_blocks_; ++g) {
+          const int64_t k0 = g * block_size_, count = std::min(block_size_, K_ - k0);
+          UnpackBlock(bq + (n * k_blocks_ + g) * blob_, bits_, count, q.data());
+          const float s = sd[n * k_blocks_ + g], z = zd[n * k_blocks_ + g];
+          for (int64_t m = 0; m < M; ++m) {
+            const float dot = Dot(a + m * K_ + k0, q.data(), count);
+            y[m * N_ + n] += s * (dot - z * asum[m * k_blocks_ + g]);
+          }
+        }
+      }
+    });
+  }
+
+  // Column tiles of dequantized weights times A on linalg::Sgemm.
+  void TiledGemm(KernelContext& ctx, const float* a, int64_t M, const uint8_t* bq, const float* sd, const float* zd,
+                 const int64_t* groups, float* y) const {
+    const int64_t tiles = (N_ + kTileColumns - 1) / kTileColumns;
+    const double cost = static_cast<double>(kTileColumns) * K_ * (M + 4);
+    ThreadPool::For(ctx.thread_pool(), tiles, cost, [&](int64_t begin, int64_t end) {
+      std::vector<float> w(static_cast<size_t>(kTileColumns * K_)), q(static_cast<size_t>(block_size_));
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t n0 = t * kTileColumns, n1 = std::min(N_, n0 + kTileColumns);
+        for (int64_t n = n0; n < n1; ++n) {
+          float* wr = w.data() + (n - n0) * K_;
+          for (int64_t g = 0; g < k_blocks_; ++g) {
+            const int64_t k0 = g * block_size_, count = std::min(block_size_, K_ - k0);
+            UnpackBlock(bq + (n * k_blocks_ + g) * blob_, bits_, count, q.data());
+            if (groups) {  // g_idx: each k takes its own block's parameters
+              for (int64_t j = 0; j < count; ++j) {
+                const int64_t p = n * k_blocks_ + groups[k0 + j];
+                wr[k0 + j] = (q[j] - zd[p]) * sd[p];
+              }
+            } else {
+              const float s = sd[n * k_blocks_ + g], z = zd[n * k_blocks_ + g];
+              for (int64_t j = 0; j < count; ++j) wr[k0 + j] = (q[j] - z) * s;
+            }
+          }
+        }
+        linalg::Sgemm(false, true, M, n1 - n0, K_, 1.0f, a, K_, w.data(), K_, 0.0f, y + n0, N_, nullptr);
+      }
+    });
+  }
+
   // A with every (row, K block) replaced by its symmetric int8 quantization, dequantized.
   std::vector<float> QuantizeRowsInt8(const float* a, int64_t M) const {
     std::vector<float> q(static_cast<size_t>(M * K_));
@@ -150,6 +232,7 @@ class MatMulNBits final : public OpKernel {
 
   int64_t K_, N_, bits_, block_size_, accuracy_level_;
   int64_t k_blocks_ = 0, blob_ = 0;
+  std::vector<float> scale_, zero_;  // decoded at creation when constant
 };
 
 ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "MatMulNBits", 1, kOpsetMax, MatMulNBits);
