@@ -136,7 +136,9 @@ def test_gqa_rejections():
     # seqlens_k beyond total_sequence_length, or a past longer than the cache.
     onyx_fails("GroupQueryAttention", dict(ins, seqlens_k=np.array([9, 3], np.int32)), OUTS, num_heads=4,
                kv_num_heads=2, match="seqlens_k")
-    tok = gqa_inputs(r, 2, 1, 4, 2, 16, 2, [5, 3], 6)
+    tok = gqa_inputs(r, 2, 1, 4, 2, 16, 2, [5, 3], 6)  # 6 tokens cannot come from a 2-row cache plus 1
+    onyx_fails("GroupQueryAttention", tok, OUTS, num_heads=4, kv_num_heads=2, match="total_sequence_length")
+    tok = gqa_inputs(r, 2, 1, 4, 2, 16, 5, [5, 9], 6)
     onyx_fails("GroupQueryAttention", tok, OUTS, num_heads=4, kv_num_heads=2, match="seqlens_k")
     onyx_fails("GroupQueryAttention", ins, OUTS, num_heads=4, kv_num_heads=2, do_rotary=1, match="cos_cache")
 

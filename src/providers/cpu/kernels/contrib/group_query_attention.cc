@@ -109,6 +109,10 @@ class GroupQueryAttention final : public OpKernel {
     if (seqlens_k.rank() != 1 || seqlens_k.dim(0) != B || seqlens_k.dtype() != DataType::kInt32)
       ctx.Fail(StrCat("seqlens_k must be int32 of shape (", B, ")"));
     const int64_t total_len = ScalarInt(ctx, total_len_t, "total_sequence_length");
+    // More tokens than the cache plus the new ones cannot exist (and would size a huge present).
+    if (total_len < 1 || total_len > P + S)
+      ctx.Fail(StrCat("total_sequence_length ", total_len, " must be in [1, past length ", P, " + sequence_length ", S,
+                      "]"));
     const int64_t Tp = std::max(total_len, P);  // present length
     const bool first_prompt = S == total_len;
     if (!first_prompt && S > 1 && B != 1)

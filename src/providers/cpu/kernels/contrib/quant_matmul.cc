@@ -8,6 +8,7 @@
 //       acc += C (int32, broadcast to (M, N)); scale = alpha * a_scale * b_scale[n] (/ y_scale);
 //       Y = round(acc * scale) + y_zp saturated when y_zp is given, else acc * scale (float).
 // b_scale/b_zp are scalars or per column (N). Rounding is to nearest even, as ONNX Runtime.
+// A constant B and zero point are centered into int16 once, when the kernel is created.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -72,11 +73,30 @@ std::vector<int16_t> CenterB(const std::vector<int32_t>& b, const std::vector<in
   return c;
 }
 
+// (B - zb) as int16 [K, N] from a constant 2-D B ([K, N], or [N, K] when trans_b) and its
+// constant zero point (null: 0); empty when they do not fit (Compute then reports the problem).
+std::vector<int16_t> PrepackB(const Tensor* b, const Tensor* zp, bool has_zp, bool trans_b) {
+  if (!b || b->rank() != 2 || (has_zp && !zp)) return {};
+  auto value = [](const Tensor& t, int64_t i) -> int32_t {
+    return t.dtype() == DataType::kUInt8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+  };
+  if (b->dtype() != DataType::kUInt8 && b->dtype() != DataType::kInt8) return {};
+  const int64_t K = trans_b ? b->dim(1) : b->dim(0), N = trans_b ? b->dim(0) : b->dim(1);
+  if (zp && (zp->dtype() != b->dtype() || (zp->size() != 1 && zp->size() != N))) return {};
+  std::vector<int16_t> c(static_cast<size_t>(K * N));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) {
+      const int32_t z = zp ? value(*zp, zp->size() == 1 ? 0 : n) : 0;
+      c[k * N + n] = static_cast<int16_t>(value(*b, trans_b ? n * K + k : k * N + n) - z);
+    }
+  return c;
+}
+
 // Batched A[..., M, K] x B[..., K, N] with numpy broadcasting of the batch dims; returns the
 // int32 accumulators and sets the output shape.
 std::vector<int32_t> BatchedIntMatMul(KernelContext& ctx, const Shape& as, const std::vector<int32_t>& a, int32_t za,
                                       const Shape& bs, const std::vector<int32_t>& b, const std::vector<int32_t>& zb,
-                                      Shape& out_shape) {
+                                      const std::vector<int16_t>* packed_b, Shape& out_shape) {
   if (as.empty() || bs.empty()) ctx.Fail("A and B must have rank >= 1");
   Shape a2 = as, b2 = bs;
   if (a2.size() == 1) a2.insert(a2.begin(), 1);
@@ -88,7 +108,7 @@ std::vector<int32_t> BatchedIntMatMul(KernelContext& ctx, const Shape& as, const
   out_shape = batch;
   if (as.size() > 1) out_shape.push_back(M);
   if (bs.size() > 1) out_shape.push_back(N);
-  const std::vector<int32_t> zbn = PerColumn(ctx, zb, N, "b_zero_point");
+  const std::vector<int32_t> zbn = packed_b ? std::vector<int32_t>{} : PerColumn(ctx, zb, N, "b_zero_point");
   const int64_t batches = ShapeSize(batch);
   std::vector<int32_t> acc(static_cast<size_t>(batches * M * N), 0);
   const auto a_str = BroadcastStrides(ab, batch), b_str = BroadcastStrides(bb, batch);
@@ -102,15 +122,23 @@ std::vector<int32_t> BatchedIntMatMul(KernelContext& ctx, const Shape& as, const
       ao += idx * a_str[d];
       bo += idx * b_str[d];
     }
-    if (centered[bo].empty() && K * N > 0) centered[bo] = CenterB(b, zbn, K, N, bo * K * N);
-    IntGemm(a.data() + ao * M * K, K, za, centered[bo].data(), M, N, K, acc.data() + bi * M * N, ctx.thread_pool());
+    const int16_t* bc = packed_b ? packed_b->data() : nullptr;
+    if (!bc) {
+      if (centered[bo].empty() && K * N > 0) centered[bo] = CenterB(b, zbn, K, N, bo * K * N);
+      bc = centered[bo].data();
+    }
+    IntGemm(a.data() + ao * M * K, K, za, bc, M, N, K, acc.data() + bi * M * N, ctx.thread_pool());
   }
   return acc;
 }
 
 class MatMulIntegerToFloat final : public OpKernel {
  public:
-  MatMulIntegerToFloat(const KernelInfo&, bool dynamic) : dynamic_(dynamic) {}
+  MatMulIntegerToFloat(const KernelInfo& info, bool dynamic) : dynamic_(dynamic) {
+    const size_t zp_index = dynamic ? 3 : 5;
+    packed_b_ = PrepackB(info.ConstantInput(1), info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr,
+                         info.has_input(zp_index), false);
+  }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
@@ -136,14 +164,16 @@ class MatMulIntegerToFloat final : public OpKernel {
         za = Int8Values(ctx, *a_zp, "a_zero_point")[0];
       }
     }
-    const std::vector<int32_t> bv = Int8Values(ctx, b, "B");
+    const bool packed = !packed_b_.empty();
+    const std::vector<int32_t> bv = packed ? std::vector<int32_t>{} : Int8Values(ctx, b, "B");
     std::vector<int32_t> zb{0};
     if (b_zp) {
       if (b_zp->dtype() != b.dtype()) ctx.Fail("b_zero_point must have B's type");
-      zb = Int8Values(ctx, *b_zp, "b_zero_point");
+      if (!packed) zb = Int8Values(ctx, *b_zp, "b_zero_point");
     }
     Shape out_shape;
-    const std::vector<int32_t> acc = BatchedIntMatMul(ctx, a.shape(), av, za, b.shape(), bv, zb, out_shape);
+    const std::vector<int32_t> acc =
+        BatchedIntMatMul(ctx, a.shape(), av, za, b.shape(), bv, zb, packed ? &packed_b_ : nullptr, out_shape);
     const int64_t N = b.rank() > 1 ? b.shape().back() : 1;
     const std::vector<float> bs = PerColumn(ctx, FloatValues(ctx, b_scale, "b_scale"), N, "b_scale");
     std::vector<float> bias_v;
@@ -179,6 +209,7 @@ class MatMulIntegerToFloat final : public OpKernel {
   }
 
   bool dynamic_;
+  std::vector<int16_t> packed_b_;  // (B - b_zp) when both are constant
 };
 
 class QGemm final : public OpKernel {
@@ -186,7 +217,9 @@ class QGemm final : public OpKernel {
   explicit QGemm(const KernelInfo& info)
       : alpha_(info.GetFloatOr("alpha", 1.0f)),
         trans_a_(info.GetIntOr("transA", 0) != 0),
-        trans_b_(info.GetIntOr("transB", 0) != 0) {}
+        trans_b_(info.GetIntOr("transB", 0) != 0) {
+    packed_b_ = PrepackB(info.ConstantInput(3), info.ConstantInput(5), true, trans_b_);
+  }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
@@ -217,14 +250,19 @@ class QGemm final : public OpKernel {
       ctx.Fail("y_zero_point must be a uint8 or int8 scalar");
 
     // A as [M, K] and B as centered [K, N].
-    const std::vector<int32_t> a_raw = Int8Values(ctx, a, "A"), b_raw = Int8Values(ctx, b, "B");
+    const std::vector<int32_t> a_raw = Int8Values(ctx, a, "A");
     std::vector<int32_t> a_mk(static_cast<size_t>(M * K));
     for (int64_t m = 0; m < M; ++m)
       for (int64_t k = 0; k < K; ++k) a_mk[m * K + k] = trans_a_ ? a_raw[k * M + m] : a_raw[m * K + k];
-    std::vector<int16_t> b_kn(static_cast<size_t>(K * N));
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t n = 0; n < N; ++n)
-        b_kn[k * N + n] = static_cast<int16_t>((trans_b_ ? b_raw[n * K + k] : b_raw[k * N + n]) - zb[n]);
+    std::vector<int16_t> b_local;
+    if (packed_b_.empty()) {
+      const std::vector<int32_t> b_raw = Int8Values(ctx, b, "B");
+      b_local.resize(static_cast<size_t>(K * N));
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n)
+          b_local[k * N + n] = static_cast<int16_t>((trans_b_ ? b_raw[n * K + k] : b_raw[k * N + n]) - zb[n]);
+    }
+    const int16_t* b_kn = packed_b_.empty() ? b_local.data() : packed_b_.data();
     std::vector<int32_t> acc(static_cast<size_t>(M * N), 0);
     if (c) {
       if (c->dtype() != DataType::kInt32) ctx.Fail("C must be int32");
@@ -237,7 +275,7 @@ class QGemm final : public OpKernel {
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) acc[m * N + n] = c->data<int32_t>()[m * strides[0] + n * strides[1]];
     }
-    IntGemm(a_mk.data(), K, za, b_kn.data(), M, N, K, acc.data(), ctx.thread_pool());
+    IntGemm(a_mk.data(), K, za, b_kn, M, N, K, acc.data(), ctx.thread_pool());
     std::vector<float> scale(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) {
       scale[n] = alpha_ * as[0] * bs[n];
@@ -263,6 +301,7 @@ class QGemm final : public OpKernel {
  private:
   float alpha_;
   bool trans_a_, trans_b_;
+  std::vector<int16_t> packed_b_;  // (B - b_zp) as [K, N] when both are constant
 };
 
 ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "MatMulIntegerToFloat", 1, kOpsetMax,
