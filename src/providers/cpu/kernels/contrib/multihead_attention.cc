@@ -165,12 +165,17 @@ class MultiHeadAttention final : public OpKernel {
           stride = dim;
           return dst;
         };
+        // Bias that need not be materialized: q . bk is the same for every key of a query row, which
+        // softmax ignores (unless the raw scores are output), and probabilities sum to one, so V's
+        // bias is added to the output rows instead.
         const bool kv_bias = bias_data && !kv_bnsh;
+        const bool k_bias = kv_bias && (past_key || present_k || qk_out);
+        const bool v_bias_rows = kv_bias && !past_value && !present_v && T > 0;
         int64_t k_stride = 0, v_stride = 0;
-        const float* kp = kv_rows(k, past_key, present_k, H, kv_bias ? bias_data + D + h * H : nullptr, k_local,
+        const float* kp = kv_rows(k, past_key, present_k, H, k_bias ? bias_data + D + h * H : nullptr, k_local,
                                   k_stride);
-        const float* vp = kv_rows(v, past_value, present_v, Hv, kv_bias ? bias_data + 2 * D + h * Hv : nullptr,
-                                  v_local, v_stride);
+        const float* vp = kv_rows(v, past_value, present_v, Hv,
+                                  kv_bias && !v_bias_rows ? bias_data + 2 * D + h * Hv : nullptr, v_local, v_stride);
         ScoreRules rules;
         if (!add_mask.empty()) rules.mask = add_mask.data() + b * S * T;
         if (attn_bias) {
@@ -178,8 +183,13 @@ class MultiHeadAttention final : public OpKernel {
           rules.bias_stride = T;
         }
         if (qk_out) rules.scores_out = qk_out + (b * N + h) * S * T;
-        AttendHead(qp, q_stride, kp, k_stride, vp, v_stride, out_data + b * S * Dv + h * Hv, Dv, S, T, H, Hv, scale,
-                   rules, scratch.data());
+        float* op = out_data + b * S * Dv + h * Hv;
+        AttendHead(qp, q_stride, kp, k_stride, vp, v_stride, op, Dv, S, T, H, Hv, scale, rules, scratch.data());
+        if (v_bias_rows) {
+          const float* bv = bias_data + 2 * D + h * Hv;
+          for (int64_t s = 0; s < S; ++s)
+            for (int64_t d = 0; d < Hv; ++d) op[s * Dv + d] += bv[d];
+        }
       }
     });
   }
