@@ -260,3 +260,14 @@ def test_mha_rejections():
     run_both_fail("MultiHeadAttention", {"q": q, "k": k, "v": v, "bias": bias[:5]}, ["y"], num_heads=2)
     onyx_fails("MultiHeadAttention", {"q": q, "k": k, "v": v, "bias": None, "mask": np.ones((2, 7), np.int32)}, ["y"],
                num_heads=2, match="key_padding_mask")
+
+
+def test_attention_long_causal_prompt_with_past():
+    # Causal rows are processed in blocks of 32 keys; 70 rows cross several block edges.
+    r = rng(29)
+    B, S, N, P = 2, 70, 2, 5
+    x, w, b = attention_inputs(r, B=B, S=S, Din=32, qkv=(32, 32, 32))
+    past = r.standard_normal((2, B, N, P, 16)).astype(F32)
+    mask = (r.random((B, P + S)) > 0.2).astype(np.int32)
+    compare("Attention", {"input": x, "weights": w, "bias": b, "mask_index": mask, "past": past}, ["y", "present"],
+            num_heads=N, unidirectional=1, threads=2)

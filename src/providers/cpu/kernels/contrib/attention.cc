@@ -134,6 +134,7 @@ class Attention final : public OpKernel {
         }
         ScoreRules rules;
         if (!add_mask.empty()) rules.mask = add_mask.data() + b * S * T;
+        if (unidirectional_ && S > 1) rules.causal_offset = P;  // the mask has them too; this skips the work
         if (attn_bias) {
           rules.bias = attn_bias->data<float>() + b * bias_strides.first + h * bias_strides.second;
           rules.bias_stride = T;

@@ -33,6 +33,10 @@ void SoftmaxRow(float* x, int64_t n, bool use_sink, float sink) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+namespace {
+constexpr int64_t kCausalRowBlock = 32;
+}  // namespace
+
 void AttendHead(const float* q, int64_t q_stride, const float* k, int64_t k_stride, const float* v, int64_t v_stride,
                 float* out, int64_t out_stride, int64_t S, int64_t T, int64_t H, int64_t Hv, float scale,
                 const ScoreRules& rules, float* scratch) {
@@ -42,39 +46,54 @@ void AttendHead(const float* q, int64_t q_stride, const float* k, int64_t k_stri
     for (int64_t s = 0; s < S; ++s) std::fill(out + s * out_stride, out + s * out_stride + Hv, 0.0f);
     return;
   }
-  // scores[s, t] = scale * q[s] . k[t] over the valid columns.
-  linalg::Sgemm(false, true, S, cols, H, scale, q, q_stride, k, k_stride, 0.0f, scratch, T, nullptr);
-  for (int64_t s = 0; s < S; ++s) {
-    float* row = scratch + s * T;
-    int64_t hi = cols;
-    if (rules.causal_offset >= 0) hi = std::min(cols, rules.causal_offset + s + 1);
-    int64_t lo = 0;
-    if (rules.window > 0) lo = std::max<int64_t>(0, hi - rules.window);
-    if (hi < lo) hi = lo;
-    if (rules.softcap > 0.0f) {
-      const float c = rules.softcap, inv = 1.0f / rules.softcap;
-      for (int64_t t = lo; t < hi; ++t) row[t] = c * std::tanh(row[t] * inv);
+  // Causal rows go in blocks: a block only needs the keys its last row can see (and, with a
+  // window, none before its first row's window), which halves the work of a prompt.
+  const bool causal = rules.causal_offset >= 0;
+  const int64_t block = causal ? kCausalRowBlock : S;
+  for (int64_t s0 = 0; s0 < S; s0 += block) {
+    const int64_t s1 = std::min(S, s0 + block);
+    const int64_t c1 = causal ? std::min(cols, rules.causal_offset + s1) : cols;
+    int64_t c0 = 0;
+    if (causal && rules.window > 0) c0 = std::max<int64_t>(0, std::min(cols, rules.causal_offset + s0 + 1) - rules.window);
+    if (c1 > c0)  // scores[s, t] = scale * q[s] . k[t]
+      linalg::Sgemm(false, true, s1 - s0, c1 - c0, H, scale, q + s0 * q_stride, q_stride, k + c0 * k_stride, k_stride,
+                    0.0f, scratch + s0 * T + c0, T, nullptr);
+    for (int64_t s = s0; s < s1; ++s) {
+      float* row = scratch + s * T;
+      int64_t hi = cols;
+      if (causal) hi = std::min(cols, rules.causal_offset + s + 1);
+      int64_t lo = 0;
+      if (rules.window > 0) lo = std::max<int64_t>(0, hi - rules.window);
+      if (hi < lo) hi = lo;
+      if (rules.softcap > 0.0f) {
+        const float c = rules.softcap, inv = 1.0f / rules.softcap;
+        for (int64_t t = lo; t < hi; ++t) row[t] = c * std::tanh(row[t] * inv);
+      }
+      if (rules.bias) {
+        const float* b = rules.bias + s * rules.bias_stride;
+        for (int64_t t = lo; t < hi; ++t) row[t] += b[t];
+      }
+      if (rules.mask) {
+        const float* m = rules.mask + s * T;
+        for (int64_t t = lo; t < hi; ++t) row[t] += m[t];
+      }
+      if (rules.scores_out) {
+        float* o = rules.scores_out + s * T;
+        std::fill(o, o + T, 0.0f);
+        std::copy(row + lo, row + hi, o + lo);
+      }
+      SoftmaxRow(row + lo, hi - lo, rules.use_sink, rules.sink);
+      std::fill(row, row + lo, 0.0f);
+      std::fill(row + hi, row + T, 0.0f);
+      if (rules.probs_out) std::copy(row, row + T, rules.probs_out + s * T);
     }
-    if (rules.bias) {
-      const float* b = rules.bias + s * rules.bias_stride;
-      for (int64_t t = lo; t < hi; ++t) row[t] += b[t];
-    }
-    if (rules.mask) {
-      const float* m = rules.mask + s * T;
-      for (int64_t t = lo; t < hi; ++t) row[t] += m[t];
-    }
-    if (rules.scores_out) {
-      float* o = rules.scores_out + s * T;
-      std::fill(o, o + T, 0.0f);
-      std::copy(row + lo, row + hi, o + lo);
-    }
-    SoftmaxRow(row + lo, hi - lo, rules.use_sink, rules.sink);
-    std::fill(row, row + lo, 0.0f);
-    std::fill(row + hi, row + T, 0.0f);
-    if (rules.probs_out) std::copy(row, row + T, rules.probs_out + s * T);
+    // out = probs . v over the block's keys
+    if (c1 > c0)
+      linalg::Sgemm(false, false, s1 - s0, Hv, c1 - c0, 1.0f, scratch + s0 * T + c0, T, v + c0 * v_stride, v_stride,
+                    0.0f, out + s0 * out_stride, out_stride, nullptr);
+    else
+      for (int64_t s = s0; s < s1; ++s) std::fill(out + s * out_stride, out + s * out_stride + Hv, 0.0f);
   }
-  // out = probs . v
-  linalg::Sgemm(false, false, S, Hv, cols, 1.0f, scratch, T, v, v_stride, 0.0f, out, out_stride, nullptr);
 }
 
 namespace {

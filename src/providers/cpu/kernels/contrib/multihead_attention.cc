@@ -178,6 +178,8 @@ class MultiHeadAttention final : public OpKernel {
                                   kv_bias && !v_bias_rows ? bias_data + 2 * D + h * Hv : nullptr, v_local, v_stride);
         ScoreRules rules;
         if (!add_mask.empty()) rules.mask = add_mask.data() + b * S * T;
+        // Causal keys are masked anyway; skipping them is exact unless the raw scores are output.
+        if (unidirectional_ && S > 1 && !qk_out) rules.causal_offset = P;
         if (attn_bias) {
           rules.bias = attn_bias->data<float>() + b * bias_strides.first + h * bias_strides.second;
           rules.bias_stride = T;
