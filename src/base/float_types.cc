@@ -28,17 +28,16 @@ struct MiniFormat {
   bool nan_is_0x80;    // the *fnuz formats: 0x80 is the only NaN, no negative zero
   bool has_nan;        // float4e2m1 has no NaN
   uint8_t nan_code;    // positive NaN code when !nan_is_0x80
-  float max_finite;
 };
 
 MiniFormat FormatOf(DataType t) {
   switch (t) {
-    case DataType::kFloat8E4M3FN: return {4, 3, 7, false, false, true, 0x7F, 448.0f};
-    case DataType::kFloat8E4M3FNUZ: return {4, 3, 8, false, true, true, 0x80, 240.0f};
-    case DataType::kFloat8E5M2: return {5, 2, 15, true, false, true, 0x7F, 57344.0f};
-    case DataType::kFloat8E5M2FNUZ: return {5, 2, 16, false, true, true, 0x80, 57344.0f};
-    case DataType::kFloat4E2M1: return {2, 1, 1, false, false, false, 0, 6.0f};
-    default: return {0, 0, 0, false, false, false, 0, 0.0f};
+    case DataType::kFloat8E4M3FN: return {4, 3, 7, false, false, true, 0x7F};
+    case DataType::kFloat8E4M3FNUZ: return {4, 3, 8, false, true, true, 0x80};
+    case DataType::kFloat8E5M2: return {5, 2, 15, true, false, true, 0x7E};
+    case DataType::kFloat8E5M2FNUZ: return {5, 2, 16, false, true, true, 0x80};
+    case DataType::kFloat4E2M1: return {2, 1, 1, false, false, false, 0};
+    default: return {0, 0, 0, false, false, false, 0};
   }
 }
 
@@ -59,12 +58,11 @@ uint16_t FloatToHalfBits(float f) {
     const auto m = static_cast<uint32_t>(std::nearbyint(scaled));  // RNE under default rounding
     return static_cast<uint16_t>(sign | m);
   }
-  // Normal: re-bias exponent from 127 to 15, round mantissa 23 -> 10 bits to nearest even.
-  uint32_t mant = abs & 0x007FFFFFu;
-  uint32_t exp = (abs >> 23) - 127 + 15;
-  uint32_t half = (exp << 10) | (mant >> 13);
-  const uint32_t rest = mant & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  // Normal: re-bias the exponent from 127 to 15 and round the mantissa 23 -> 10 bits to nearest
+  // even without branches (adding 0xFFF plus the kept lsb carries exactly when RNE rounds up;
+  // a carry into the exponent is the right result).
+  const uint32_t rebiased = abs - ((127u - 15u) << 23);
+  const uint32_t half = (rebiased + 0xFFFu + ((rebiased >> 13) & 1u)) >> 13;
   return static_cast<uint16_t>(sign | half);
 }
 
@@ -88,61 +86,61 @@ uint16_t FloatToBFloat16Bits(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+namespace {
+
+// Rounds sig * 2^-shift to an integer, ties to even (sig < 2^24).
+uint32_t ShiftRightRne(uint32_t sig, int shift) {
+  if (shift <= 0) return sig;
+  if (shift > 25) return 0;  // below half of one unit
+  const uint32_t q = sig >> shift;
+  const uint32_t rem = sig & ((1u << shift) - 1);
+  const uint32_t half = 1u << (shift - 1);
+  return q + static_cast<uint32_t>((rem > half) | ((rem == half) & (q & 1u)));
+}
+
+}  // namespace
+
 uint8_t FloatToMinifloat(float f, DataType type, bool saturate) {
   const MiniFormat fmt = FormatOf(type);
-  const uint8_t sign_bit = static_cast<uint8_t>(1u << (fmt.exp_bits + fmt.man_bits));
-  const uint8_t max_code = [&] {
-    // Largest finite code: all bits set except where NaN/Inf live.
-    const int total = fmt.exp_bits + fmt.man_bits;
-    const uint8_t all = static_cast<uint8_t>((1u << total) - 1);
-    if (fmt.has_inf) return static_cast<uint8_t>(all - (1u << fmt.man_bits));  // e5m2: 0x7B
-    if (fmt.has_nan && !fmt.nan_is_0x80) return static_cast<uint8_t>(all - 1);  // e4m3fn: 0x7E
-    return all;                                                                  // fnuz, e2m1
-  }();
-  // e5m2's infinity: all exponent bits set, mantissa zero, just above the largest finite code.
-  const uint8_t inf_code = static_cast<uint8_t>(max_code + 1);
-  const bool neg = std::signbit(f);
-  const uint8_t sign = neg ? sign_bit : 0;
-  const uint8_t nan = fmt.nan_is_0x80 ? 0x80 : static_cast<uint8_t>(fmt.nan_code | sign);
-
-  if (std::isnan(f)) return fmt.has_nan ? (fmt.nan_is_0x80 ? 0x80 : static_cast<uint8_t>(fmt.nan_code | sign)) : static_cast<uint8_t>(sign | max_code);
-  const float a = std::fabs(f);
+  if (fmt.exp_bits == 0) return 0;
+  const int total = fmt.exp_bits + fmt.man_bits;
+  const uint32_t u = FloatBits(f);
+  const uint32_t abs = u & 0x7FFFFFFFu;
+  const uint32_t sign = (u >> 31) ? (1u << total) : 0u;
+  const uint32_t all = (1u << total) - 1;
+  // Largest finite code: e5m2 keeps its top exponent for Inf/NaN, e4m3fn keeps S.1111.111 for NaN.
+  const uint32_t max_code = fmt.has_inf ? all - (1u << fmt.man_bits) : (fmt.has_nan && !fmt.nan_is_0x80 ? all - 1 : all);
+  const uint32_t inf_code = max_code + 1;  // e5m2 only
+  auto nan = [&]() -> uint8_t {
+    if (!fmt.has_nan) return static_cast<uint8_t>(1u << total);  // float4e2m1: -0, as the ONNX data has it
+    if (fmt.nan_is_0x80) return 0x80;
+    return static_cast<uint8_t>(sign | fmt.nan_code);
+  };
+  // Out of range after rounding (or infinite), per the saturate tables of ONNX's Cast.
   auto overflow = [&]() -> uint8_t {
     if (saturate || !fmt.has_nan) return static_cast<uint8_t>(sign | max_code);
     if (fmt.has_inf) return static_cast<uint8_t>(sign | inf_code);
-    return nan;
+    return nan();
   };
-  if (std::isinf(f)) {
-    if (fmt.has_inf) return static_cast<uint8_t>(sign | (saturate ? max_code : inf_code));
-    if (fmt.nan_is_0x80) return saturate ? static_cast<uint8_t>(sign | max_code) : nan;
-    return overflow();
+  if (abs > 0x7F800000u) return nan();
+  if (abs == 0x7F800000u) return overflow();
+  const int e = static_cast<int>(abs >> 23);
+  uint32_t code = 0;
+  if (e != 0) {  // float subnormals are far below every format's smallest subnormal
+    const uint32_t sig = (abs & 0x7FFFFFu) | 0x800000u;  // |f| = sig * 2^(e - 150)
+    const int te = e - 127 + fmt.bias;                   // biased exponent in the target
+    const int shift = 23 - fmt.man_bits + (te < 1 ? 1 - te : 0);
+    // A carry out of the mantissa bumps the exponent field, as it should.
+    code = (te >= 1 ? static_cast<uint32_t>(te - 1) << fmt.man_bits : 0u) + ShiftRightRne(sig, shift);
   }
-  if (a == 0.0f) return fmt.nan_is_0x80 ? 0 : sign;
-
-  const int min_exp = 1 - fmt.bias;  // exponent of the smallest normal
-  int e;
-  std::frexp(a, &e);
-  e -= 1;  // a = m * 2^e with m in [1, 2)
-  if (e < min_exp) e = min_exp;
-  const double quantum = std::ldexp(1.0, e - fmt.man_bits);
-  const double r = std::nearbyint(static_cast<double>(a) / quantum) * quantum;
-  if (r > fmt.max_finite) return overflow();
-  if (r == 0.0) return fmt.nan_is_0x80 ? 0 : sign;
-  int re;
-  std::frexp(r, &re);
-  re -= 1;
-  uint32_t code;
-  if (re < min_exp) {
-    code = static_cast<uint32_t>(r / std::ldexp(1.0, min_exp - fmt.man_bits));
-  } else {
-    const uint32_t mant = static_cast<uint32_t>(r / std::ldexp(1.0, re - fmt.man_bits)) - (1u << fmt.man_bits);
-    code = (static_cast<uint32_t>(re + fmt.bias) << fmt.man_bits) | mant;
-  }
+  if (code > max_code) return overflow();
+  if (code == 0 && fmt.nan_is_0x80) return 0;  // no negative zero in the fnuz formats
   return static_cast<uint8_t>(sign | code);
 }
 
 float MinifloatToFloat(uint8_t bits, DataType type) {
   const MiniFormat fmt = FormatOf(type);
+  if (fmt.exp_bits == 0) return 0.0f;
   const int total = fmt.exp_bits + fmt.man_bits;
   bits &= static_cast<uint8_t>((1u << (total + 1)) - 1);
   const bool neg = (bits >> total) & 1u;
@@ -168,19 +166,20 @@ float MinifloatToFloat(uint8_t bits, DataType type) {
 uint8_t FloatToE8M0(float f, bool saturate, E8M0Rounding rounding) {
   if (std::isnan(f)) return 0xFF;
   if (std::isinf(f)) return saturate ? 0xFE : 0xFF;
+  // Negative inputs are unspecified by ONNX: the magnitude is used.
   const uint32_t u = FloatBits(std::fabs(f));
-  // Work on a = 1.m * 2^(exp-127); float subnormals are treated as 0.m * 2^-126.
   int32_t exp = static_cast<int32_t>(u >> 23);
   const uint32_t mant = u & 0x7FFFFFu;
   if (exp == 0) {
-    if (mant == 0) return 0x00;  // no zero in e8m0: the smallest value, 2^-127
-    // 2^-127 is mantissa 0x400000 with exp 0; values above it round to 2^-127 or 2^-126.
+    // 2^-127 (code 0) is the float subnormal with mantissa 0x400000. Below it (zero included)
+    // ONNX's table gives E8M0_MIN when saturating and NaN otherwise.
+    if (mant < 0x400000u) return saturate ? 0x00 : 0xFF;
     if (rounding == E8M0Rounding::kDown) return 0x00;
     if (rounding == E8M0Rounding::kUp) return mant > 0x400000u ? 0x01 : 0x00;
-    return mant >= 0x600000u ? 0x01 : 0x00;
+    return mant >= 0x600000u ? 0x01 : 0x00;  // 1.5 * 2^-127 is the tie; ties go up
   }
   if (rounding == E8M0Rounding::kUp && mant != 0) ++exp;
-  if (rounding == E8M0Rounding::kNearest && mant >= 0x400000u) ++exp;  // ties go up
+  if (rounding == E8M0Rounding::kNearest && mant >= 0x400000u) ++exp;  // ties (1.5 * 2^e) go up
   if (exp > 254) return saturate ? 0xFE : 0xFF;
   return static_cast<uint8_t>(exp);
 }

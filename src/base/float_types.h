@@ -35,12 +35,17 @@ struct BFloat16 {
 };
 
 // float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) and float4e2m1 (in the low nibble).
-// saturate: out-of-range finite values (and, as ONNX's Cast says, infinities for the formats
-// without one) become the largest finite value instead of NaN/Inf.
+// Rounds to nearest even; "out of range" is judged after rounding. saturate (ONNX Cast's
+// tables): out-of-range values and infinities become the largest finite value; otherwise they
+// become Inf (e5m2) or NaN (the others). float4e2m1 has neither and always saturates; NaN
+// becomes -0 there, as the ONNX conformance data has it. The fnuz formats have no -0.
 uint8_t FloatToMinifloat(float f, DataType type, bool saturate);
 float MinifloatToFloat(uint8_t bits, DataType type);
 
 // float8e8m0: a biased power of two (bias 127), 0xFF is NaN; no sign, no zero.
+// kUp/kDown round the magnitude away from/towards zero, kNearest to the nearer power of two
+// (ties up). Above 2^127 after rounding, or Inf: 0xFE when saturating, else NaN. Below 2^-127
+// (zero included): 0x00 when saturating, else NaN.
 enum class E8M0Rounding { kUp, kDown, kNearest };
 uint8_t FloatToE8M0(float f, bool saturate, E8M0Rounding rounding);
 float E8M0ToFloat(uint8_t bits);

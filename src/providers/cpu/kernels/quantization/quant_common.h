@@ -1,0 +1,30 @@
+// Pieces shared by the quantization kernels: integer ranges of the quantized types, whole-tensor
+// loads of small parameter tensors, and a plain int32 GEMM.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "onyx/tensor.h"
+
+namespace onyx {
+
+class ThreadPool;
+
+// [lo, hi] of an integer quantized type (int2..int32, uint2..uint16); false for other types.
+bool QuantIntegerRange(DataType t, int64_t* lo, int64_t* hi);
+
+// Every element of a (small) numeric tensor, as double or as int64 (floats truncate).
+std::vector<double> AllAsDoubles(const Tensor& t);
+std::vector<int64_t> AllAsInt64s(const Tensor& t);
+
+// C[m, n] = sum_k A[m, k] * B[k, n] over int32 with two's-complement wrap (ONNX lets the 32-bit
+// accumulation of the integer matmul ops overflow). Row-major with leading dimensions; rows of
+// C are split across the pool.
+void GemmInt32(int64_t m, int64_t n, int64_t k, const int32_t* a, int64_t lda, const int32_t* b, int64_t ldb,
+               int32_t* c, int64_t ldc, ThreadPool* pool);
+
+// Rounds half to even, as ONNX's quantizers do, then saturates to [lo, hi]; NaN gives `nan_value`.
+int64_t RoundAndSaturate(double v, int64_t lo, int64_t hi, int64_t nan_value);
+
+}  // namespace onyx
