@@ -5,9 +5,15 @@
 
 #include "base/check.h"
 #include "base/float_types.h"
+#include "providers/kernel.h"
 
 namespace onyx::fusion {
 namespace {
+
+int64_t AttrIntOr(const ir::Node& node, const char* name, int64_t fallback) {
+  const ir::Attribute* a = node.FindAttribute(name);
+  return a && a->type == ir::AttrType::kInt ? a->i : fallback;
+}
 
 // A Constant node's value attribute as a tensor (value, value_float(s), value_int(s)).
 std::optional<Tensor> ConstantNodeValue(const ir::Node& node) {
@@ -91,6 +97,22 @@ bool SameDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
 
 bool DimIs(const Dim& d, int64_t value) { return d.known() && d.value == value; }
 
+std::optional<Dim> LastDim(GraphEditor& editor, const std::string& value) {
+  if (const auto* dims = editor.DimsOf(value)) {
+    if (dims->empty()) return std::nullopt;
+    return dims->back();
+  }
+  const ir::Node* p = editor.Producer(value);
+  if (p == nullptr || p->inputs.size() < 2) return std::nullopt;
+  bool trans_b = false;
+  if (IsOnnxOp(p, "Gemm")) trans_b = AttrIntOr(*p, "transB", 0) != 0;
+  else if (p->domain == kMsDomain && p->op_type == "FusedMatMul") trans_b = AttrIntOr(*p, "transB", 0) != 0;
+  else if (!IsOnnxOp(p, "MatMul")) return std::nullopt;
+  auto w = ConstValue(editor, p->inputs[1]);
+  if (!w || w->rank() != 2) return std::nullopt;
+  return Dim{w->dim(trans_b ? 0 : 1), ""};
+}
+
 bool IsOnnxOp(const ir::Node* node, const char* op_type, int min_opset) {
   return node != nullptr && node->domain.empty() && node->op_type == op_type && node->opset >= min_opset;
 }
@@ -165,6 +187,13 @@ Tensor MakeFloatTensor(DataType dtype, const Shape& shape, const std::vector<dou
     }
   }
   return t;
+}
+
+bool CanRun(const PassContext& ctx, const std::string& op_type, const std::string& domain, int opset) {
+  if (!ctx.options.require_kernels) return true;
+  for (const auto& provider : ctx.options.providers)
+    if (KernelRegistry::Global().Find(provider, domain, op_type, opset) != nullptr) return true;
+  return false;
 }
 
 ir::Node* AddFusedNode(GraphEditor& editor, const std::string& op_type, const std::string& domain, int opset,

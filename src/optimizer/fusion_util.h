@@ -9,6 +9,7 @@
 
 #include "ir/graph.h"
 #include "optimizer/graph_editor.h"
+#include "optimizer/pass.h"
 
 namespace onyx::fusion {
 
@@ -35,6 +36,9 @@ bool TypeIn(DataType t, std::initializer_list<DataType> allowed);
 bool SameDim(const Dim& a, const Dim& b);
 bool SameDims(const std::vector<Dim>& a, const std::vector<Dim>& b);
 bool DimIs(const Dim& d, int64_t value);
+// A value's last dim: from its inferred dims, or, when its rank is unknown, from the constant
+// 2-D weight of the MatMul/Gemm that made it (whatever A's shape, the result ends in N).
+std::optional<Dim> LastDim(GraphEditor& editor, const std::string& value);
 
 // Whether `node` is `op_type` in the default domain at opset `min_opset` or later.
 bool IsOnnxOp(const ir::Node* node, const char* op_type, int min_opset = 1);
@@ -58,6 +62,10 @@ ir::Attribute FloatsAttr(const std::string& name, std::vector<float> v);
 
 // A tensor of `dtype` (float, double, float16 or bfloat16) holding `values` (rounded once).
 Tensor MakeFloatTensor(DataType dtype, const Shape& shape, const std::vector<double>& values);
+
+// Whether a fused node of this op may be created: a provider of the session has a kernel for
+// it, or the options do not require one (offline optimization).
+bool CanRun(const PassContext& ctx, const std::string& op_type, const std::string& domain, int opset);
 
 // Adds a fused node; `opset` is the version of its domain the node is written for (1 for
 // com.microsoft, the model's default-domain opset for ONNX ops). Counted in the pass report

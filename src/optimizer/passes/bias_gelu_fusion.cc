@@ -33,11 +33,12 @@ class BiasGeluFusion final : public Pass {
       for (int side = 0; side < 2; ++side) {
         const std::string& x = add->inputs[1 - side];
         const std::string& bias = add->inputs[side];
-        const auto* xd = editor.DimsOf(x);
+        const auto x_last = LastDim(editor, x);
         const auto* bd = editor.DimsOf(bias);
-        if (xd == nullptr || bd == nullptr || xd->empty() || bd->size() != 1 || !SameDim(xd->back(), (*bd)[0])) continue;
+        if (!x_last || bd == nullptr || bd->size() != 1 || !SameDim(*x_last, (*bd)[0])) continue;
         if (ElemType(editor, x) != dt || ElemType(editor, bias) != dt) continue;
         const bool fast = gelu->op_type == "FastGelu";
+        if (!CanRun(ctx, fast ? "FastGelu" : "BiasGelu", kMsDomain, 1)) break;
         const std::vector<std::string> inputs = {x, bias};
         const std::string out = gelu->outputs[0];
         RemoveAll(editor, {add, gelu});

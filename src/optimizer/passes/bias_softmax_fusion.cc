@@ -70,6 +70,7 @@ class BiasSoftmaxFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    if (!CanRun(ctx, "BiasSoftmax", kMsDomain, 1)) return 0;
     for (ir::Node* softmax : editor.NodesOfType("Softmax")) {
       if (softmax->inputs.size() != 1 || softmax->outputs.size() != 1) continue;
       ir::Node* add = editor.Producer(softmax->inputs[0]);

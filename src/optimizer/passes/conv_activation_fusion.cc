@@ -129,6 +129,7 @@ ir::Node* MakeFusedConv(GraphEditor& editor, const ir::Node& conv, const char* d
 int FuseConvActivations(PassContext& ctx, bool onyx_activations) {
   GraphEditor& editor = ctx.editor;
   int rewrites = 0;
+  if (!CanRun(ctx, "FusedConv", onyx_activations ? kOnyxDomain : kMsDomain, 1)) return 0;
   std::vector<ir::Node*> anchors = editor.NodesOfType("Conv");
   if (onyx_activations)
     for (ir::Node* n : editor.NodesOfType("FusedConv", kMsDomain))

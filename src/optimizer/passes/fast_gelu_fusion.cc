@@ -24,6 +24,7 @@ class FastGeluFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    if (!CanRun(ctx, "FastGelu", kMsDomain, 1)) return 0;
     for (ir::Node* tanh : editor.NodesOfType("Tanh")) {
       auto m = MatchGelu(editor, tanh);
       if (!m || !TypeIn(ElemType(editor, m->x), {DataType::kFloat, DataType::kFloat16})) continue;

@@ -30,6 +30,7 @@ class GeluFusion final : public Pass {
       const auto& p = m->poly;
       if (p[0] != 0.0 || p[2] != 0.0 || p[3] != 0.0 || std::fabs(p[1] - kInvSqrt2) > 1e-4 * kInvSqrt2) continue;
       const int opset = erf->opset;
+      if (opset >= 20 ? !CanRun(ctx, "Gelu", "", opset) : !CanRun(ctx, "Gelu", kMsDomain, 1)) continue;
       RemoveAll(editor, m->nodes);
       if (opset >= 20) {
         AddFusedNode(editor, "Gelu", "", opset, {m->x}, {m->output})

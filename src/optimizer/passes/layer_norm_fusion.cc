@@ -144,6 +144,7 @@ class LayerNormFusion final : public Pass {
     for (ir::Node* mean : editor.NodesOfType("ReduceMean")) {
       auto k = TrailingReduceCount(editor, *mean);
       if (!k || editor.IsGraphOutput(mean->outputs[0])) continue;
+      if (!CanRun(ctx, "LayerNormalization", "", mean->opset)) continue;
       const std::string x = mean->inputs[0];
       const DataType dt = ElemType(editor, x);
       if (!TypeIn(dt, {DataType::kFloat, DataType::kFloat16, DataType::kDouble})) continue;

@@ -67,7 +67,7 @@ class MatMulAddFusion final : public Pass {
         const bool bias_ok = (c->size() == 1 && SameDim((*c)[0], n)) ||
                              (c->size() == 2 && DimIs((*c)[0], 1) && SameDim((*c)[1], n)) ||
                              (c->size() == 2 && SameDim((*c)[0], m) && (DimIs((*c)[1], 1) || SameDim((*c)[1], n)));
-        if (!bias_ok) continue;
+        if (!bias_ok || !CanRun(ctx, "Gemm", "", matmul->opset)) continue;
         const std::vector<std::string> inputs = {matmul->inputs[0], matmul->inputs[1], bias};
         const std::string out = add->outputs[0];
         const int opset = matmul->opset;
@@ -81,6 +81,7 @@ class MatMulAddFusion final : public Pass {
       auto a_shape = StaticShape(editor, matmul->inputs[0]);
       if (!a_shape || !(*b)[0].known() || !n.known() || c->size() != 1 || !SameDim((*c)[0], n)) continue;
       if (IsAttentionOutputProjection(editor, *matmul) || IsAttentionInputProjection(editor, *matmul)) continue;
+      if (!CanRun(ctx, "Gemm", "", matmul->opset) || !CanRun(ctx, "Reshape", "", matmul->opset)) continue;
       int64_t m = 1;
       for (size_t i = 0; i + 1 < a_shape->size(); ++i) m *= (*a_shape)[i];
       const int64_t k = (*b)[0].value;

@@ -52,6 +52,7 @@ class MatMulScaleFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    if (!CanRun(ctx, "FusedMatMul", kMsDomain, 1)) return 0;
     std::vector<ir::Node*> anchors = editor.NodesOfType("MatMul");
     for (ir::Node* n : editor.NodesOfType("FusedMatMul", kMsDomain)) anchors.push_back(n);
     for (ir::Node* mm : anchors) {

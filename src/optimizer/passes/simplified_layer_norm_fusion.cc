@@ -23,7 +23,7 @@ class SimplifiedLayerNormFusion final : public Pass {
     int rewrites = 0;
     for (ir::Node* var : editor.NodesOfType("ReduceMean")) {
       auto k = TrailingReduceCount(editor, *var);
-      if (!k) continue;
+      if (!k || !CanRun(ctx, "SimplifiedLayerNormalization", "", var->opset)) continue;
       ir::Node* square = editor.Producer(var->inputs[0]);
       if (square == nullptr || SoleReader(editor, square->outputs[0]) != var || square->inputs.size() != 2) continue;
       const std::string x = square->inputs[0];

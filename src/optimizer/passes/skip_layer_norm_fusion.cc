@@ -41,6 +41,8 @@ class SkipLayerNormFusion final : public Pass {
     for (ir::Node* n : editor.NodesOfType("SimplifiedLayerNormalization")) anchors.push_back(n);
     for (ir::Node* ln : anchors) {
       const bool simplified = ln->op_type == "SimplifiedLayerNormalization";
+      if (!CanRun(ctx, simplified ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization", kMsDomain, 1))
+        continue;
       if (ln->inputs.size() < 2 || !OnlyFirstOutputUsed(editor, *ln)) continue;
       const std::string sum = ln->inputs[0];
       ir::Node* add = editor.Producer(sum);

@@ -47,7 +47,7 @@ TEST(ConvActivationFusion, FusesOrtActivationsWithTheirParameters) {
     b.Node(c.op, {"c"}, {"y"}).attributes = c.attrs;
     b.Output("y", DataType::kFloat, {1, 4, 6, 6});
     const std::string bytes = b.Bytes();
-    auto run = RunPassAlone(bytes, "ConvActivationFusion", OptLevel::kExtended);
+    auto run = RunFusion(bytes, "ConvActivationFusion", OptLevel::kExtended);
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 0) << c.op;
     EXPECT_EQ(OpCount(run.ops_after, c.op), 0) << c.op;
     auto fused = FindNode(run.optimized_bytes, "FusedConv", "com.microsoft");
@@ -72,7 +72,7 @@ TEST(ConvActivationFusion, FusesClipWithConstantBoundsInBothOpsetForms) {
     b.Node("Clip", {"c", "lo"}, {"y"});
     b.Output("y", DataType::kFloat, {1, 4, 6, 6});
     const std::string bytes = b.Bytes();
-    auto run = RunPassAlone(bytes, "ConvActivationFusion");
+    auto run = RunFusion(bytes, "ConvActivationFusion");
     auto fused = FindNode(run.optimized_bytes, "FusedConv", "com.microsoft");
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(Attr(*fused, "activation")->s, "Clip");
@@ -88,7 +88,7 @@ TEST(ConvActivationFusion, FusesClipWithConstantBoundsInBothOpsetForms) {
     auto& clip = b.Node("Clip", {"c"}, {"y"});
     clip.attributes = {FloatAttr("min", 0.0f), FloatAttr("max", 6.0f)};
     b.Output("y", DataType::kFloat, {1, 4, 4, 4});
-    auto run = RunPassAlone(b.Bytes(), "ConvActivationFusion");
+    auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
     auto fused = FindNode(run.optimized_bytes, "FusedConv", "com.microsoft");
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(Attr(*fused, "activation_params")->floats, (std::vector<float>{0.0f, 6.0f}));
@@ -100,7 +100,7 @@ TEST(ConvActivationFusion, KeepsClipWithBoundsFedAtRunTime) {
   b.Input("hi", DataType::kFloat, {});
   b.Node("Clip", {"c", "", "hi"}, {"y"});
   b.Output("y", DataType::kFloat, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvActivationFusion");
+  auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Clip"), 1);
   EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
 }
@@ -115,7 +115,7 @@ TEST(ConvActivationFusion, FusesAResidualAddAsZBeforeTheActivation) {
       if (with_relu) b.Node("Relu", {"a"}, {"y"});
       b.Output("y", DataType::kFloat, {1, 4, 6, 6});
       const std::string bytes = b.Bytes();
-      auto run = RunPassAlone(bytes, "ConvActivationFusion");
+      auto run = RunFusion(bytes, "ConvActivationFusion");
       EXPECT_EQ(OpCount(run.ops_after, "Add"), 0);
       EXPECT_EQ(OpCount(run.ops_after, "Relu"), 0);
       auto fused = FindNode(run.optimized_bytes, "FusedConv", "com.microsoft");
@@ -135,14 +135,14 @@ TEST(ConvActivationFusion, KeepsAddsThatBroadcastAndConvOutputsReadTwice) {
     b.Input("z", DataType::kFloat, {1, 4, 1, 1});
     b.Node("Add", {"c", "z"}, {"y"});
     b.Output("y", DataType::kFloat, {1, 4, 6, 6});
-    auto run = RunPassAlone(b.Bytes(), "ConvActivationFusion");
+    auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
   }
   {  // the conv output is also a graph output
     ModelBuilder b = ConvModel();
     b.Node("Relu", {"c"}, {"y"});
     b.Output("y", DataType::kFloat, {1, 4, 6, 6}).Output("c", DataType::kFloat, {1, 4, 6, 6});
-    auto run = RunPassAlone(b.Bytes(), "ConvActivationFusion");
+    auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
     EXPECT_EQ(OpCount(run.ops_after, "Relu"), 1);
   }
@@ -151,7 +151,7 @@ TEST(ConvActivationFusion, KeepsAddsThatBroadcastAndConvOutputsReadTwice) {
     b.Node("Relu", {"c"}, {"y"});
     b.Node("Sigmoid", {"c"}, {"y2"});
     b.Output("y", DataType::kFloat, {1, 4, 6, 6}).Output("y2", DataType::kFloat, {1, 4, 6, 6});
-    auto run = RunPassAlone(b.Bytes(), "ConvActivationFusion");
+    auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
   }
 }
@@ -160,7 +160,7 @@ TEST(ConvActivationFusion, LeavesFloat16ConvsAlone) {
   ModelBuilder b = ConvModel(DataType::kFloat16);
   b.Node("Relu", {"c"}, {"y"});
   b.Output("y", DataType::kFloat16, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvActivationFusion");
+  auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
 }
 
@@ -236,6 +236,34 @@ TEST(ConvOnyxActivationFusion, KeepsASigmoidGateOfAnotherValue) {
   auto run = RunPasses(b.Bytes(), {"ConvActivationFusion", "ConvOnyxActivationFusion"}, OptLevel::kAll);
   EXPECT_EQ(FindNode(run.optimized_bytes, "FusedConv", "com.onyx"), nullptr);
   EXPECT_EQ(OpCount(run.ops_after, "Mul"), 1);
+}
+
+}  // namespace
+}  // namespace onyx
+
+namespace onyx {
+namespace {
+
+using namespace test;
+
+TEST(ConvOnyxActivationFusion, SessionsFuseOnlyIntoOpsTheyHaveKernelsFor) {
+  ModelBuilder b = ConvModel();
+  b.Node("Sigmoid", {"c"}, {"s"});
+  b.Node("Mul", {"c", "s"}, {"y"});
+  b.Output("y", DataType::kFloat, {1, 4, 6, 6});
+  const std::string bytes = b.Bytes();
+  const bool has_kernel = KernelRegistry::Global().Find("CPU", "com.onyx", "FusedConv", 1) != nullptr;
+  auto run = RunPasses(bytes, {"ConvActivationFusion", "ConvOnyxActivationFusion"}, OptLevel::kAll, {"CPU"},
+                       /*require_kernels=*/true);
+  EXPECT_EQ(FindNode(run.optimized_bytes, "FusedConv", "com.onyx") != nullptr, has_kernel);
+  // A session at the default level runs the model whatever kernels exist.
+  if (MissingCpuKernels(bytes).empty()) {
+    Session optimized(bytes.data(), bytes.size(), SessionOptions{});
+    SessionOptions plain;
+    plain.graph_optimization_level = GraphOptimizationLevel::kDisabled;
+    Session original(bytes.data(), bytes.size(), plain);
+    EXPECT_EQ(testing::CompareValues(original.Run(kFeeds)[0], optimized.Run(kFeeds)[0]), "");
+  }
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ TEST(ConvBatchNormFusion, FoldsBatchNormIntoTheConv) {
     AddBatchNorm(b, "c", "y");
     b.Output("y", DataType::kFloat, {1, 4, 6, 6});
     const std::string bytes = b.Bytes();
-    auto run = RunPassAlone(bytes, "ConvBatchNormFusion");
+    auto run = RunFusion(bytes, "ConvBatchNormFusion");
     EXPECT_EQ(OpCount(run.ops_after, "BatchNormalization"), 0);
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
     auto conv = FindNode(run.optimized_bytes, "Conv");
@@ -50,7 +50,7 @@ TEST(ConvBatchNormFusion, KeepsBatchNormWhenTheConvOutputIsReadElsewhere) {
   ModelBuilder b = ConvModel();
   AddBatchNorm(b, "c", "y");
   b.Output("y", DataType::kFloat, {1, 4, 6, 6}).Output("c", DataType::kFloat, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvBatchNormFusion");
+  auto run = RunFusion(b.Bytes(), "ConvBatchNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "BatchNormalization"), 1);
 }
 
@@ -61,7 +61,7 @@ TEST(ConvBatchNormFusion, KeepsBatchNormWithStatisticsFedAtRunTime) {
   b.Initializer("var", RandomTensor({4}, 6, 0.5f, 2.0f));
   b.Node("BatchNormalization", {"c", "scale", "bn_b", "mean", "var"}, {"y"});
   b.Output("y", DataType::kFloat, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvBatchNormFusion");
+  auto run = RunFusion(b.Bytes(), "ConvBatchNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "BatchNormalization"), 1);
 }
 
@@ -70,7 +70,7 @@ TEST(ConvBatchNormFusion, KeepsTrainingModeBatchNorm) {
   AddBatchNorm(b, "c", "y");
   b.model().graph->nodes.back()->attributes.push_back(IntAttr("training_mode", 1));
   b.Output("y", DataType::kFloat, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvBatchNormFusion");
+  auto run = RunFusion(b.Bytes(), "ConvBatchNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "BatchNormalization"), 1);
 }
 
@@ -82,7 +82,7 @@ TEST(ConvMulFusion, FoldsPerChannelAndScalarFactorsInEitherOrder) {
       b.Node("Mul", factor_first ? std::vector<std::string>{"f", "c"} : std::vector<std::string>{"c", "f"}, {"y"});
       b.Output("y", DataType::kFloat, {1, 4, 6, 6});
       const std::string bytes = b.Bytes();
-      auto run = RunPassAlone(bytes, "ConvMulFusion");
+      auto run = RunFusion(bytes, "ConvMulFusion");
       EXPECT_EQ(OpCount(run.ops_after, "Mul"), 0) << ShapeToString(shape);
       EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
       ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, kFeeds);
@@ -98,14 +98,14 @@ TEST(ConvMulFusion, KeepsFactorsThatAreNotPerChannel) {
     b.Node("Mul", {"c", "f"}, {"y"});
     b.Output("y", DataType::kFloat, shape.size() == 4 && shape[0] == 2 ? std::vector<int64_t>{2, 4, 6, 6}
                                                                       : std::vector<int64_t>{1, 4, 6, 6});
-    auto run = RunPassAlone(b.Bytes(), "ConvMulFusion");
+    auto run = RunFusion(b.Bytes(), "ConvMulFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Mul"), 1) << ShapeToString(shape);
   }
   ModelBuilder b = ConvModel();
   b.Input("f", DataType::kFloat, {4, 1, 1});
   b.Node("Mul", {"c", "f"}, {"y"});
   b.Output("y", DataType::kFloat, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvMulFusion");
+  auto run = RunFusion(b.Bytes(), "ConvMulFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Mul"), 1);
 }
 
@@ -116,7 +116,7 @@ TEST(ConvAddFusion, FoldsPerChannelConstantsIntoTheBias) {
     b.Node("Add", {"a", "c"}, {"y"});
     b.Output("y", DataType::kFloat, {1, 4, 6, 6});
     const std::string bytes = b.Bytes();
-    auto run = RunPassAlone(bytes, "ConvAddFusion");
+    auto run = RunFusion(bytes, "ConvAddFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Add"), 0);
     auto conv = FindNode(run.optimized_bytes, "Conv");
     ASSERT_NE(conv, nullptr);
@@ -132,7 +132,7 @@ TEST(ConvAddFusion, KeepsResidualAddsAndSharedConvOutputs) {
   b.Initializer("a", RandomTensor({4, 1, 1}, 9));
   b.Node("Add", {"c", "a"}, {"y2"});
   b.Output("y", DataType::kFloat, {1, 4, 6, 6}).Output("y2", DataType::kFloat, {1, 4, 6, 6});
-  auto run = RunPassAlone(b.Bytes(), "ConvAddFusion");
+  auto run = RunFusion(b.Bytes(), "ConvAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Add"), 2);
 }
 

@@ -19,18 +19,26 @@
 
 namespace onyx::test {
 
+// Runs `passes` alone. Fusions are made whether or not Onyx has kernels for the fused ops yet
+// (as `onyx optimize` does) unless `require_kernels` (as a session does).
 inline PassRun RunPasses(const std::string& model_bytes, std::vector<std::string> passes,
-                         OptLevel level = OptLevel::kAll, std::vector<std::string> providers = {"CPU"}) {
+                         OptLevel level = OptLevel::kAll, std::vector<std::string> providers = {"CPU"},
+                         bool require_kernels = false) {
   auto model = LoadModelFromBytes(model_bytes.data(), model_bytes.size());
   OptimizerOptions options;
   options.level = level;
   options.only_passes = std::move(passes);
   options.providers = std::move(providers);
+  options.require_kernels = require_kernels;
   PassRun run;
   run.report = OptimizeModel(*model, options);
   run.ops_after = CountOps(*model->graph);
   run.optimized_bytes = SerializeModel(*model);
   return run;
+}
+
+inline PassRun RunFusion(const std::string& model_bytes, const std::string& pass, OptLevel level = OptLevel::kAll) {
+  return RunPasses(model_bytes, {pass}, level);
 }
 
 // Nodes of a model without a CPU kernel, as "domain.op(opset)".

@@ -56,7 +56,7 @@ TEST(GeluFusion, FusesTheErfFormInItsVariants) {
   for (ErfVariant v : {ErfVariant::kBert, ErfVariant::kHalfFirst, ErfVariant::kHalfOfSum,
                        ErfVariant::kMulInvSqrt2Commuted}) {
     const std::string bytes = ErfGelu(v);
-    auto run = RunPassAlone(bytes, "GeluFusion");
+    auto run = RunFusion(bytes, "GeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.Gelu"), 1) << static_cast<int>(v);
     EXPECT_EQ(run.ops_after.size(), 1u) << static_cast<int>(v);
     auto gelu = FindNode(run.optimized_bytes, "Gelu", "com.microsoft");
@@ -69,7 +69,7 @@ TEST(GeluFusion, FusesTheErfFormInItsVariants) {
 
 TEST(GeluFusion, WritesOnnxGeluFromOpset20) {
   const std::string bytes = ErfGelu(ErfVariant::kBert, 20);
-  auto run = RunPassAlone(bytes, "GeluFusion");
+  auto run = RunFusion(bytes, "GeluFusion");
   auto gelu = FindNode(run.optimized_bytes, "Gelu");
   ASSERT_NE(gelu, nullptr);
   EXPECT_EQ(Attr(*gelu, "approximate")->s, "none");
@@ -86,7 +86,7 @@ TEST(GeluFusion, LeavesLookalikes) {
     b.Node("Add", {"e", "one"}, {"a"});
     b.Node("Mul", {"x", "a"}, {"m"});
     b.Node("Mul", {"m", "half"}, {"y"});
-    auto run = RunPassAlone(b.Bytes(), "GeluFusion");
+    auto run = RunFusion(b.Bytes(), "GeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Erf"), 1);
   }
   {  // the erf result is read elsewhere (a graph output)
@@ -98,7 +98,7 @@ TEST(GeluFusion, LeavesLookalikes) {
     b.Node("Mul", {"x", "a"}, {"m"});
     b.Node("Mul", {"m", "half"}, {"y"});
     b.Output("e", DataType::kFloat, {2, 3, 8});
-    auto run = RunPassAlone(b.Bytes(), "GeluFusion");
+    auto run = RunFusion(b.Bytes(), "GeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Erf"), 1);
   }
   {  // multiplied by another value than the erf's input
@@ -110,7 +110,7 @@ TEST(GeluFusion, LeavesLookalikes) {
     b.Node("Add", {"e", "one"}, {"a"});
     b.Node("Mul", {"z", "a"}, {"m"});
     b.Node("Mul", {"m", "half"}, {"y"});
-    auto run = RunPassAlone(b.Bytes(), "GeluFusion");
+    auto run = RunFusion(b.Bytes(), "GeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Erf"), 1);
   }
   {  // a scale fed at run time
@@ -121,7 +121,7 @@ TEST(GeluFusion, LeavesLookalikes) {
     b.Node("Add", {"e", "one"}, {"a"});
     b.Node("Mul", {"x", "a"}, {"m"});
     b.Node("Mul", {"m", "half"}, {"y"});
-    auto run = RunPassAlone(b.Bytes(), "GeluFusion");
+    auto run = RunFusion(b.Bytes(), "GeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Erf"), 1);
   }
 }
@@ -166,7 +166,7 @@ std::string TanhGelu(TanhVariant v, float cube_coef = 0.044715f) {
 TEST(FastGeluFusion, FusesTheTanhFormInItsVariants) {
   for (TanhVariant v : {TanhVariant::kGpt2, TanhVariant::kCube, TanhVariant::kMegatron}) {
     const std::string bytes = TanhGelu(v);
-    auto run = RunPassAlone(bytes, "FastGeluFusion");
+    auto run = RunFusion(bytes, "FastGeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.FastGelu"), 1) << static_cast<int>(v);
     EXPECT_EQ(run.ops_after.size(), 1u) << static_cast<int>(v);
     ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, kFeeds);
@@ -174,7 +174,7 @@ TEST(FastGeluFusion, FusesTheTanhFormInItsVariants) {
 }
 
 TEST(FastGeluFusion, LeavesOtherCoefficientsAndSharedIntermediates) {
-  auto run = RunPassAlone(TanhGelu(TanhVariant::kGpt2, 0.05f), "FastGeluFusion");
+  auto run = RunFusion(TanhGelu(TanhVariant::kGpt2, 0.05f), "FastGeluFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Tanh"), 1);
   // x^3 also read elsewhere
   ModelBuilder b = WithX();
@@ -188,7 +188,7 @@ TEST(FastGeluFusion, LeavesOtherCoefficientsAndSharedIntermediates) {
   b.Node("Add", {"t", "one"}, {"t1"});
   b.Node("Mul", {"h", "t1"}, {"y"});
   b.Output("p", DataType::kFloat, {2, 3, 8});
-  run = RunPassAlone(b.Bytes(), "FastGeluFusion");
+  run = RunFusion(b.Bytes(), "FastGeluFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Tanh"), 1);
 }
 
@@ -208,7 +208,7 @@ TEST(BiasGeluFusion, TakesTheBiasAddIntoBiasGeluOrFastGelu) {
   for (bool fast : {false, true}) {
     for (bool bias_first : {false, true}) {
       const std::string bytes = BiasedGelu(fast, bias_first);
-      auto run = RunPassAlone(bytes, "BiasGeluFusion");
+      auto run = RunFusion(bytes, "BiasGeluFusion");
       EXPECT_EQ(OpCount(run.ops_after, "Add"), 0);
       auto fused = FindNode(run.optimized_bytes, fast ? "FastGelu" : "BiasGelu", "com.microsoft");
       ASSERT_NE(fused, nullptr);
@@ -225,7 +225,7 @@ TEST(BiasGeluFusion, LeavesBiasesThatAreNotPerFeatureAndSharedSums) {
     b.Initializer("bias", RandomTensor({3, 8}, 2));
     b.Node("Add", {"a", "bias"}, {"x"});
     b.Node("Gelu", {"x"}, {"y"}, "com.microsoft");
-    auto run = RunPassAlone(b.Bytes(), "BiasGeluFusion");
+    auto run = RunFusion(b.Bytes(), "BiasGeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
   }
   {  // the sum is read elsewhere
@@ -235,7 +235,7 @@ TEST(BiasGeluFusion, LeavesBiasesThatAreNotPerFeatureAndSharedSums) {
     b.Initializer("bias", RandomTensor({8}, 2));
     b.Node("Add", {"a", "bias"}, {"x"});
     b.Node("Gelu", {"x"}, {"y"}, "com.microsoft");
-    auto run = RunPassAlone(b.Bytes(), "BiasGeluFusion");
+    auto run = RunFusion(b.Bytes(), "BiasGeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
   }
 }

@@ -67,7 +67,7 @@ TEST(LayerNormFusion, FusesTheTorchFormsOverTheLastAxis) {
   variants[5].affine = false;
   for (size_t i = 0; i < variants.size(); ++i) {
     const std::string bytes = LayerNormModel(variants[i]).Bytes();
-    auto run = RunPassAlone(bytes, "LayerNormFusion");
+    auto run = RunFusion(bytes, "LayerNormFusion");
     EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"LayerNormalization", 1}})) << "variant " << i;
     auto ln = FindNode(run.optimized_bytes, "LayerNormalization");
     ASSERT_NE(ln, nullptr);
@@ -83,7 +83,7 @@ TEST(LayerNormFusion, FusesANormalizationOverTheLastTwoAxes) {
   o.axes = {-2, -1};
   o.affine = false;
   const std::string bytes = LayerNormModel(o).Bytes();
-  auto run = RunPassAlone(bytes, "LayerNormFusion");
+  auto run = RunFusion(bytes, "LayerNormFusion");
   auto ln = FindNode(run.optimized_bytes, "LayerNormalization");
   ASSERT_NE(ln, nullptr);
   EXPECT_EQ(Attr(*ln, "axis")->i, -2);
@@ -96,12 +96,12 @@ TEST(LayerNormFusion, LeavesOtherAxesKeepdims0AndSharedIntermediates) {
   LnOptions no_keepdims;
   no_keepdims.keepdims = 0;
   for (const LnOptions& o : {middle_axis, no_keepdims}) {
-    auto run = RunPassAlone(LayerNormModel(o).Bytes(), "LayerNormFusion");
+    auto run = RunFusion(LayerNormModel(o).Bytes(), "LayerNormFusion");
     EXPECT_EQ(OpCount(run.ops_after, "LayerNormalization"), 0);
   }
   ModelBuilder b = LayerNormModel({});
   b.Output("sd", DataType::kFloat, {2, 3, 1});
-  auto run = RunPassAlone(b.Bytes(), "LayerNormFusion");
+  auto run = RunFusion(b.Bytes(), "LayerNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "LayerNormalization"), 0);
 }
 
@@ -124,7 +124,7 @@ TEST(LayerNormFusion, FusesTheKerasForm) {
   b.Node("Sub", {"beta", "ms"}, {"off"});
   b.Node("Add", {"xs", "off"}, {"y"});
   const std::string bytes = b.Bytes();
-  auto run = RunPassAlone(bytes, "LayerNormFusion");
+  auto run = RunFusion(bytes, "LayerNormFusion");
   EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"LayerNormalization", 1}}));
   auto ln = FindNode(run.optimized_bytes, "LayerNormalization");
   ASSERT_NE(ln, nullptr);
@@ -155,7 +155,7 @@ ModelBuilder RmsModel(bool pow_div, const std::vector<int64_t>& axes = {-1}) {
 TEST(SimplifiedLayerNormFusion, FusesRmsNormalization) {
   for (bool pow_div : {true, false}) {
     const std::string bytes = RmsModel(pow_div).Bytes();
-    auto run = RunPassAlone(bytes, "SimplifiedLayerNormFusion");
+    auto run = RunFusion(bytes, "SimplifiedLayerNormFusion");
     EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"SimplifiedLayerNormalization", 1}}));
     auto n = FindNode(run.optimized_bytes, "SimplifiedLayerNormalization");
     ASSERT_NE(n, nullptr);
@@ -166,11 +166,11 @@ TEST(SimplifiedLayerNormFusion, FusesRmsNormalization) {
 }
 
 TEST(SimplifiedLayerNormFusion, LeavesOtherAxesAndSharedIntermediates) {
-  auto run = RunPassAlone(RmsModel(true, {1}).Bytes(), "SimplifiedLayerNormFusion");
+  auto run = RunFusion(RmsModel(true, {1}).Bytes(), "SimplifiedLayerNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "SimplifiedLayerNormalization"), 0);
   ModelBuilder b = RmsModel(true);
   b.Output("var", DataType::kFloat, {2, 3, 1});
-  run = RunPassAlone(b.Bytes(), "SimplifiedLayerNormFusion");
+  run = RunFusion(b.Bytes(), "SimplifiedLayerNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "SimplifiedLayerNormalization"), 0);
 }
 
@@ -225,7 +225,7 @@ TEST(SkipLayerNormFusion, FusesResidualAddsWithAndWithoutBias) {
   for (size_t i = 0; i < variants.size(); ++i) {
     const SkipOptions& o = variants[i];
     const std::string bytes = SkipModel(o).Bytes();
-    auto run = RunPassAlone(bytes, "SkipLayerNormFusion");
+    auto run = RunFusion(bytes, "SkipLayerNormFusion");
     auto n = FindNode(run.optimized_bytes, "SkipLayerNormalization", "com.microsoft");
     ASSERT_NE(n, nullptr) << "variant " << i;
     EXPECT_EQ(OpCount(run.ops_after, "LayerNormalization"), 0);
@@ -247,7 +247,7 @@ TEST(SkipLayerNormFusion, FusesTheSimplifiedForm) {
   o.simplified = true;
   o.bias = true;
   const std::string bytes = SkipModel(o).Bytes();
-  auto run = RunPassAlone(bytes, "SkipLayerNormFusion");
+  auto run = RunFusion(bytes, "SkipLayerNormFusion");
   auto n = FindNode(run.optimized_bytes, "SkipSimplifiedLayerNormalization", "com.microsoft");
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->inputs, (std::vector<std::string>{"x", "skip", "gamma", "bias"}));
@@ -257,13 +257,13 @@ TEST(SkipLayerNormFusion, FusesTheSimplifiedForm) {
 TEST(SkipLayerNormFusion, LeavesSkipsThatBroadcastOtherwiseAndNormalizationsOverMoreAxes) {
   SkipOptions per_row;
   per_row.skip_dims = {-1, 1, 8};  // broadcast over the sequence: not a skip SkipLayerNorm takes
-  auto run = RunPassAlone(SkipModel(per_row).Bytes(), "SkipLayerNormFusion");
+  auto run = RunFusion(SkipModel(per_row).Bytes(), "SkipLayerNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "LayerNormalization"), 1);
   ModelBuilder b = SkipModel({});
   b.model().graph->nodes.back()->attributes.push_back(IntAttr("axis", 1));
   b.model().graph->initializers["gamma"] = RandomTensor({3, 8}, 2);
   b.model().graph->initializers["beta"] = RandomTensor({3, 8}, 3);
-  run = RunPassAlone(b.Bytes(), "SkipLayerNormFusion");
+  run = RunFusion(b.Bytes(), "SkipLayerNormFusion");
   EXPECT_EQ(OpCount(run.ops_after, "LayerNormalization"), 1);
 }
 

@@ -33,7 +33,7 @@ TEST(MatMulAddFusion, Makes2DMatMulAndBiasAGemm) {
   for (bool bias_first : {false, true}) {
     for (const Shape& bias : std::vector<Shape>{{5}, {1, 5}, {3, 5}, {3, 1}}) {
       const std::string bytes = MatMulAdd({3, 8}, bias, bias_first);
-      auto run = RunPassAlone(bytes, "MatMulAddFusion");
+      auto run = RunFusion(bytes, "MatMulAddFusion");
       EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 0) << ShapeToString(bias);
       EXPECT_EQ(OpCount(run.ops_after, "Add"), 0);
       auto gemm = FindNode(run.optimized_bytes, "Gemm");
@@ -47,7 +47,7 @@ TEST(MatMulAddFusion, Makes2DMatMulAndBiasAGemm) {
 
 TEST(MatMulAddFusion, ReshapesAStaticHigherRankInputAroundTheGemm) {
   const std::string bytes = MatMulAdd({2, 3, 8}, {5}, true);
-  auto run = RunPassAlone(bytes, "MatMulAddFusion");
+  auto run = RunFusion(bytes, "MatMulAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 0);
   EXPECT_EQ(OpCount(run.ops_after, "Gemm"), 1);
   EXPECT_EQ(OpCount(run.ops_after, "Reshape"), 2);
@@ -56,15 +56,15 @@ TEST(MatMulAddFusion, ReshapesAStaticHigherRankInputAroundTheGemm) {
 
 TEST(MatMulAddFusion, LeavesSymbolicShapesExtraReadersAndWideBiases) {
   // A symbolic batch dim: ONNX Runtime keeps MatMul + Add (BiasGelu/SkipLayerNorm take the bias).
-  auto run = RunPassAlone(MatMulAdd({-1, 3, 8}, {5}, false), "MatMulAddFusion");
+  auto run = RunFusion(MatMulAdd({-1, 3, 8}, {5}, false), "MatMulAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
   // The MatMul result is read elsewhere too.
-  run = RunPassAlone(MatMulAdd({3, 8}, {5}, false, true), "MatMulAddFusion");
+  run = RunFusion(MatMulAdd({3, 8}, {5}, false, true), "MatMulAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
   // A bias Gemm cannot broadcast (it would widen the output), and a 2-D bias for 3-D input.
-  run = RunPassAlone(MatMulAdd({3, 8}, {2, 3, 5}, false), "MatMulAddFusion");
+  run = RunFusion(MatMulAdd({3, 8}, {2, 3, 5}, false), "MatMulAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
-  run = RunPassAlone(MatMulAdd({2, 3, 8}, {3, 5}, false), "MatMulAddFusion");
+  run = RunFusion(MatMulAdd({2, 3, 8}, {3, 5}, false), "MatMulAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
 }
 
@@ -74,7 +74,7 @@ TEST(MatMulAddFusion, LeavesIntegerMatMuls) {
   b.Node("MatMul", {"a", "w"}, {"mm"});
   b.Node("Add", {"mm", "bias"}, {"y"});
   b.Output("y", DataType::kInt32, {3, 5});
-  auto run = RunPassAlone(b.Bytes(), "MatMulAddFusion");
+  auto run = RunFusion(b.Bytes(), "MatMulAddFusion");
   EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
 }
 

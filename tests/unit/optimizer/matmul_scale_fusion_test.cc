@@ -22,7 +22,7 @@ TEST(MatMulScaleFusion, FoldsAnOutputDivOrMulIntoAlpha) {
     b.Node(op, {"mm", "s"}, {"y"});
     b.Output("y", DataType::kFloat, {2, 4, 3});
     const std::string bytes = b.Bytes();
-    auto run = RunPassAlone(bytes, "MatMulScaleFusion");
+    auto run = RunFusion(bytes, "MatMulScaleFusion");
     auto fused = FindNode(run.optimized_bytes, "FusedMatMul", "com.microsoft");
     ASSERT_NE(fused, nullptr) << op;
     EXPECT_FLOAT_EQ(Attr(*fused, "alpha")->f, std::string(op) == "Div" ? 0.125f : 8.0f);
@@ -43,7 +43,7 @@ TEST(MatMulScaleFusion, FoldsInputScalesAndTransposes) {
   b.Node("MatMul", {"as", "bs"}, {"y"});
   b.Output("y", DataType::kFloat, {2, 4, 3});
   const std::string bytes = b.Bytes();
-  auto run = RunPassAlone(bytes, "MatMulScaleFusion");
+  auto run = RunFusion(bytes, "MatMulScaleFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Mul"), 0);
   EXPECT_EQ(OpCount(run.ops_after, "Div"), 0);
   EXPECT_EQ(OpCount(run.ops_after, "Transpose"), 0);
@@ -64,7 +64,7 @@ TEST(MatMulScaleFusion, LeavesRuntimeScalesOtherTransposesAndSharedValues) {
     b.Node("MatMul", {"a", "b"}, {"mm"});
     b.Node("Mul", {"mm", "s"}, {"y"});
     b.Output("y", DataType::kFloat, {2, 4, 3});
-    auto run = RunPassAlone(b.Bytes(), "MatMulScaleFusion");
+    auto run = RunFusion(b.Bytes(), "MatMulScaleFusion");
     EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
   }
   {  // a per-column scale is no scalar
@@ -73,7 +73,7 @@ TEST(MatMulScaleFusion, LeavesRuntimeScalesOtherTransposesAndSharedValues) {
     b.Node("MatMul", {"a", "b"}, {"mm"});
     b.Node("Mul", {"mm", "s"}, {"y"});
     b.Output("y", DataType::kFloat, {2, 4, 3});
-    auto run = RunPassAlone(b.Bytes(), "MatMulScaleFusion");
+    auto run = RunFusion(b.Bytes(), "MatMulScaleFusion");
     EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
   }
   {  // a transpose of the batch dims, and a scaled input read elsewhere
@@ -84,7 +84,7 @@ TEST(MatMulScaleFusion, LeavesRuntimeScalesOtherTransposesAndSharedValues) {
     b.Node("Mul", {"b", "s"}, {"bs"});
     b.Node("MatMul", {"at", "bs"}, {"y"});
     b.Output("y", DataType::kFloat, {2, 4, 3}).Output("bs", DataType::kFloat, {2, 8, 3});
-    auto run = RunPassAlone(b.Bytes(), "MatMulScaleFusion");
+    auto run = RunFusion(b.Bytes(), "MatMulScaleFusion");
     EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
   }
   {  // a scalar of higher rank would broadcast the result to rank 4
@@ -93,7 +93,7 @@ TEST(MatMulScaleFusion, LeavesRuntimeScalesOtherTransposesAndSharedValues) {
     b.Node("MatMul", {"a", "b"}, {"mm"});
     b.Node("Mul", {"mm", "s"}, {"y"});
     b.Output("y", DataType::kFloat, {1, 2, 4, 3});
-    auto run = RunPassAlone(b.Bytes(), "MatMulScaleFusion");
+    auto run = RunFusion(b.Bytes(), "MatMulScaleFusion");
     EXPECT_EQ(OpCount(run.ops_after, "MatMul"), 1);
   }
 }
@@ -106,7 +106,7 @@ TEST(MatMulScaleFusion, ExtendsAFusedMatMul) {
   fm.attributes.push_back(FloatAttr("alpha", 0.5f));
   b.Node("Mul", {"mm", "s"}, {"y"});
   b.Output("y", DataType::kFloat, {2, 4, 3});
-  auto run = RunPassAlone(b.Bytes(), "MatMulScaleFusion");
+  auto run = RunFusion(b.Bytes(), "MatMulScaleFusion");
   EXPECT_EQ(OpCount(run.ops_after, "Mul"), 0);
   auto fused = FindNode(run.optimized_bytes, "FusedMatMul", "com.microsoft");
   ASSERT_NE(fused, nullptr);
