@@ -114,7 +114,8 @@ std::optional<Dim> LastDim(GraphEditor& editor, const std::string& value) {
 }
 
 bool IsOnnxOp(const ir::Node* node, const char* op_type, int min_opset) {
-  return node != nullptr && node->domain.empty() && node->op_type == op_type && node->opset >= min_opset;
+  return node != nullptr && node->domain.empty() && node->op_type == op_type && node->opset >= min_opset &&
+         !node->outputs.empty() && !node->outputs[0].empty();
 }
 
 int InputIndex(const ir::Node& node, const std::string& value) {

@@ -40,7 +40,8 @@ bool DimIs(const Dim& d, int64_t value);
 // 2-D weight of the MatMul/Gemm that made it (whatever A's shape, the result ends in N).
 std::optional<Dim> LastDim(GraphEditor& editor, const std::string& value);
 
-// Whether `node` is `op_type` in the default domain at opset `min_opset` or later.
+// Whether `node` is `op_type` in the default domain at opset `min_opset` or later (and makes its
+// first output).
 bool IsOnnxOp(const ir::Node* node, const char* op_type, int min_opset = 1);
 // The index of `value` among a two-input node's inputs, and of the other input; -1 if absent.
 int InputIndex(const ir::Node& node, const std::string& value);

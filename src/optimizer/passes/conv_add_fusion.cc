@@ -17,7 +17,7 @@ class ConvAddFusion final : public Pass {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
     for (ir::Node* add : editor.NodesOfType("Add")) {
-      if (add->opset < 7 || add->inputs.size() != 2) continue;
+      if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2) continue;
       for (int side = 0; side < 2; ++side) {
         ir::Node* conv = editor.Producer(add->inputs[side]);
         if (!IsOnnxOp(conv, "Conv") || SoleReader(editor, conv->outputs[0]) != add) continue;

@@ -20,7 +20,8 @@ class ConvBatchNormFusion final : public Pass {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
     for (ir::Node* bn : editor.NodesOfType("BatchNormalization")) {
-      if (bn->opset < 7 || bn->inputs.size() != 5 || !OnlyFirstOutputUsed(editor, *bn)) continue;
+      if (!IsOnnxOp(bn, "BatchNormalization", 7) || bn->inputs.size() != 5 || !OnlyFirstOutputUsed(editor, *bn))
+        continue;
       if (AttrInt(*bn, "spatial", 1) != 1 || AttrInt(*bn, "training_mode", 0) != 0) continue;
       ir::Node* conv = editor.Producer(bn->inputs[0]);
       if (!IsOnnxOp(conv, "Conv") || SoleReader(editor, conv->outputs[0]) != bn) continue;

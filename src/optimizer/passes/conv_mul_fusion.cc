@@ -17,7 +17,7 @@ class ConvMulFusion final : public Pass {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
     for (ir::Node* mul : editor.NodesOfType("Mul")) {
-      if (mul->opset < 7 || mul->inputs.size() != 2) continue;
+      if (!IsOnnxOp(mul, "Mul", 7) || mul->inputs.size() != 2) continue;
       for (int side = 0; side < 2; ++side) {
         ir::Node* conv = editor.Producer(mul->inputs[side]);
         if (!IsOnnxOp(conv, "Conv") || SoleReader(editor, conv->outputs[0]) != mul) continue;

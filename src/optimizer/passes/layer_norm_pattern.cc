@@ -6,7 +6,8 @@
 namespace onyx::fusion {
 
 std::optional<int64_t> TrailingReduceCount(GraphEditor& editor, const ir::Node& rm) {
-  if (!IsOnnxOp(&rm, "ReduceMean") || rm.outputs.size() != 1 || AttrInt(rm, "keepdims", 1) != 1) return std::nullopt;
+  if (!IsOnnxOp(&rm, "ReduceMean") || rm.inputs.empty() || rm.outputs.size() != 1 || AttrInt(rm, "keepdims", 1) != 1)
+    return std::nullopt;
   const auto* dims = editor.DimsOf(rm.inputs[0]);
   if (dims == nullptr || dims->empty()) return std::nullopt;
   const int64_t rank = static_cast<int64_t>(dims->size());

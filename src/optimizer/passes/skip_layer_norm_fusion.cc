@@ -43,7 +43,8 @@ class SkipLayerNormFusion final : public Pass {
       const bool simplified = ln->op_type == "SimplifiedLayerNormalization";
       if (!CanRun(ctx, simplified ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization", kMsDomain, 1))
         continue;
-      if (ln->inputs.size() < 2 || !OnlyFirstOutputUsed(editor, *ln)) continue;
+      if (ln->inputs.size() < 2 || ln->outputs.empty() || ln->outputs[0].empty() || !OnlyFirstOutputUsed(editor, *ln))
+        continue;
       const std::string sum = ln->inputs[0];
       ir::Node* add = editor.Producer(sum);
       if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2 || add->inputs[0] == add->inputs[1]) continue;
