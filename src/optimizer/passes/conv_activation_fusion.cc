@@ -137,7 +137,11 @@ int FuseConvActivations(PassContext& ctx, bool onyx_activations) {
   for (ir::Node* conv : anchors) {
     if (conv->outputs.size() != 1 || conv->inputs.size() < 2) continue;
     const std::string& out = conv->outputs[0];
-    if (ElemType(editor, out) != DataType::kFloat) continue;  // ONNX Runtime's FusedConv is float only
+    // ONNX Runtime's FusedConv is float only; a conv's type is its weights' when not inferred.
+    DataType dt = ElemType(editor, out);
+    if (dt == DataType::kUndefined)
+      if (auto w = ConstValue(editor, conv->inputs[1])) dt = w->dtype();
+    if (dt != DataType::kFloat) continue;
     std::optional<Residual> residual;
     if (conv->domain.empty()) residual = MatchResidual(editor, out);
     const std::string pre_activation = residual ? residual->add->outputs[0] : out;

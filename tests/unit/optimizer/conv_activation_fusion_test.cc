@@ -268,3 +268,25 @@ TEST(ConvOnyxActivationFusion, SessionsFuseOnlyIntoOpsTheyHaveKernelsFor) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+using namespace test;
+
+TEST(ConvActivationFusion, FusesConvsWhoseTypesAreNotInferred) {
+  // An op without an inference rule in front: the conv's type comes from its weights.
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {1, 3, 6, 6});
+  b.model().opset_imports["com.example"] = 1;
+  b.Node("Opaque", {"x"}, {"u"}, "com.example");
+  b.Initializer("W", RandomTensor({4, 3, 3, 3}, 1));
+  b.Node("Conv", {"u", "W"}, {"c"});
+  b.Node("Relu", {"c"}, {"y"});
+  b.Output("y", DataType::kFloat, {1, 4, 4, 4});
+  auto run = RunFusion(b.Bytes(), "ConvActivationFusion");
+  EXPECT_NE(FindNode(run.optimized_bytes, "FusedConv", "com.microsoft"), nullptr);
+}
+
+}  // namespace
+}  // namespace onyx
