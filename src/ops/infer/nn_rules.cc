@@ -184,8 +184,6 @@ struct Registrations {
       RegisterInferenceRule("com.microsoft", op, SameAsInput0);
     for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})
       RegisterInferenceRule("com.microsoft", op, SkipNormalizationRule);
-    // ONNX Runtime registers SimplifiedLayerNormalization in the default domain.
-    RegisterInferenceRule("", "SimplifiedLayerNormalization", SameAsInput0);
     RegisterInferenceRule("com.microsoft", "Attention", AttentionRule);
     RegisterInferenceRule("com.microsoft", "MultiHeadAttention", AttentionRule);
   }
