@@ -291,3 +291,64 @@ def test_real_model_fusions_run_in_onnx_runtime(name):
     if name == "ch_ppocr_mobile_v2.0_cls_infer.onnx":
         assert counts["BatchNormalization"] == 0, dict(counts)
     check_in_ort(path, optimized, REAL[name]())
+
+
+# --- conformance models the fusions rewrite -------------------------------------------------------
+
+def read_test_folder(folder):
+    model = onnx.load(os.path.join(folder, "model.onnx"))
+    initializers = {i.name for i in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in initializers]
+    data = sorted(d for d in os.listdir(folder) if d.startswith("test_data_set_"))[0]
+
+    def tensor(path):
+        t = onnx.TensorProto()
+        with open(path, "rb") as f:
+            t.ParseFromString(f.read())
+        return numpy_helper.to_array(t)
+
+    feeds = {n: tensor(os.path.join(folder, data, f"input_{i}.pb")) for i, n in enumerate(names)}
+    outputs = [tensor(os.path.join(folder, data, f"output_{i}.pb")) for i in range(len(model.graph.output))]
+    return feeds, outputs
+
+
+CONFORMANCE_GROUPS = {
+    "attention_expanded": ("node", "test_attention_", "_expanded"),  # the Q*K^T scale
+    "rms_normalization_expanded": ("node", "test_rms_normalization_", "_expanded"),
+    "pytorch_linear": ("pytorch-converted", "test_Linear", ""),
+}
+
+
+@pytest.mark.parametrize("group", sorted(CONFORMANCE_GROUPS))
+def test_conformance_models_keep_their_reference_outputs(group):
+    """Every model of the group the fusions change gives the conformance data's outputs in ONNX
+    Runtime (within rtol 1e-3 / atol 1e-4, or within twice ONNX Runtime's own error on the
+    original model)."""
+    suite, prefix, suffix = CONFORMANCE_GROUPS[group]
+    root = require_shared("onnx-tests", suite)
+    fused = 0
+    for test in sorted(os.listdir(root)):
+        if not test.startswith(prefix) or not test.endswith(suffix):
+            continue
+        folder = os.path.join(root, test)
+        optimized, counts, _ = optimize(os.path.join(folder, "model.onnx"))
+        original = collections.Counter(
+            (n.domain + "." if n.domain else "") + n.op_type for n in onnx.load(os.path.join(folder, "model.onnx")).graph.node)
+        if counts == original:
+            continue
+        fused += 1
+        feeds, expected = read_test_folder(folder)
+        got = run_ort(optimized, feeds, opt_level="disabled")
+        try:
+            own = run_ort(os.path.join(folder, "model.onnx"), feeds, opt_level="disabled")
+        except RuntimeError:  # ONNX Runtime cannot run some original expanded models
+            own = expected
+        for e, g, o in zip(expected, got, own):
+            assert e.shape == g.shape, test
+            if e.dtype.kind != "f" or np.allclose(g, e, rtol=1e-3, atol=1e-4, equal_nan=True):
+                continue
+            with np.errstate(invalid="ignore"):
+                error = np.nanmax(np.abs(g.astype(np.float64) - e))
+                own_error = np.nanmax(np.abs(o.astype(np.float64) - e))
+            assert error <= 2 * own_error, f"{test}: max error {error}, ONNX Runtime's own {own_error}"
+    assert fused > 0, f"no model of {group} was fused"
