@@ -23,9 +23,9 @@ bool IsSymbol(const Dim& d) { return !d.known() && !d.param.empty() && d.param[0
 bool SmallOutput(const InferenceContext& ctx) {
   const auto& outs = ctx.outputs();
   if (outs.empty() || !outs[0] || !outs[0]->shape) return false;
-  return outs[0]->shape->size() <= 1 && (outs[0]->elem_type == DataType::kInt64 ||
-                                         outs[0]->elem_type == DataType::kInt32 ||
-                                         outs[0]->elem_type == DataType::kBool);
+  return outs[0]->shape->size() <= 1 &&
+         (outs[0]->elem_type == DataType::kInt64 || outs[0]->elem_type == DataType::kInt32 ||
+          outs[0]->elem_type == DataType::kBool);
 }
 
 Values ShapeValues(const InferenceContext& ctx) {
@@ -116,11 +116,16 @@ Values ArithmeticValues(const InferenceContext& ctx, const std::string& op) {
     const Dim& y = (*b)[b->size() == 1 ? 0 : i];
     const auto xv = ShapeValueNumber(x), yv = ShapeValueNumber(y);
     if (xv && yv) {
-      if (op == "Add") out.push_back(ShapeValueLiteral(*xv + *yv));
-      else if (op == "Sub") out.push_back(ShapeValueLiteral(*xv - *yv));
-      else if (op == "Mul") out.push_back(ShapeValueLiteral(*xv * *yv));
-      else if (*yv != 0 && *xv >= 0 && *yv > 0) out.push_back(ShapeValueLiteral(*xv / *yv));
-      else out.push_back(Dim{});
+      if (op == "Add")
+        out.push_back(ShapeValueLiteral(*xv + *yv));
+      else if (op == "Sub")
+        out.push_back(ShapeValueLiteral(*xv - *yv));
+      else if (op == "Mul")
+        out.push_back(ShapeValueLiteral(*xv * *yv));
+      else if (*yv != 0 && *xv >= 0 && *yv > 0)
+        out.push_back(ShapeValueLiteral(*xv / *yv));
+      else
+        out.push_back(Dim{});
       continue;
     }
     const bool keep_x = (op == "Mul" || op == "Div") ? yv == 1 : yv == 0;
@@ -142,10 +147,14 @@ Values EqualValues(const InferenceContext& ctx) {
     const Dim& x = (*a)[a->size() == 1 ? 0 : i];
     const Dim& y = (*b)[b->size() == 1 ? 0 : i];
     const auto xv = ShapeValueNumber(x), yv = ShapeValueNumber(y);
-    if (xv && yv) out.push_back(Dim{*xv == *yv ? 1 : 0, ""});
-    else if (IsSymbol(x) && x == y) out.push_back(Dim{1, ""});
-    else if ((IsSymbol(x) && yv && *yv < 0) || (IsSymbol(y) && xv && *xv < 0)) out.push_back(Dim{0, ""});
-    else out.push_back(Dim{});
+    if (xv && yv)
+      out.push_back(Dim{*xv == *yv ? 1 : 0, ""});
+    else if (IsSymbol(x) && x == y)
+      out.push_back(Dim{1, ""});
+    else if ((IsSymbol(x) && yv && *yv < 0) || (IsSymbol(y) && xv && *xv < 0))
+      out.push_back(Dim{0, ""});
+    else
+      out.push_back(Dim{});
   }
   return out;
 }
@@ -200,15 +209,16 @@ std::vector<std::optional<std::vector<Dim>>> PropagateShapeValues(const Inferenc
   if (!node.domain.empty() || out.empty() || !SmallOutput(ctx)) return out;
   const std::string& op = node.op_type;
   Values v;
-  if (op == "Shape") v = ShapeValues(ctx);
+  if (op == "Shape")
+    v = ShapeValues(ctx);
   else if (op == "Constant") {
     const ir::Attribute* a = node.FindAttribute("value");
     if (a && a->t.defined() && a->t.rank() <= 1 && a->t.size() <= kMaxElements &&
         (a->t.dtype() == DataType::kInt64 || a->t.dtype() == DataType::kInt32)) {
       Dims d;
       for (int64_t i = 0; i < a->t.size(); ++i)
-        d.push_back(ShapeValueLiteral(a->t.dtype() == DataType::kInt64 ? a->t.data<int64_t>()[i]
-                                                                       : a->t.data<int32_t>()[i]));
+        d.push_back(
+            ShapeValueLiteral(a->t.dtype() == DataType::kInt64 ? a->t.data<int64_t>()[i] : a->t.data<int32_t>()[i]));
       v = d;
     }
   } else if (op == "Identity" || op == "Unsqueeze" || op == "Squeeze" || op == "Cast") {

@@ -44,13 +44,26 @@ std::optional<std::vector<double>> ConstDoubles(GraphEditor& editor, const std::
   std::vector<double> v(static_cast<size_t>(t->size()));
   for (int64_t i = 0; i < t->size(); ++i) {
     switch (t->dtype()) {
-      case DataType::kFloat: v[i] = t->data<float>()[i]; break;
-      case DataType::kDouble: v[i] = t->data<double>()[i]; break;
-      case DataType::kFloat16: v[i] = HalfBitsToFloat(t->data<uint16_t>()[i]); break;
-      case DataType::kBFloat16: v[i] = BFloat16BitsToFloat(t->data<uint16_t>()[i]); break;
-      case DataType::kInt64: v[i] = static_cast<double>(t->data<int64_t>()[i]); break;
-      case DataType::kInt32: v[i] = t->data<int32_t>()[i]; break;
-      default: return std::nullopt;
+      case DataType::kFloat:
+        v[i] = t->data<float>()[i];
+        break;
+      case DataType::kDouble:
+        v[i] = t->data<double>()[i];
+        break;
+      case DataType::kFloat16:
+        v[i] = HalfBitsToFloat(t->data<uint16_t>()[i]);
+        break;
+      case DataType::kBFloat16:
+        v[i] = BFloat16BitsToFloat(t->data<uint16_t>()[i]);
+        break;
+      case DataType::kInt64:
+        v[i] = static_cast<double>(t->data<int64_t>()[i]);
+        break;
+      case DataType::kInt32:
+        v[i] = t->data<int32_t>()[i];
+        break;
+      default:
+        return std::nullopt;
     }
   }
   return v;
@@ -105,9 +118,12 @@ std::optional<Dim> LastDim(GraphEditor& editor, const std::string& value) {
   const ir::Node* p = editor.Producer(value);
   if (p == nullptr || p->inputs.size() < 2) return std::nullopt;
   bool trans_b = false;
-  if (IsOnnxOp(p, "Gemm")) trans_b = AttrIntOr(*p, "transB", 0) != 0;
-  else if (p->domain == kMsDomain && p->op_type == "FusedMatMul") trans_b = AttrIntOr(*p, "transB", 0) != 0;
-  else if (!IsOnnxOp(p, "MatMul")) return std::nullopt;
+  if (IsOnnxOp(p, "Gemm"))
+    trans_b = AttrIntOr(*p, "transB", 0) != 0;
+  else if (p->domain == kMsDomain && p->op_type == "FusedMatMul")
+    trans_b = AttrIntOr(*p, "transB", 0) != 0;
+  else if (!IsOnnxOp(p, "MatMul"))
+    return std::nullopt;
   auto w = ConstValue(editor, p->inputs[1]);
   if (!w || w->rank() != 2) return std::nullopt;
   return Dim{w->dim(trans_b ? 0 : 1), ""};
@@ -180,11 +196,20 @@ Tensor MakeFloatTensor(DataType dtype, const Shape& shape, const std::vector<dou
   for (int64_t i = 0; i < t.size(); ++i) {
     const double v = values[static_cast<size_t>(i)];
     switch (dtype) {
-      case DataType::kFloat: t.data<float>()[i] = static_cast<float>(v); break;
-      case DataType::kDouble: t.data<double>()[i] = v; break;
-      case DataType::kFloat16: t.data<uint16_t>()[i] = FloatToHalfBits(static_cast<float>(v)); break;
-      case DataType::kBFloat16: t.data<uint16_t>()[i] = FloatToBFloat16Bits(static_cast<float>(v)); break;
-      default: ONYX_THROW(kInvalidArgument, "MakeFloatTensor: ", DataTypeName(dtype), " is not a float type");
+      case DataType::kFloat:
+        t.data<float>()[i] = static_cast<float>(v);
+        break;
+      case DataType::kDouble:
+        t.data<double>()[i] = v;
+        break;
+      case DataType::kFloat16:
+        t.data<uint16_t>()[i] = FloatToHalfBits(static_cast<float>(v));
+        break;
+      case DataType::kBFloat16:
+        t.data<uint16_t>()[i] = FloatToBFloat16Bits(static_cast<float>(v));
+        break;
+      default:
+        ONYX_THROW(kInvalidArgument, "MakeFloatTensor: ", DataTypeName(dtype), " is not a float type");
     }
   }
   return t;
@@ -220,8 +245,10 @@ std::optional<std::vector<double>> PerChannelValues(GraphEditor& editor, const s
   bool per_channel = false;
   for (int64_t j = 0; j < static_cast<int64_t>(t->rank()); ++j) {
     const int64_t d = t->dim(static_cast<size_t>(j));
-    if (j + offset == 1 && d == channels && channels != 1) per_channel = true;
-    else if (d != 1) return std::nullopt;
+    if (j + offset == 1 && d == channels && channels != 1)
+      per_channel = true;
+    else if (d != 1)
+      return std::nullopt;
   }
   if (per_channel) return values;
   return std::vector<double>(static_cast<size_t>(channels), (*values)[0]);

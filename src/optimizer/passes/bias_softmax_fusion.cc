@@ -77,7 +77,8 @@ class BiasSoftmaxFusion final : public Pass {
       if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2 || SoleReader(editor, add->outputs[0]) != softmax)
         continue;
       const DataType dt = ElemType(editor, add->inputs[0]);
-      if (!TypeIn(dt, {DataType::kFloat, DataType::kFloat16, DataType::kDouble}) || ElemType(editor, add->inputs[1]) != dt)
+      if (!TypeIn(dt, {DataType::kFloat, DataType::kFloat16, DataType::kDouble}) ||
+          ElemType(editor, add->inputs[1]) != dt)
         continue;
       const auto* d1 = editor.DimsOf(add->inputs[0]);
       const auto* d2 = editor.DimsOf(add->inputs[1]);

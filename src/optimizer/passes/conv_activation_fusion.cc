@@ -12,10 +12,10 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/shape_inference.h"
 #include "optimizer/fusion_util.h"
 #include "optimizer/pass.h"
 #include "optimizer/pattern_util.h"
-#include "ops/shape_inference.h"
 
 namespace onyx {
 namespace {
@@ -145,7 +145,8 @@ int FuseConvActivations(PassContext& ctx, bool onyx_activations) {
     std::optional<Residual> residual;
     if (conv->domain.empty()) residual = MatchResidual(editor, out);
     const std::string pre_activation = residual ? residual->add->outputs[0] : out;
-    auto act = onyx_activations ? MatchOnyxActivation(editor, pre_activation) : MatchOrtActivation(editor, pre_activation);
+    auto act =
+        onyx_activations ? MatchOnyxActivation(editor, pre_activation) : MatchOrtActivation(editor, pre_activation);
     if (!act && (onyx_activations || !residual)) continue;
     std::vector<ir::Node*> removed = {conv};
     if (residual) removed.push_back(residual->add);
@@ -154,8 +155,8 @@ int FuseConvActivations(PassContext& ctx, bool onyx_activations) {
     const ir::Node saved = *conv;
     RemoveAll(editor, removed);
     MakeFusedConv(editor, saved, onyx_activations ? kOnyxDomain : kMsDomain, residual ? residual->z : "", act, result);
-    ++ctx.counts[std::string(onyx_activations ? "com.onyx" : "com.microsoft") + ".FusedConv" +
-                 (residual ? "+Z" : "") + (act ? "+" + act->name : "")];
+    ++ctx.counts[std::string(onyx_activations ? "com.onyx" : "com.microsoft") + ".FusedConv" + (residual ? "+Z" : "") +
+                 (act ? "+" + act->name : "")];
     ++rewrites;
   }
   return rewrites;

@@ -15,10 +15,10 @@
 namespace onyx::fusion {
 
 struct GeluMatch {
-  std::string x;                // the GELU input
-  std::string output;           // the pattern's result
-  std::array<double, 4> poly;   // f's argument as c0 + c1 x + c2 x^2 + c3 x^3
-  std::vector<ir::Node*> nodes; // every node of the pattern
+  std::string x;                 // the GELU input
+  std::string output;            // the pattern's result
+  std::array<double, 4> poly;    // f's argument as c0 + c1 x + c2 x^2 + c3 x^3
+  std::vector<ir::Node*> nodes;  // every node of the pattern
 };
 
 // Matches the pattern around `f_node` (an Erf or Tanh). Every intermediate value must be read

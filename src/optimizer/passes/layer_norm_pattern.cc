@@ -37,7 +37,8 @@ std::optional<NormalizeMatch> MatchNormalize(GraphEditor& editor, const std::str
   ir::Node* sqrt = SoleReader(editor, add->outputs[0]);
   if (!IsOnnxOp(sqrt, "Sqrt")) return std::nullopt;
   ir::Node* next = SoleReader(editor, sqrt->outputs[0]);
-  if (IsOnnxOp(next, "Div", 7) && next->inputs.size() == 2 && next->inputs[0] == d && next->inputs[1] == sqrt->outputs[0])
+  if (IsOnnxOp(next, "Div", 7) && next->inputs.size() == 2 && next->inputs[0] == d &&
+      next->inputs[1] == sqrt->outputs[0])
     return NormalizeMatch{*eps, next->outputs[0], {add, sqrt, next}};
   if (IsOnnxOp(next, "Reciprocal")) {
     ir::Node* mul = SoleReader(editor, next->outputs[0]);

@@ -32,9 +32,12 @@ bool IsAttentionInputProjection(GraphEditor& editor, const ir::Node& matmul) {
   if (!IsOnnxOp(ln, "LayerNormalization")) return false;
   int matmuls = 0, adds = 0, others = 0;
   for (const ir::Node* r : editor.Consumers(ln->outputs[0])) {
-    if (IsOnnxOp(r, "MatMul")) ++matmuls;
-    else if (IsOnnxOp(r, "Add")) ++adds;
-    else if (!IsOnnxOp(r, "Shape")) ++others;
+    if (IsOnnxOp(r, "MatMul"))
+      ++matmuls;
+    else if (IsOnnxOp(r, "Add"))
+      ++adds;
+    else if (!IsOnnxOp(r, "Shape"))
+      ++others;
   }
   return matmuls == 3 && adds == 1 && others == 0;
 }

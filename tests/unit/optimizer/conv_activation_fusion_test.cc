@@ -35,12 +35,9 @@ struct ActivationCase {
 
 TEST(ConvActivationFusion, FusesOrtActivationsWithTheirParameters) {
   const std::vector<ActivationCase> cases = {
-      {"Relu", {}, {}},
-      {"Sigmoid", {}, {}},
-      {"Tanh", {}, {}},
-      {"LeakyRelu", {FloatAttr("alpha", 0.2f)}, {0.2f}},
-      {"LeakyRelu", {}, {0.01f}},
-      {"HardSigmoid", {FloatAttr("alpha", 0.3f)}, {0.3f, 0.5f}},
+      {"Relu", {}, {}},           {"Sigmoid", {}, {}},
+      {"Tanh", {}, {}},           {"LeakyRelu", {FloatAttr("alpha", 0.2f)}, {0.2f}},
+      {"LeakyRelu", {}, {0.01f}}, {"HardSigmoid", {FloatAttr("alpha", 0.3f)}, {0.3f, 0.5f}},
   };
   for (const auto& c : cases) {
     ModelBuilder b = ConvModel();
@@ -76,8 +73,7 @@ TEST(ConvActivationFusion, FusesClipWithConstantBoundsInBothOpsetForms) {
     auto fused = FindNode(run.optimized_bytes, "FusedConv", "com.microsoft");
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(Attr(*fused, "activation")->s, "Clip");
-    EXPECT_EQ(Attr(*fused, "activation_params")->floats,
-              (std::vector<float>{0.0f, std::numeric_limits<float>::max()}));
+    EXPECT_EQ(Attr(*fused, "activation_params")->floats, (std::vector<float>{0.0f, std::numeric_limits<float>::max()}));
     ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, kFeeds);
   }
   {  // opset 6: bounds as attributes

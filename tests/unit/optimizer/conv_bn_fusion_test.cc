@@ -23,8 +23,8 @@ ModelBuilder ConvModel(bool with_bias = true) {
 void AddBatchNorm(ModelBuilder& b, const std::string& in, const std::string& out) {
   b.Initializer("scale", RandomTensor({4}, 3, 0.5f, 1.5f)).Initializer("bn_b", RandomTensor({4}, 4));
   b.Initializer("mean", RandomTensor({4}, 5)).Initializer("var", RandomTensor({4}, 6, 0.5f, 2.0f));
-  b.Node("BatchNormalization", {in, "scale", "bn_b", "mean", "var"}, {out}).attributes.push_back(
-      FloatAttr("epsilon", 1e-3f));
+  b.Node("BatchNormalization", {in, "scale", "bn_b", "mean", "var"}, {out})
+      .attributes.push_back(FloatAttr("epsilon", 1e-3f));
 }
 
 const NamedValues kFeeds = {{"x", RandomTensor({1, 3, 6, 6}, 7)}};
@@ -96,8 +96,8 @@ TEST(ConvMulFusion, KeepsFactorsThatAreNotPerChannel) {
     ModelBuilder b = ConvModel();
     b.Initializer("f", RandomTensor(shape, 8));
     b.Node("Mul", {"c", "f"}, {"y"});
-    b.Output("y", DataType::kFloat, shape.size() == 4 && shape[0] == 2 ? std::vector<int64_t>{2, 4, 6, 6}
-                                                                      : std::vector<int64_t>{1, 4, 6, 6});
+    b.Output("y", DataType::kFloat,
+             shape.size() == 4 && shape[0] == 2 ? std::vector<int64_t>{2, 4, 6, 6} : std::vector<int64_t>{1, 4, 6, 6});
     auto run = RunFusion(b.Bytes(), "ConvMulFusion");
     EXPECT_EQ(OpCount(run.ops_after, "Mul"), 1) << ShapeToString(shape);
   }

@@ -29,8 +29,10 @@ std::string ErfGelu(ErfVariant v, int64_t opset = 17) {
     b.Node("Div", {"x", "k"}, {"d"});
   }
   b.Node("Erf", {"d"}, {"e"});
-  if (v == ErfVariant::kMulInvSqrt2Commuted) b.Node("Add", {"one", "e"}, {"a"});
-  else b.Node("Add", {"e", "one"}, {"a"});
+  if (v == ErfVariant::kMulInvSqrt2Commuted)
+    b.Node("Add", {"one", "e"}, {"a"});
+  else
+    b.Node("Add", {"e", "one"}, {"a"});
   switch (v) {
     case ErfVariant::kBert:  // (x * (1 + erf)) * 0.5
       b.Node("Mul", {"x", "a"}, {"m"});
@@ -53,8 +55,8 @@ std::string ErfGelu(ErfVariant v, int64_t opset = 17) {
 }
 
 TEST(GeluFusion, FusesTheErfFormInItsVariants) {
-  for (ErfVariant v : {ErfVariant::kBert, ErfVariant::kHalfFirst, ErfVariant::kHalfOfSum,
-                       ErfVariant::kMulInvSqrt2Commuted}) {
+  for (ErfVariant v :
+       {ErfVariant::kBert, ErfVariant::kHalfFirst, ErfVariant::kHalfOfSum, ErfVariant::kMulInvSqrt2Commuted}) {
     const std::string bytes = ErfGelu(v);
     auto run = RunFusion(bytes, "GeluFusion");
     EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.Gelu"), 1) << static_cast<int>(v);

@@ -10,11 +10,11 @@ const NamedValues kFeeds = {{"x", RandomTensor({2, 3, 8}, 1, -2.0f, 2.0f)}};
 
 struct LnOptions {
   int64_t opset = 17;
-  bool pow = true;          // d^2 as Pow(d, 2), else d*d
-  bool div = true;          // d / std, else d * Reciprocal(std)
-  bool dup_sub = false;     // older torch: a second Sub for the division
-  bool affine = true;       // scale and bias
-  bool commuted = false;    // scale * n and bias + .
+  bool pow = true;        // d^2 as Pow(d, 2), else d*d
+  bool div = true;        // d / std, else d * Reciprocal(std)
+  bool dup_sub = false;   // older torch: a second Sub for the division
+  bool affine = true;     // scale and bias
+  bool commuted = false;  // scale * n and bias + .
   std::vector<int64_t> axes = {-1};
   int64_t keepdims = 1;
 };
@@ -36,8 +36,10 @@ ModelBuilder LayerNormModel(const LnOptions& o) {
   reduce("x", "mu");
   b.Node("Sub", {"x", "mu"}, {"d"});
   if (o.dup_sub) b.Node("Sub", {"x", "mu"}, {"d2"});
-  if (o.pow) b.Node("Pow", {"d", "two"}, {"sq"});
-  else b.Node("Mul", {"d", "d"}, {"sq"});
+  if (o.pow)
+    b.Node("Pow", {"d", "two"}, {"sq"});
+  else
+    b.Node("Mul", {"d", "d"}, {"sq"});
   reduce("sq", "var");
   b.Node("Add", {"var", "eps"}, {"ve"});
   b.Node("Sqrt", {"ve"}, {"sd"});
@@ -137,8 +139,10 @@ ModelBuilder RmsModel(bool pow_div, const std::vector<int64_t>& axes = {-1}) {
   ModelBuilder b(13);
   b.Input("x", DataType::kFloat, {2, 3, 8}).Output("y", DataType::kFloat, {2, 3, 8});
   b.Initializer("two", Scalar(2.0f)).Initializer("eps", Scalar(1e-6f)).Initializer("gamma", RandomTensor({8}, 2));
-  if (pow_div) b.Node("Pow", {"x", "two"}, {"sq"});
-  else b.Node("Mul", {"x", "x"}, {"sq"});
+  if (pow_div)
+    b.Node("Pow", {"x", "two"}, {"sq"});
+  else
+    b.Node("Mul", {"x", "x"}, {"sq"});
   b.Node("ReduceMean", {"sq"}, {"var"}).attributes.push_back(IntsAttr("axes", axes));
   b.Node("Add", {"eps", "var"}, {"ve"});
   b.Node("Sqrt", {"ve"}, {"sd"});
@@ -177,7 +181,7 @@ TEST(SimplifiedLayerNormFusion, LeavesOtherAxesAndSharedIntermediates) {
 // [bias-add] + residual Add + LayerNormalization (opset 17) or SimplifiedLayerNormalization.
 struct SkipOptions {
   bool bias = false;
-  bool bias_first = true;    // Add(bias, mm) as BERT, else Add(mm, bias) as GPT-2
+  bool bias_first = true;  // Add(bias, mm) as BERT, else Add(mm, bias) as GPT-2
   bool sum_read_later = false;
   bool simplified = false;
   std::vector<int64_t> skip_dims = {-1, 3, 8};
@@ -191,8 +195,7 @@ ModelBuilder SkipModel(const SkipOptions& o) {
   std::string input = "x";
   if (o.bias) {
     b.Initializer("bias", RandomTensor({8}, 4));
-    b.Node("Add", o.bias_first ? std::vector<std::string>{"bias", "x"} : std::vector<std::string>{"x", "bias"},
-           {"xb"});
+    b.Node("Add", o.bias_first ? std::vector<std::string>{"bias", "x"} : std::vector<std::string>{"x", "bias"}, {"xb"});
     input = "xb";
   }
   b.Node("Add", {input, "skip"}, {"sum"});
