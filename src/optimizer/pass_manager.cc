@@ -179,7 +179,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
       std::reverse(graphs.begin(), graphs.end());
       PassReport& pr = report.passes[report_index[pass->name()]];
       for (ir::Graph* graph : graphs) {
-        GraphEditor editor(*graph);
+        GraphEditor editor(*graph, model.opset_imports);
         editor.set_fold_overridable(options.fold_overridable_initializers);
         PassContext ctx{editor, options, pr.counts};
         int n = 0;
