@@ -10,6 +10,7 @@ namespace onyx::attention {
 namespace {
 
 constexpr int kMaxShapeDepth = 10;
+constexpr int kMaxRankDepth = 2000;
 // A masked score must vanish in the softmax: exp(-1e4) underflows to 0 in float.
 constexpr double kMaxMaskFill = -1e4;
 // How far above the pattern dead shape computations are looked for.
@@ -115,6 +116,7 @@ std::optional<std::vector<DimExpr>> Exprs(GraphEditor& editor, const std::string
   ir::Node* n = editor.Producer(value);
   if (n == nullptr || !n->domain.empty() || n->outputs.empty() || n->outputs[0] != value) return std::nullopt;
   const std::string& op = n->op_type;
+  if (n->inputs.empty()) return std::nullopt;
   if (op == "Concat") {
     const int64_t axis = AttrInt(*n, "axis", 0);
     if (axis != 0 && axis != -1) return std::nullopt;
@@ -180,7 +182,8 @@ std::optional<HeadSplit> MatchHeadSplit(GraphEditor& editor, const std::string& 
                                         const std::vector<int64_t>& perm) {
   HeadSplit h;
   h.transpose = editor.Producer(value);
-  if (!IsOp(h.transpose, "Transpose") || !PermIs(*h.transpose, perm)) return std::nullopt;
+  if (!IsOp(h.transpose, "Transpose") || h.transpose->inputs.empty() || !PermIs(*h.transpose, perm))
+    return std::nullopt;
   h.reshape = editor.Producer(h.transpose->inputs[0]);
   if (!IsOp(h.reshape, "Reshape") || h.reshape->inputs.size() < 2) return std::nullopt;
   auto shape = ShapeExprs(editor, h.reshape->inputs[1]);
@@ -220,7 +223,7 @@ std::optional<PaddingMask> MatchPaddingMask(GraphEditor& editor, const std::stri
     std::string cur = sub->inputs[1];
     for (int step = 0; step < 4; ++step) {
       ir::Node* n = editor.Producer(cur);
-      if (!IsOp(n, "Unsqueeze") && !IsOp(n, "Cast")) break;
+      if ((!IsOp(n, "Unsqueeze") && !IsOp(n, "Cast")) || n->inputs.empty()) break;
       chain.push_back(n);
       cur = n->inputs[0];
     }
@@ -346,6 +349,54 @@ bool IsCausalCondition(GraphEditor& editor, DimEquivalence& dims, const std::str
     if (!is_zero(it->second.start) || !is_seq(it->second.end)) return false;
   }
   return true;
+}
+
+// The rank of a value that shape inference left open, followed through ops that keep or set it
+// (ViT builds its tokens with Expand + Concat, which inference may not resolve). Memoized: the
+// residual stream reaches back through every layer.
+int64_t StructuralRank(GraphEditor& editor, const std::string& value, std::map<std::string, int64_t>& memo,
+                       int depth) {
+  if (const auto* dims = editor.DimsOf(value)) return static_cast<int64_t>(dims->size());
+  if (auto c = ConstTensor(editor, value)) return static_cast<int64_t>(c->rank());
+  if (auto it = memo.find(value); it != memo.end()) return it->second;
+  ir::Node* n = editor.Producer(value);
+  if (depth > kMaxRankDepth || n == nullptr || n->inputs.empty() || n->outputs[0] != value) return -1;
+  auto rank_of = [&](const std::string& in) { return StructuralRank(editor, in, memo, depth + 1); };
+  static const std::set<std::string> kSameRank = {
+      "LayerNormalization", "SkipLayerNormalization", "SimplifiedLayerNormalization", "Cast", "Identity",
+      "Relu", "Gelu", "FastGelu", "BiasGelu", "Erf", "Tanh", "Sigmoid", "Neg", "Softmax"};
+  const std::string& op = n->op_type;
+  int64_t rank = -1;
+  if (kSameRank.count(op) && (n->domain.empty() || n->domain == ir::kMsDomain)) {
+    rank = rank_of(n->inputs[0]);
+  } else if (n->domain == ir::kMsDomain && (op == "Attention" || op == "MultiHeadAttention")) {
+    rank = 3;
+  } else if (!n->domain.empty()) {
+    rank = -1;
+  } else if (op == "MatMul" && n->inputs.size() == 2) {  // both at least 2-D: the larger rank
+    const int64_t ra = rank_of(n->inputs[0]), rb = rank_of(n->inputs[1]);
+    rank = ra >= 2 && rb >= 2 ? std::max(ra, rb) : -1;
+  } else if (op == "Transpose") {
+    const auto perm = AttrInts(*n, "perm");
+    rank = perm.empty() ? rank_of(n->inputs[0]) : static_cast<int64_t>(perm.size());
+  } else if (op == "Concat") {  // every input has the output's rank
+    for (const auto& in : n->inputs)
+      if (rank < 0) rank = rank_of(in);
+  } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {  // broadcasting: the largest
+    for (const auto& in : n->inputs) {
+      const int64_t r = rank_of(in);
+      if (r < 0) {
+        rank = -1;
+        break;
+      }
+      rank = std::max(rank, r);
+    }
+  } else if (op == "Reshape" && n->inputs.size() == 2) {
+    auto shape = ShapeExprs(editor, n->inputs[1]);
+    rank = shape ? static_cast<int64_t>(shape->size()) : -1;
+  }
+  memo[value] = rank;
+  return rank;
 }
 
 // dims 0 .. kept-1 of Reshape(x, shape) are x's (0 copies, -1 is inferred from the rest when
@@ -484,7 +535,9 @@ std::optional<AttentionMatch> MatchCore(GraphEditor& editor, ir::Node* softmax) 
 
   // probs . V, then heads merged back.
   m.ctx_matmul = SoleConsumer(editor, softmax->outputs[0]);
-  if (!IsOp(m.ctx_matmul, "MatMul") || m.ctx_matmul->inputs[0] != softmax->outputs[0]) return std::nullopt;
+  if (!IsOp(m.ctx_matmul, "MatMul") || m.ctx_matmul->inputs.size() != 2 ||
+      m.ctx_matmul->inputs[0] != softmax->outputs[0])
+    return std::nullopt;
   auto v = MatchHeadSplit(editor, m.ctx_matmul->inputs[1], {0, 2, 1, 3});
   if (!v) return std::nullopt;
   m.v = std::move(*v);
@@ -510,6 +563,7 @@ std::optional<AttentionMatch> MatchCore(GraphEditor& editor, ir::Node* softmax) 
     ir::Node* n = editor.Producer(cur);
     if (n == nullptr || !n->domain.empty() || SoleConsumer(editor, n->outputs[0]) == nullptr) return std::nullopt;
     if (n->op_type == "MatMul") {
+      if (n->inputs.size() != 2) return std::nullopt;
       m.qk_matmul = n;
       break;
     }
@@ -620,10 +674,16 @@ bool AttentionKernelAvailable(const PassContext& ctx) {
 }
 
 bool IsAttentionInput(GraphEditor& editor, const std::string& input, int64_t hidden_in) {
+  // The projection's float weights fix the element type when inference does not know it.
   const TypeInfo* t = editor.TypeOf(input);
-  if (t == nullptr || t->kind != TypeInfo::Kind::kTensor || t->elem_type != DataType::kFloat || !t->shape ||
-      t->shape->size() != 3)
+  if (t != nullptr && (t->kind != TypeInfo::Kind::kTensor ||
+                       (t->elem_type != DataType::kFloat && t->elem_type != DataType::kUndefined)))
     return false;
+  if (t == nullptr || !t->shape) {
+    std::map<std::string, int64_t> memo;
+    return StructuralRank(editor, input, memo, 0) == 3;
+  }
+  if (t->shape->size() != 3) return false;
   const Dim& last = (*t->shape)[2];
   return !last.known() || last.value == hidden_in;
 }
