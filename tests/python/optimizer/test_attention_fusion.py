@@ -1,7 +1,8 @@
 """Attention fusions on the benchmark transformers (../shared/models/bench): `onyx optimize
 --level extended` writes one com.microsoft.Attention per layer and leaves no Softmax, and ONNX
 Runtime 1.30 gives the same outputs on the saved model as on the original (both run without
-ONNX Runtime's own optimizations, the attention mask padded at the end)."""
+ONNX Runtime's own optimizations, the attention mask padded at the end). Once Onyx has the
+com.microsoft.Attention kernel, Onyx runs the saved models too."""
 import fcntl
 import os
 import subprocess
@@ -11,7 +12,7 @@ import onnx
 import pytest
 
 from onyx_harness import (ONYX_BIN, WORK_DIR, assert_outputs_close, bench_feeds, bench_manifest, require_shared,
-                          run_ort)
+                          run_onyx, run_ort)
 
 # layers, heads, whether the attention is causal (GPT-2) and whether it has a padding mask
 MODELS = {
@@ -98,3 +99,17 @@ def test_gpt2_conv1d_projections_fused():
     fused = optimize_extended(src, "gpt2_small_conv1d")
     check_fused(fused, 12, 12, True, False)
     check_against_ort(src, fused, bench_feeds(entry))
+
+
+@pytest.mark.parametrize("name", ["bert_tiny", "gpt2_small", "vit_tiny"])
+def test_onyx_runs_the_fused_bench_models(name):
+    folder, manifest = bench_manifest()
+    entry = manifest[name]
+    src = os.path.join(folder, entry["file"])
+    fused = optimize_extended(src, name)
+    info = subprocess.run([ONYX_BIN, "info", fused], capture_output=True, text=True)
+    if "no CPU kernel for op com.microsoft.Attention" in info.stdout + info.stderr:
+        pytest.skip("Onyx has no CPU com.microsoft.Attention kernel yet")
+    feeds = bench_feeds(entry)
+    expected = run_ort(src, feeds, threads=2, opt_level="disabled")
+    assert_outputs_close(expected, run_onyx(fused, feeds, threads=2), rtol=1e-3, atol=1e-4)
