@@ -141,8 +141,7 @@ class AttentionFusion final : public Pass {
     float* out = packed.data<float>();
     for (const Projection* p : {&q, &k, &v}) {
       const int64_t width = p->weight.dim(1);
-      if (p->bias.defined())
-        std::memcpy(out, p->bias.data<float>(), static_cast<size_t>(width) * sizeof(float));
+      if (p->bias.defined()) std::memcpy(out, p->bias.data<float>(), static_cast<size_t>(width) * sizeof(float));
       out += width;
     }
     return packed;

@@ -5,54 +5,15 @@
 // MatMul+Add, or one fused projection and a Split) and call into this.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "optimizer/pass.h"
+#include "optimizer/passes/attention_shapes.h"
 
 namespace onyx::attention {
-
-// A constant: an initializer no feed can override, or a Constant node's value.
-std::optional<Tensor> ConstTensor(GraphEditor& editor, const std::string& value);
-// A constant's elements as integers (int32/int64) or as a double (one element, float or int).
-std::optional<std::vector<int64_t>> ConstInts(GraphEditor& editor, const std::string& value);
-std::optional<double> ConstScalar(GraphEditor& editor, const std::string& value);
-
-// One element of a computed shape, as exporters build them: a constant, dim `axis` of `value`,
-// or dim(value, axis) - dim(value2, axis2).
-struct DimExpr {
-  enum class Kind { kConst, kDim, kDiff };
-  Kind kind = Kind::kConst;
-  int64_t constant = 0;
-  std::string value, value2;
-  int64_t axis = 0, axis2 = 0;
-};
-// The elements of a 0-D or 1-D integer tensor computed from shapes (Shape, Gather, Slice,
-// Unsqueeze, Concat, Cast, Sub of those, constants); nullopt for anything else.
-std::optional<std::vector<DimExpr>> ShapeExprs(GraphEditor& editor, const std::string& value);
-
-// Dims that a matched pattern makes equal by construction (a Transpose moves them, a checked
-// Reshape keeps them, a projection keeps batch and sequence), plus what shape inference proves.
-class DimEquivalence {
- public:
-  explicit DimEquivalence(GraphEditor& editor) : editor_(editor) {}
-  void Link(const std::string& out, int64_t out_axis, const std::string& in, int64_t in_axis);
-  bool Equal(const std::string& a, int64_t a_axis, const std::string& b, int64_t b_axis);
-  // The dim's size when known, -1 otherwise.
-  int64_t StaticSize(const std::string& value, int64_t axis);
-
- private:
-  using DimRef = std::pair<std::string, int64_t>;
-  DimRef Root(DimRef d) const;
-  const Dim* Inferred(const DimRef& d);
-
-  GraphEditor& editor_;
-  std::map<DimRef, DimRef> links_;
-};
 
 // Reshape [batch, seq, heads * head_size] -> [batch, seq, heads, head_size], then Transpose.
 struct HeadSplit {
@@ -117,9 +78,8 @@ std::optional<std::vector<ir::Node*>> RemovableNodes(GraphEditor& editor, const 
 // Removes `removable` and adds the Attention node producing m.output from `input`, the packed
 // [hidden_in, 3 * hidden] weights and [3 * hidden] bias (may be empty), with the padding mask
 // cast to int32 as a 2-D mask_index and unidirectional = 1 for a causal mask.
-ir::Node* EmitAttention(PassContext& ctx, const AttentionMatch& m, const std::string& input,
-                        const std::string& weights, const std::string& bias,
-                        const std::vector<ir::Node*>& removable);
+ir::Node* EmitAttention(PassContext& ctx, const AttentionMatch& m, const std::string& input, const std::string& weights,
+                        const std::string& bias, const std::vector<ir::Node*>& removable);
 
 // Attribute makers.
 ir::Attribute IntAttribute(const std::string& name, int64_t v);

@@ -56,13 +56,17 @@ std::optional<FusedProjection> MatchMatMulAdd(GraphEditor& editor, const std::st
   p.hidden_in = w->dim(0);
   p.width = w->dim(1);
   // A Constant node's value is not an initializer: give the fused node one.
-  if (editor.Constant(mm->inputs[1])) p.weights = mm->inputs[1];
-  else p.packed_weights = *w;
+  if (editor.Constant(mm->inputs[1]))
+    p.weights = mm->inputs[1];
+  else
+    p.packed_weights = *w;
   if (!bias.empty()) {
     auto b = attention::ConstTensor(editor, bias);
     if (b->dtype() != DataType::kFloat || b->rank() != 1 || b->dim(0) != p.width) return std::nullopt;
-    if (editor.Constant(bias)) p.bias = bias;
-    else p.packed_bias = *b;
+    if (editor.Constant(bias))
+      p.bias = bias;
+    else
+      p.packed_bias = *b;
   }
   p.input = mm->inputs[0];
   for (int64_t a : {0, 1}) {
@@ -104,8 +108,10 @@ std::optional<FusedProjection> MatchConv1D(GraphEditor& editor, const std::strin
     if (!b || b->dtype() != DataType::kFloat || b->size() != p.width) return std::nullopt;
     // [3h] or [1, 3h] add one bias row to every token.
     if (b->rank() == 2 && b->dim(0) != 1) return std::nullopt;
-    if (b->rank() == 1 && editor.Constant(gemm->inputs[2])) p.bias = gemm->inputs[2];
-    else p.packed_bias = b->Reshaped({p.width});
+    if (b->rank() == 1 && editor.Constant(gemm->inputs[2]))
+      p.bias = gemm->inputs[2];
+    else
+      p.packed_bias = b->Reshaped({p.width});
   }
   p.input = in_reshape->inputs[0];
   // The input is flattened to [batch * seq, h_in] and restored to [batch, seq, 3h].
@@ -131,8 +137,7 @@ std::optional<FusedProjection> MatchConv1D(GraphEditor& editor, const std::strin
 ir::Node* MatchSplit(GraphEditor& editor, const AttentionMatch& m) {
   ir::Node* split = editor.Producer(m.q.projected);
   if (!IsOp(split, "Split") || split->outputs.size() != 3 || split->inputs.empty()) return nullptr;
-  if (split->outputs[0] != m.q.projected || split->outputs[1] != m.k.projected ||
-      split->outputs[2] != m.v.projected)
+  if (split->outputs[0] != m.q.projected || split->outputs[1] != m.k.projected || split->outputs[2] != m.v.projected)
     return nullptr;
   const int64_t axis = AttrInt(*split, "axis", 0);
   if (axis != 2 && axis != -1) return nullptr;

@@ -76,8 +76,9 @@ std::string DynDim(ModelBuilder& b, const std::string& x, int64_t i, const std::
 
 std::string SplitHeads(ModelBuilder& b, const std::string& x, const std::vector<int64_t>& perm, const std::string& p,
                        int64_t head_size = kHeadSize) {
-  b.Node("Concat", {DynDim(b, x, 0, p), DynDim(b, x, 1, p), Const(b, p + "_" + x + "_n", Ints({kHeads})),
-                    Const(b, p + "_" + x + "_d", Ints({head_size}))},
+  b.Node("Concat",
+         {DynDim(b, x, 0, p), DynDim(b, x, 1, p), Const(b, p + "_" + x + "_n", Ints({kHeads})),
+          Const(b, p + "_" + x + "_d", Ints({head_size}))},
          {p + "_" + x + "_split_shape"})
       .attributes.push_back(IntAttr("axis", 0));
   b.Node("Reshape", {x, p + "_" + x + "_split_shape"}, {p + "_" + x + "_heads"});
@@ -87,8 +88,8 @@ std::string SplitHeads(ModelBuilder& b, const std::string& x, const std::vector<
 
 std::string MergeHeads(ModelBuilder& b, const std::string& ctx, const std::string& p, const std::string& out) {
   b.Node("Transpose", {ctx}, {p + "_ctx_t"}).attributes.push_back(IntsAttr("perm", {0, 2, 1, 3}));
-  b.Node("Concat", {DynDim(b, p + "_ctx_t", 0, p), DynDim(b, p + "_ctx_t", 1, p),
-                    Const(b, p + "_hidden", Ints({kHidden}))},
+  b.Node("Concat",
+         {DynDim(b, p + "_ctx_t", 0, p), DynDim(b, p + "_ctx_t", 1, p), Const(b, p + "_hidden", Ints({kHidden}))},
          {p + "_merge_shape"})
       .attributes.push_back(IntAttr("axis", 0));
   b.Node("Reshape", {p + "_ctx_t", p + "_merge_shape"}, {out});
@@ -114,8 +115,8 @@ std::string ExtendedMask(ModelBuilder& b, const std::string& mask, float fill) {
 }
 
 struct BertOptions {
-  std::string mask;             // extended mask value, empty for none (ViT)
-  float divisor = 2.0f;         // sqrt(head_size)
+  std::string mask;      // extended mask value, empty for none (ViT)
+  float divisor = 2.0f;  // sqrt(head_size)
   std::vector<int64_t> k_perm = {0, 2, 3, 1};
   bool probs_as_output = false;
 };
@@ -178,7 +179,8 @@ test::PassRun RunFusion(const std::string& bytes, const std::string& pass, bool 
 bool HaveAttentionKernel() { return KernelRegistry::Global().Find("CPU", "com.microsoft", "Attention", 1) != nullptr; }
 
 // The fused model computes what the original does (once Onyx can run Attention).
-void ExpectSameOutputsOnceRunnable(const std::string& original, const std::string& optimized, const NamedValues& feeds) {
+void ExpectSameOutputsOnceRunnable(const std::string& original, const std::string& optimized,
+                                   const NamedValues& feeds) {
   if (!HaveAttentionKernel()) GTEST_SKIP() << "no CPU com.microsoft.Attention kernel yet; structure checked only";
   test::ExpectSameOutputs(original, optimized, feeds);
 }
