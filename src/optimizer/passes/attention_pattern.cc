@@ -219,6 +219,18 @@ bool KeepsLeadingDims(DimEquivalence& dims, const ir::Node& reshape, const std::
   return true;
 }
 
+ir::Attribute IntAttribute(const std::string& name, int64_t v) {
+  ir::Attribute a{name, ir::AttrType::kInt};
+  a.i = v;
+  return a;
+}
+
+ir::Attribute FloatAttribute(const std::string& name, float v) {
+  ir::Attribute a{name, ir::AttrType::kFloat};
+  a.f = v;
+  return a;
+}
+
 }  // namespace
 
 std::vector<ir::Node*> AttentionMatch::Nodes() const {
@@ -427,18 +439,6 @@ std::optional<std::vector<ir::Node*>> RemovableNodes(GraphEditor& editor, const 
     if (!dead.count(n)) return std::nullopt;
   std::vector<ir::Node*> result_nodes(dead.begin(), dead.end());
   return result_nodes;
-}
-
-ir::Attribute IntAttribute(const std::string& name, int64_t v) {
-  ir::Attribute a{name, ir::AttrType::kInt};
-  a.i = v;
-  return a;
-}
-
-ir::Attribute FloatAttribute(const std::string& name, float v) {
-  ir::Attribute a{name, ir::AttrType::kFloat};
-  a.f = v;
-  return a;
 }
 
 ir::Node* EmitAttention(PassContext& ctx, const AttentionMatch& m, const std::string& input, const std::string& weights,

@@ -81,8 +81,4 @@ std::optional<std::vector<ir::Node*>> RemovableNodes(GraphEditor& editor, const 
 ir::Node* EmitAttention(PassContext& ctx, const AttentionMatch& m, const std::string& input, const std::string& weights,
                         const std::string& bias, const std::vector<ir::Node*>& removable);
 
-// Attribute makers.
-ir::Attribute IntAttribute(const std::string& name, int64_t v);
-ir::Attribute FloatAttribute(const std::string& name, float v);
-
 }  // namespace onyx::attention
