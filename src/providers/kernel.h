@@ -70,7 +70,8 @@ class KernelInfo {
   const ir::Attribute* FindAttr(const std::string& name) const { return node_.FindAttribute(name); }
 
   // The value of input i when it is a constant the session owns (an initializer that cannot be
-  // overridden by a feed), so it can be pre-packed; null otherwise.
+  // overridden by a feed), so it can be pre-packed; null otherwise. The pointer is valid only
+  // while the kernel is being created: copy the Tensor (cheap, it shares the bytes) to keep it.
   const Tensor* ConstantInput(size_t i) const;
   // Static type of input i when the model or inference knows it; null otherwise.
   std::shared_ptr<const TypeInfo> InputType(size_t i) const;
@@ -134,6 +135,10 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void Compute(KernelContext& ctx) const = 0;
+  // False when the kernel copied or pre-packed constant input i at creation and never reads the
+  // original again: the session can then free it ("weights are not copied after loading":
+  // the packed form replaces the original).
+  virtual bool ReadsConstantInputAtRun(size_t input) const { return true; }
 };
 
 // Registration: one static object per kernel file.

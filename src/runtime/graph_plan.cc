@@ -175,9 +175,38 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
       RethrowWithNode(e, node);
     }
     plan->steps_.push_back(std::move(step));
+    // Every so many kernels, let already-packed weights leave memory.
+    if (ctx.release_mapped_pages && plan->steps_.size() % 32 == 0) ctx.release_mapped_pages();
   }
+  plan->DropConstantsNoKernelReads();
   plan->ComputeReleases();
   return plan;
+}
+
+void GraphPlan::DropConstantsNoKernelReads() {
+  std::vector<char> read(num_slots_, 0), consumed(num_slots_, 0);
+  for (const Step& step : steps_) {
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int slot = step.inputs[i];
+      if (slot < 0) continue;
+      consumed[slot] = 1;
+      if (step.kernel->ReadsConstantInputAtRun(i)) read[slot] = 1;
+    }
+    for (int slot : step.implicit_slots) read[slot] = 1;
+  }
+  for (int slot : output_slots_) read[slot] = 1;
+  std::vector<std::pair<int, Value>> kept;
+  for (auto& [slot, value] : constants_) {
+    if (consumed[slot] && !read[slot]) {
+      for (const auto& [name, s] : slot_of_name_)
+        if (s == slot) unread_initializers_.push_back(name);
+      // Inputs of kernels that do not read them stay unbound; a step that still asks gets the
+      // clear "input missing" error.
+      continue;
+    }
+    kept.emplace_back(slot, std::move(value));
+  }
+  constants_ = std::move(kept);
 }
 
 void GraphPlan::ComputeReleases() {

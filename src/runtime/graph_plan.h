@@ -28,6 +28,9 @@ class GraphPlan final : public Subgraph {
   struct BuildContext {
     std::vector<const ExecutionProvider*> providers;  // by priority
     ThreadPool* pool = nullptr;
+    // Called now and then while kernels are created, so memory-mapped weights already packed
+    // can leave memory before the next ones are (keeps the creation peak down). May be null.
+    std::function<void()> release_mapped_pages;
   };
 
   // Throws Error naming the node when a node has no kernel or its kernel rejects it.
@@ -43,6 +46,9 @@ class GraphPlan final : public Subgraph {
 
   // Where each node runs and why (for `onyx info`).
   const Placement* PlacementOf(const ir::Node* node) const;
+  // Initializers of this graph that no kernel reads at run time (every consumer pre-packed
+  // them): the plan does not bind them, and the session may drop them from the graph.
+  const std::vector<std::string>& unread_initializers() const { return unread_initializers_; }
 
  private:
   struct Step {
@@ -61,6 +67,7 @@ class GraphPlan final : public Subgraph {
   explicit GraphPlan(const ir::Graph& graph) : graph_(graph) {}
   int SlotOf(const std::string& name) const;
   void ComputeReleases();
+  void DropConstantsNoKernelReads();
 
   const ir::Graph& graph_;
   std::unordered_map<std::string, int> slot_of_name_;
@@ -74,6 +81,7 @@ class GraphPlan final : public Subgraph {
   std::vector<int> outer_slots_;
   std::vector<Step> steps_;
   std::unordered_map<const ir::Node*, Placement> placements_;
+  std::vector<std::string> unread_initializers_;
 };
 
 }  // namespace onyx

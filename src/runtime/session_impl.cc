@@ -71,6 +71,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   GraphPlan::BuildContext ctx;
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
   ctx.pool = pool_.get();
+  ctx.release_mapped_pages = model_->release_mapped_pages;
   const ir::Graph& graph = *model_->graph;
   try {
     plan_ = GraphPlan::Build(graph, ctx);
@@ -78,8 +79,9 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
     throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
   }
 
-  // Kernels have copied or pre-packed what they need: let the file pages go (the ones still
-  // read at run time come back on first use).
+  // Kernels have copied or pre-packed what they need: the originals no kernel reads go, and the
+  // file pages are let go (the ones still read at run time come back on first use).
+  for (const auto& name : plan_->unread_initializers()) model_->graph->initializers.erase(name);
   if (model_->release_mapped_pages) model_->release_mapped_pages();
 
   for (const auto& in : graph.inputs) {

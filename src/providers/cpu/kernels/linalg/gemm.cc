@@ -28,8 +28,13 @@ class Gemm final : public OpKernel {
       bias_ = *c;
   }
 
+  bool ReadsConstantInputAtRun(size_t input) const override {
+    return !((input == 1 && packed_b_) || (input == 2 && bias_.defined()));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
+    if (packed_b_) return ComputeWithPackedB(ctx, a);
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = c_optional_ ? ctx.input(2) : &ctx.required_input(2);
     if (a.rank() != 2 || b.rank() != 2) ctx.Fail("A and B must be 2-D");
@@ -57,22 +62,6 @@ class Gemm final : public OpKernel {
     }
     Tensor& y = ctx.AllocateOutput(0, a.dtype(), {m, n});
     if (y.size() == 0) return;
-    if (packed_b_ && a.dtype() == DataType::kFloat && packed_b_->k() == k && packed_b_->n() == n && k > 0) {
-      linalg::GemmEpilogue epilogue;
-      float beta = 0.0f;
-      if (bias_.defined()) {
-        epilogue.bias_per_col = bias_.data<float>();
-      } else if (c != nullptr && beta_ != 0.0f) {
-        float* py = y.data<float>();
-        const float* pc = c->data<float>();
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) py[i * n + j] = pc[i * c_row_stride + j * c_col_stride];
-        beta = beta_;
-      }
-      linalg::SgemmPackedB(trans_a_, m, n, k, alpha_, a.data<float>(), a.dim(1), *packed_b_, beta, y.data<float>(), n,
-                           ctx.thread_pool(), bias_.defined() ? &epilogue : nullptr);
-      return;
-    }
     const bool use_c = c != nullptr && beta_ != 0.0f;
     Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -93,6 +82,44 @@ class Gemm final : public OpKernel {
   }
 
  private:
+  // B is a constant float matrix packed at creation; C is a constant bias row (added by the
+  // GEMM's epilogue) or any C read at run time.
+  void ComputeWithPackedB(KernelContext& ctx, const Tensor& a) const {
+    if (a.dtype() != DataType::kFloat) ctx.Fail(StrCat("A is ", DataTypeName(a.dtype()), " but B is float"));
+    if (a.rank() != 2) ctx.Fail("A must be 2-D");
+    const int64_t m = trans_a_ ? a.dim(1) : a.dim(0);
+    const int64_t k = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t n = packed_b_->n();
+    if (k != packed_b_->k()) ctx.Fail(StrCat("inner dimensions differ: ", k, " vs ", packed_b_->k()));
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, {m, n});
+    if (y.size() == 0) return;
+    linalg::GemmEpilogue epilogue;
+    float beta = 0.0f;
+    const Tensor* c = bias_.defined() ? nullptr : ctx.input(2);
+    if (bias_.defined()) {
+      epilogue.bias_per_col = bias_.data<float>();
+    } else if (c != nullptr && beta_ != 0.0f) {
+      const Shape& cs = c->shape();
+      const int64_t c_rows = cs.size() == 2 ? cs[0] : 1, c_cols = cs.empty() ? 1 : cs.back();
+      if (c->dtype() != DataType::kFloat || cs.size() > 2 || (c_rows != 1 && c_rows != m) || (c_cols != 1 && c_cols != n) ||
+          (legacy_ && !legacy_broadcast_ && !(c_rows == m && c_cols == n)))
+        ctx.Fail(StrCat("C ", c->Describe(), " does not broadcast to [", m, ",", n, "]"));
+      const int64_t row_stride = c_rows == 1 ? 0 : c_cols, col_stride = c_cols == 1 ? 0 : 1;
+      float* py = y.data<float>();
+      const float* pc = c->data<float>();
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) py[i * n + j] = pc[i * row_stride + j * col_stride];
+      beta = beta_;
+    }
+    if (k == 0) {
+      float* py = y.data<float>();
+      for (int64_t i = 0; i < m * n; ++i) py[i] = beta * py[i] + (bias_.defined() ? bias_.data<float>()[i % n] : 0.0f);
+      return;
+    }
+    linalg::SgemmPackedB(trans_a_, m, n, k, alpha_, a.data<float>(), a.dim(1), *packed_b_, beta, y.data<float>(), n,
+                         ctx.thread_pool(), bias_.defined() ? &epilogue : nullptr);
+  }
+
   float alpha_;
   float beta_;
   bool trans_a_;

@@ -13,11 +13,12 @@ class MatMul final : public OpKernel {
  public:
   explicit MatMul(const KernelInfo& info) : packed_b_(linalg_kernels::PackConstantB(info, 1, false)) {}
 
+  bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && packed_b_); }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
+    if (packed_b_) return ComputeWithPackedB(ctx, a);
     const Tensor& b = ctx.required_input(1);
-    if (packed_b_ && a.dtype() == DataType::kFloat && a.rank() >= 1 && a.dim(a.rank() - 1) == packed_b_->k())
-      return ComputeWithPackedB(ctx, a);
     if (a.dtype() != b.dtype())
       ctx.Fail(
           StrCat("inputs have different element types ", DataTypeName(a.dtype()), " and ", DataTypeName(b.dtype())));
@@ -81,6 +82,10 @@ class MatMul final : public OpKernel {
   // GEMM (A's batch dims flatten into M).
   void ComputeWithPackedB(KernelContext& ctx, const Tensor& a) const {
     const int64_t k = packed_b_->k(), n = packed_b_->n();
+    if (a.dtype() != DataType::kFloat) ctx.Fail(StrCat("A is ", DataTypeName(a.dtype()), " but B is float"));
+    if (a.rank() == 0 || a.dim(a.rank() - 1) != k)
+      ctx.Fail(StrCat("inner dimensions differ: A is ", a.Describe(), ", B is float[", k, ",", n, "]"));
+    // A 1-D A is a row vector whose extra dim is dropped again (numpy).
     Shape out_shape(a.shape().begin(), a.shape().end() - 1);
     out_shape.push_back(n);
     Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
