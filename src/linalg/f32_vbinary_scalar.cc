@@ -13,8 +13,9 @@ inline float Apply(float a, float b) {
   if constexpr (kOp == BinaryOp::kSub) return a - b;
   if constexpr (kOp == BinaryOp::kMul) return a * b;
   if constexpr (kOp == BinaryOp::kDiv) return a / b;
-  if constexpr (kOp == BinaryOp::kMax) return std::isnan(a) || std::isnan(b) ? a + b : (a < b ? b : a);
-  if constexpr (kOp == BinaryOp::kMin) return std::isnan(a) || std::isnan(b) ? a + b : (b < a ? b : a);
+  // NaN wins; of two equal values (+0 and -0) b, as the SIMD max / min instructions do.
+  if constexpr (kOp == BinaryOp::kMax) return std::isnan(a) || std::isnan(b) ? a + b : (a > b ? a : b);
+  if constexpr (kOp == BinaryOp::kMin) return std::isnan(a) || std::isnan(b) ? a + b : (a < b ? a : b);
 }
 
 template <BinaryOp kOp>

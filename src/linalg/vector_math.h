@@ -37,7 +37,8 @@ void VecGeluErf(const float* x, float* y, size_t n);   // 0.5 x (1 + erf(x / sqr
 void VecGeluTanh(const float* x, float* y, size_t n);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 
 // ---- binary arithmetic ----
-// Max / Min return NaN when either operand is NaN (numpy.maximum / minimum).
+// Max / Min return NaN when either operand is NaN (numpy.maximum / minimum), and b when a and b
+// compare equal (+0 and -0).
 enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
 
 void VecBinary(BinaryOp op, const float* a, const float* b, float* y, size_t n);  // y[i] = a[i] op b[i]

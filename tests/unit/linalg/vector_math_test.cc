@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -214,15 +215,16 @@ float BinaryRef(BinaryOp op, float a, float b) {
       return a * b;
     case BinaryOp::kDiv:
       return a / b;
-    case BinaryOp::kMax:
-      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::fmax(a, b);
+    case BinaryOp::kMax:  // NaN wins; of +0 and -0 the second operand
+      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : (a > b ? a : b);
     case BinaryOp::kMin:
-      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : std::fmin(a, b);
+      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN() : (a < b ? a : b);
   }
   return 0;
 }
 
-bool SameValue(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+// Bit for bit (signed zeros included), any NaN matching any NaN.
+bool SameValue(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
 
 constexpr BinaryOp kOps[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,
                              BinaryOp::kDiv, BinaryOp::kMax, BinaryOp::kMin};

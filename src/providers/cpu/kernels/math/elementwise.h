@@ -199,9 +199,9 @@ inline void VecBinaryLoop(ThreadPool* pool, const Shape& out_shape, const float*
       case linalg::BinaryOp::kDiv:
         return x / y;
       case linalg::BinaryOp::kMax:
-        return x != x || y != y ? x + y : (x < y ? y : x);
+        return x != x || y != y ? x + y : (x > y ? x : y);
       case linalg::BinaryOp::kMin:
-        return x != x || y != y ? x + y : (y < x ? y : x);
+        return x != x || y != y ? x + y : (x < y ? x : y);
     }
     return x;
   };
