@@ -1,6 +1,7 @@
 // The vector-math selection chains, one per family, best first and scalar last (XNNPACK's
 // config pattern). All families follow one ISA choice: ForceVectorIsa, else the environment
-// variable ONYX_LINALG_ISA (read once), else the best the CPU supports.
+// variable ONYX_VECTOR_ISA or, failing that, ONYX_LINALG_ISA (read once), else the best the CPU
+// supports.
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -53,8 +54,9 @@ int Find(std::string_view name) {
 }
 
 int Best() {
-  if (const char* env = std::getenv("ONYX_LINALG_ISA"))
-    if (const int forced = Find(env); forced >= 0) return forced;
+  for (const char* name : {"ONYX_VECTOR_ISA", "ONYX_LINALG_ISA"})
+    if (const char* env = std::getenv(name))
+      if (const int forced = Find(env); forced >= 0) return forced;
   for (int i = 0; i < kNumIsas; ++i)
     if (kIsas[i].supported(GetCpuFeatures())) return i;
   return kNumIsas - 1;

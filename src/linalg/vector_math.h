@@ -3,8 +3,8 @@
 //
 // Every function runs the best variant the CPU supports (AVX-512, then AVX2 + FMA, then the
 // scalar reference built on std:: math), chosen once per family by a best-first chain
-// (f32_vector_config.cc). ForceVectorIsa or the environment variable ONYX_LINALG_ISA pick a
-// smaller ISA for tests and benchmarks.
+// (f32_vector_config.cc). ForceVectorIsa or the environment variable ONYX_VECTOR_ISA (this
+// family only) or ONYX_LINALG_ISA (GEMM too) pick a smaller ISA for tests and benchmarks.
 //
 // Conventions: n counts elements; outputs may be the inputs themselves (y == x) but must not
 // partially overlap them; pointers need no alignment. Nothing here allocates or uses threads:
