@@ -13,30 +13,25 @@ namespace {
 
 template <class S, bool kWithSum>
 inline void Moments(const float* x, size_t n, double& sum, double& sum_sq) {
-  constexpr size_t L = S::kLanes;
+  constexpr size_t H = S::kLanes / 2;
   using D = typename S::D;
-  // Four chains each for the sum and the squares: double FMA latency would otherwise bound it.
+  // Half-vectors of floats load straight into double lanes; four chains each for the sum and
+  // the squares hide the latency of the double adds.
   D s[4] = {S::ZeroD(), S::ZeroD(), S::ZeroD(), S::ZeroD()};
   D q[4] = {S::ZeroD(), S::ZeroD(), S::ZeroD(), S::ZeroD()};
-  auto add = [&](typename S::V v, int k) {
-    const D a = S::Lo(v), b = S::Hi(v);
-    if constexpr (kWithSum) {
-      s[k] = S::AddD(s[k], a);
-      s[k + 1] = S::AddD(s[k + 1], b);
-    }
-    q[k] = S::FmaD(a, a, q[k]);
-    q[k + 1] = S::FmaD(b, b, q[k + 1]);
+  auto add = [&](D v, int k) {
+    if constexpr (kWithSum) s[k] = S::AddD(s[k], v);
+    q[k] = S::FmaD(v, v, q[k]);
   };
   size_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    add(S::Load(x + i), 0);
-    add(S::Load(x + i + L), 2);
+  for (; i + 4 * H <= n; i += 4 * H) {
+    add(S::LoadWide(x + i), 0);
+    add(S::LoadWide(x + i + H), 1);
+    add(S::LoadWide(x + i + 2 * H), 2);
+    add(S::LoadWide(x + i + 3 * H), 3);
   }
-  if (i + L <= n) {
-    add(S::Load(x + i), 0);
-    i += L;
-  }
-  if (i < n) add(S::LoadN(x + i, n - i), 2);
+  for (; i + H <= n; i += H) add(S::LoadWide(x + i), 0);
+  if (i < n) add(S::LoadWideN(x + i, n - i), 1);  // the missing lanes add 0
   sum = kWithSum ? S::ReduceAddD(S::AddD(S::AddD(s[0], s[1]), S::AddD(s[2], s[3]))) : 0.0;
   sum_sq = S::ReduceAddD(S::AddD(S::AddD(q[0], q[1]), S::AddD(q[2], q[3])));
 }
@@ -48,10 +43,11 @@ inline void Affine(const float* x, float* y, size_t n, float mean_hi, float mean
                    const float* bias) {
   constexpr size_t L = S::kLanes;
   using V = typename S::V;
-  const V m = S::Set1(mean_hi), m_lo = S::Set1(mean_lo), k = S::Set1(inv);
+  // (x - hi - lo) * inv = (x - hi) * inv - lo * inv: one fused step after the exact subtraction.
+  const V m = S::Set1(mean_hi), k = S::Set1(inv), lo_k = S::Set1(-mean_lo * inv);
   auto one = [&](size_t i, size_t count) {
     const bool full = count == L;
-    const V v = S::Mul(S::Sub(S::Sub(full ? S::Load(x + i) : S::LoadN(x + i, count), m), m_lo), k);
+    const V v = S::Fma(S::Sub(full ? S::Load(x + i) : S::LoadN(x + i, count), m), k, lo_k);
     const V w = scale == nullptr ? S::Set1(1.0f) : (full ? S::Load(scale + i) : S::LoadN(scale + i, count));
     const V b = bias == nullptr ? S::Zero() : (full ? S::Load(bias + i) : S::LoadN(bias + i, count));
     const V r = S::Fma(v, w, b);

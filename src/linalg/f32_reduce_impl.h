@@ -14,33 +14,29 @@ namespace {
 
 enum class SumKind { kPlain, kSquares, kAbs };
 
+// acc += v (or v^2, |v|) for a vector of doubles.
 template <class S, SumKind kKind>
-inline void AddWide(typename S::V v, typename S::D& lo, typename S::D& hi) {
-  if constexpr (kKind == SumKind::kAbs) v = S::Abs(v);
-  const typename S::D a = S::Lo(v), b = S::Hi(v);
-  if constexpr (kKind == SumKind::kSquares) {
-    lo = S::FmaD(a, a, lo);  // squares in double: exact
-    hi = S::FmaD(b, b, hi);
-  } else {
-    lo = S::AddD(lo, a);
-    hi = S::AddD(hi, b);
-  }
+inline typename S::D AddTerm(typename S::D acc, typename S::D v) {
+  if constexpr (kKind == SumKind::kSquares) return S::FmaD(v, v, acc);  // squares in double: exact
+  if constexpr (kKind == SumKind::kAbs) return S::AddD(acc, S::AbsD(v));
+  if constexpr (kKind == SumKind::kPlain) return S::AddD(acc, v);
 }
 
+// Half-vectors of floats are loaded straight into double lanes (no shuffles); four chains hide
+// the latency of the double adds.
 template <class S, SumKind kKind>
 double SumRun(const float* x, size_t n) {
-  constexpr size_t L = S::kLanes;
+  constexpr size_t H = S::kLanes / 2;
   typename S::D a0 = S::ZeroD(), a1 = S::ZeroD(), a2 = S::ZeroD(), a3 = S::ZeroD();
   size_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    AddWide<S, kKind>(S::Load(x + i), a0, a1);
-    AddWide<S, kKind>(S::Load(x + i + L), a2, a3);
+  for (; i + 4 * H <= n; i += 4 * H) {
+    a0 = AddTerm<S, kKind>(a0, S::LoadWide(x + i));
+    a1 = AddTerm<S, kKind>(a1, S::LoadWide(x + i + H));
+    a2 = AddTerm<S, kKind>(a2, S::LoadWide(x + i + 2 * H));
+    a3 = AddTerm<S, kKind>(a3, S::LoadWide(x + i + 3 * H));
   }
-  if (i + L <= n) {
-    AddWide<S, kKind>(S::Load(x + i), a0, a1);
-    i += L;
-  }
-  if (i < n) AddWide<S, kKind>(S::LoadN(x + i, n - i), a2, a3);  // the missing lanes add 0
+  for (; i + H <= n; i += H) a0 = AddTerm<S, kKind>(a0, S::LoadWide(x + i));
+  if (i < n) a1 = AddTerm<S, kKind>(a1, S::LoadWideN(x + i, n - i));  // the missing lanes add 0
   return S::ReduceAddD(S::AddD(S::AddD(a0, a1), S::AddD(a2, a3)));
 }
 
@@ -73,14 +69,13 @@ float ExtremumRun(const float* x, size_t n) {
 // acc[i] += x[i] (or x[i]^2, |x[i]|) in double.
 template <class S, SumKind kKind>
 void AccumulateRun(const float* x, double* acc, size_t n) {
-  constexpr size_t L = S::kLanes;
-  constexpr size_t H = L / 2;
+  constexpr size_t H = S::kLanes / 2;
   size_t i = 0;
-  for (; i + L <= n; i += L) {
-    typename S::D lo = S::LoadD(acc + i), hi = S::LoadD(acc + i + H);
-    AddWide<S, kKind>(S::Load(x + i), lo, hi);
-    S::StoreD(acc + i, lo);
-    S::StoreD(acc + i + H, hi);
+  for (; i + 2 * H <= n; i += 2 * H) {
+    const typename S::D r0 = AddTerm<S, kKind>(S::LoadD(acc + i), S::LoadWide(x + i));
+    const typename S::D r1 = AddTerm<S, kKind>(S::LoadD(acc + i + H), S::LoadWide(x + i + H));
+    S::StoreD(acc + i, r0);
+    S::StoreD(acc + i + H, r1);
   }
   for (; i < n; ++i) {
     const double v = x[i];

@@ -107,13 +107,17 @@ struct Avx2 {
     return _mm_cvtss_f32(s);
   }
 
-  // Double accumulation: lo gets the first half of v, hi the second.
+  // Double accumulation.
   static D ZeroD() { return _mm256_setzero_pd(); }
-  static D Lo(V v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
-  static D Hi(V v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
   static D AddD(D a, D b) { return _mm256_add_pd(a, b); }
   static D FmaD(D a, D b, D c) { return _mm256_fmadd_pd(a, b, c); }
   static D LoadD(const double* p) { return _mm256_loadu_pd(p); }
+  // kLanes / 2 floats widened to doubles (n < kLanes / 2 for the partial form: the rest are 0).
+  static D LoadWide(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+  static D LoadWideN(const float* p, size_t n) {
+    return _mm256_cvtps_pd(_mm_maskload_ps(p, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kAvx2MaskTable + 8 - n))));
+  }
+  static D AbsD(D v) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v); }
   static void StoreD(double* p, D v) { _mm256_storeu_pd(p, v); }
   static double ReduceAddD(D v) {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));

@@ -78,13 +78,17 @@ struct Avx512 {
   static float ReduceMax(V v) { return _mm512_reduce_max_ps(v); }
   static float ReduceMin(V v) { return _mm512_reduce_min_ps(v); }
 
-  // Double accumulation: lo gets the first half of v, hi the second.
+  // Double accumulation.
   static D ZeroD() { return _mm512_setzero_pd(); }
-  static D Lo(V v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
-  static D Hi(V v) { return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))); }
   static D AddD(D a, D b) { return _mm512_add_pd(a, b); }
   static D FmaD(D a, D b, D c) { return _mm512_fmadd_pd(a, b, c); }
   static D LoadD(const double* p) { return _mm512_loadu_pd(p); }
+  // kLanes / 2 floats widened to doubles (n < kLanes / 2 for the partial form: the rest are 0).
+  static D LoadWide(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+  static D LoadWideN(const float* p, size_t n) {
+    return _mm512_cvtps_pd(_mm256_maskz_loadu_ps(static_cast<__mmask8>((1u << n) - 1u), p));
+  }
+  static D AbsD(D v) { return _mm512_abs_pd(v); }
   static void StoreD(double* p, D v) { _mm512_storeu_pd(p, v); }
   static double ReduceAddD(D v) { return _mm512_reduce_add_pd(v); }
 
