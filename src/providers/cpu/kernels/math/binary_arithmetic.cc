@@ -157,6 +157,21 @@ class Pow final : public OpKernel {
         using C = ComputeType<T>;
         std::vector<C> storage;
         const C* py = ExponentAs<C>(y, storage, what);
+        if constexpr (std::is_same_v<T, float>) {
+          // A scalar exponent of 2 or 3 (variances, GELU's tanh form): products, not pow.
+          if (y.size() == 1 && (py[0] == 2.0f || py[0] == 3.0f)) {
+            const float* px = x.data<float>();
+            float* po = out.data<float>();
+            const bool cube = py[0] == 3.0f;
+            ThreadPool::For(pool, out.size(), elementwise::kVecCheapCost, [&](int64_t begin, int64_t end) {
+              if (cube)
+                for (int64_t i = begin; i < end; ++i) po[i] = px[i] * px[i] * px[i];
+              else
+                for (int64_t i = begin; i < end; ++i) po[i] = px[i] * px[i];
+            });
+            return;
+          }
+        }
         BinaryLoop(pool, s.out, x.data<T>(), s.a, py, s.b, out.data<T>(), elementwise::kTranscendentalCost,
                    [](T b, C e) {
                      const C v = ToCompute(b);
