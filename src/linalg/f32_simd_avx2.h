@@ -115,7 +115,8 @@ struct Avx2 {
   // kLanes / 2 floats widened to doubles (n < kLanes / 2 for the partial form: the rest are 0).
   static D LoadWide(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
   static D LoadWideN(const float* p, size_t n) {
-    return _mm256_cvtps_pd(_mm_maskload_ps(p, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kAvx2MaskTable + 8 - n))));
+    const __m128i mask = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kAvx2MaskTable + 8 - n));
+    return _mm256_cvtps_pd(_mm_maskload_ps(p, mask));
   }
   static D AbsD(D v) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v); }
   static void StoreD(double* p, D v) { _mm256_storeu_pd(p, v); }

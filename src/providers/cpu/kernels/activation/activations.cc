@@ -155,7 +155,7 @@ struct GeluFn {
   bool tanh = false;
 };
 
-// Vectorized a * g(x) forms over chunks of a float buffer (y may be x).
+// Composite vector forms (Mish, Swish with alpha) work through a float buffer on the stack.
 constexpr size_t kVecChunk = 1024;
 
 struct MishFn {
