@@ -1,12 +1,15 @@
 // Pointwise activations: Relu LeakyRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish Softplus
 // Softsign ThresholdedRelu Gelu Mish Shrink Swish. Attributes are parsed once per node; opset
 // 1-5 forms only add `consumed_inputs`, which is ignored. Float16/BFloat16 compute in float
-// and round once; double computes in double.
+// and round once; double computes in double. Sigmoid, Softplus, Gelu, Mish and Swish on float /
+// float16 / bfloat16 run linalg's vectorized math (functors with a Vec() form).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "providers/cpu/kernels/math/elementwise.h"
 #include "providers/kernel.h"
 
@@ -84,6 +87,7 @@ struct SigmoidFn {
   explicit SigmoidFn(const KernelInfo&) {}
   template <typename C>
   C operator()(C x) const { return StableSigmoid(x); }
+  auto Vec() const { return &linalg::VecSigmoid; }
 };
 
 struct HardSigmoidFn {
@@ -113,6 +117,7 @@ struct SoftplusFn {
   explicit SoftplusFn(const KernelInfo&) {}
   template <typename C>
   C operator()(C x) const { return StableSoftplus(x); }
+  auto Vec() const { return &linalg::VecSoftplus; }
 };
 
 struct SoftsignFn {
@@ -146,14 +151,29 @@ struct GeluFn {
     }
     return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));  // x / sqrt(2)
   }
+  auto Vec() const { return tanh ? &linalg::VecGeluTanh : &linalg::VecGeluErf; }
   bool tanh = false;
 };
+
+// Composite vector forms (Mish, Swish with alpha) work through a float buffer on the stack.
+constexpr size_t kVecChunk = 1024;
 
 struct MishFn {
   static constexpr double kCost = 2 * kTranscendentalCost;
   explicit MishFn(const KernelInfo&) {}
   template <typename C>
   C operator()(C x) const { return x * std::tanh(StableSoftplus(x)); }
+  auto Vec() const {
+    return [](const float* x, float* y, size_t n) {
+      float t[kVecChunk];
+      for (size_t i = 0; i < n; i += kVecChunk) {
+        const size_t m = std::min(kVecChunk, n - i);
+        linalg::VecSoftplus(x + i, t, m);
+        linalg::VecTanh(t, t, m);
+        linalg::VecBinary(linalg::BinaryOp::kMul, x + i, t, y + i, m);
+      }
+    };
+  }
 };
 
 struct SwishFn {
@@ -161,6 +181,18 @@ struct SwishFn {
   explicit SwishFn(const KernelInfo& info) : alpha(info.GetFloatOr("alpha", 1.0f)) {}
   template <typename C>
   C operator()(C x) const { return x * StableSigmoid(static_cast<C>(alpha) * x); }
+  auto Vec() const {
+    return [a = alpha](const float* x, float* y, size_t n) {
+      if (a == 1.0f) return linalg::VecSilu(x, y, n);
+      float t[kVecChunk];
+      for (size_t i = 0; i < n; i += kVecChunk) {
+        const size_t m = std::min(kVecChunk, n - i);
+        linalg::VecBinaryScalar(linalg::BinaryOp::kMul, x + i, a, t, m);
+        linalg::VecSigmoid(t, t, m);
+        linalg::VecBinary(linalg::BinaryOp::kMul, x + i, t, y + i, m);
+      }
+    };
+  }
   float alpha;
 };
 
@@ -195,6 +227,13 @@ class Activation final : public OpKernel {
     Dispatch(Types{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const Fn fn = fn_;
+      if constexpr (requires { fn.Vec(); }) {
+        if constexpr (elementwise::kIsFloatOrHalf<T>) {
+          elementwise::VecMap(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(),
+                              elementwise::kVecTranscendentalCost, fn.Vec());
+          return;
+        }
+      }
       elementwise::Map(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), Fn::kCost,
                        [fn](T v) { return FromCompute<T>(fn(ToCompute(v))); });
     });

@@ -1,12 +1,14 @@
 // Add, Sub, Mul, Div, Pow and Mod. Opsets 1-6 use the legacy `broadcast`/`axis` attributes
 // (B broadcast onto A); opset 7 on uses numpy broadcasting. Integer results follow numpy:
 // wrap-around on overflow, Div truncates toward zero; division or modulo by zero gives 0 instead
-// of trapping. Float16/BFloat16 compute in float and round once.
+// of trapping. Float16/BFloat16 compute in float and round once. Float Add/Sub/Mul/Div run
+// linalg's vector arithmetic on every broadcast run.
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "providers/cpu/kernels/math/elementwise.h"
 #include "providers/kernel.h"
 
@@ -53,12 +55,21 @@ class Arithmetic final : public OpKernel {
     Dispatch(NumericTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
-      BinaryLoop(ctx.thread_pool(), s.out, a.data<T>(), s.a, b.data<T>(), s.b, out.data<T>(), cost,
-                 [](T x, T y) { return FromCompute<T>(ApplyArith<op, C>(ToCompute(x), ToCompute(y))); });
+      if constexpr (std::is_same_v<T, float>) {
+        elementwise::VecBinaryLoop(ctx.thread_pool(), s.out, a.data<float>(), s.a, b.data<float>(), s.b,
+                                   out.data<float>(), kVecOp);
+      } else {
+        BinaryLoop(ctx.thread_pool(), s.out, a.data<T>(), s.a, b.data<T>(), s.b, out.data<T>(), cost,
+                   [](T x, T y) { return FromCompute<T>(ApplyArith<op, C>(ToCompute(x), ToCompute(y))); });
+      }
     });
   }
 
  private:
+  static constexpr linalg::BinaryOp kVecOp = op == ArithOp::kAdd   ? linalg::BinaryOp::kAdd
+                                             : op == ArithOp::kSub ? linalg::BinaryOp::kSub
+                                             : op == ArithOp::kMul ? linalg::BinaryOp::kMul
+                                                                   : linalg::BinaryOp::kDiv;
   LegacyBroadcast legacy_;
 };
 
@@ -146,6 +157,21 @@ class Pow final : public OpKernel {
         using C = ComputeType<T>;
         std::vector<C> storage;
         const C* py = ExponentAs<C>(y, storage, what);
+        if constexpr (std::is_same_v<T, float>) {
+          // A scalar exponent of 2 or 3 (variances, GELU's tanh form): products, not pow.
+          if (y.size() == 1 && (py[0] == 2.0f || py[0] == 3.0f)) {
+            const float* px = x.data<float>();
+            float* po = out.data<float>();
+            const bool cube = py[0] == 3.0f;
+            ThreadPool::For(pool, out.size(), elementwise::kVecCheapCost, [&](int64_t begin, int64_t end) {
+              if (cube)
+                for (int64_t i = begin; i < end; ++i) po[i] = px[i] * px[i] * px[i];
+              else
+                for (int64_t i = begin; i < end; ++i) po[i] = px[i] * px[i];
+            });
+            return;
+          }
+        }
         BinaryLoop(pool, s.out, x.data<T>(), s.a, py, s.b, out.data<T>(), elementwise::kTranscendentalCost,
                    [](T b, C e) {
                      const C v = ToCompute(b);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
@@ -23,6 +24,12 @@ namespace onyx::elementwise {
 // Rough cycle counts per element, for the thread pool's cost model.
 inline constexpr double kCheapCost = 1.0;
 inline constexpr double kTranscendentalCost = 20.0;
+inline constexpr double kVecTranscendentalCost = 3.0;  // the same through linalg's vector math
+inline constexpr double kVecCheapCost = 0.5;
+
+template <typename T>
+inline constexpr bool kIsFloatOrHalf =
+    std::is_same_v<T, float> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
 // y[i] = f(x[i]) for i in [0, n), split across the pool when the work is large.
 template <typename In, typename Out, typename F>
@@ -30,6 +37,29 @@ void Map(ThreadPool* pool, const In* x, Out* y, int64_t n, double cost, F f) {
   if (n <= 0) return;
   ThreadPool::For(pool, n, cost, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) y[i] = f(x[i]);
+  });
+}
+
+// y = f(x) for a vectorized f(const float* x, float* y, size_t n) (linalg's vector math),
+// split across the pool. Float16 / BFloat16 pass through a float buffer in chunks: computed in
+// float, rounded once. f must accept y == x.
+template <typename T, typename F>
+void VecMap(ThreadPool* pool, const T* x, T* y, int64_t n, double cost, F f) {
+  static_assert(kIsFloatOrHalf<T>);
+  if (n <= 0) return;
+  ThreadPool::For(pool, n, cost, [&](int64_t begin, int64_t end) {
+    if constexpr (std::is_same_v<T, float>) {
+      f(x + begin, y + begin, static_cast<size_t>(end - begin));
+    } else {
+      constexpr int64_t kChunk = 1024;
+      float buffer[kChunk];
+      for (int64_t i = begin; i < end; i += kChunk) {
+        const int64_t m = std::min(kChunk, end - i);
+        for (int64_t k = 0; k < m; ++k) buffer[k] = ToCompute(x[i + k]);
+        f(buffer, buffer, static_cast<size_t>(m));
+        for (int64_t k = 0; k < m; ++k) y[i + k] = FromCompute<T>(buffer[k]);
+      }
+    }
   });
 }
 
@@ -148,6 +178,50 @@ void BinaryLoop(ThreadPool* pool, const Shape& out_shape, const TA* pa, const Sh
     } else {
       const TO v = f(ra[0], rb[0]);
       std::fill(ro, ro + n, v);
+    }
+  });
+}
+
+// out = a op b for float tensors over broadcast shapes through linalg's vector arithmetic:
+// same-shape runs, a scalar on either side, and bias rows (each row one same-shape run). Runs
+// too short to repay a call stay inline.
+inline void VecBinaryLoop(ThreadPool* pool, const Shape& out_shape, const float* pa, const Shape& a_shape,
+                          const float* pb, const Shape& b_shape, float* po, linalg::BinaryOp op) {
+  constexpr int64_t kShortRun = 8;
+  auto scalar = [op](float x, float y) {
+    switch (op) {
+      case linalg::BinaryOp::kAdd:
+        return x + y;
+      case linalg::BinaryOp::kSub:
+        return x - y;
+      case linalg::BinaryOp::kMul:
+        return x * y;
+      case linalg::BinaryOp::kDiv:
+        return x / y;
+      case linalg::BinaryOp::kMax:
+        return x != x || y != y ? x + y : (x > y ? x : y);
+      case linalg::BinaryOp::kMin:
+        return x != x || y != y ? x + y : (x < y ? x : y);
+    }
+    return x;
+  };
+  BroadcastPlan plan(out_shape, {a_shape, b_shape});
+  plan.Run(pool, kVecCheapCost, [&](int64_t o, const int64_t* in, const bool* adv, int64_t n) {
+    const float* ra = pa + in[0];
+    const float* rb = pb + in[1];
+    float* ro = po + o;
+    const size_t count = static_cast<size_t>(n);
+    if (adv[0] && adv[1]) {
+      if (n >= kShortRun) return linalg::VecBinary(op, ra, rb, ro, count);
+      for (int64_t i = 0; i < n; ++i) ro[i] = scalar(ra[i], rb[i]);
+    } else if (adv[0]) {
+      if (n >= kShortRun) return linalg::VecBinaryScalar(op, ra, rb[0], ro, count);
+      for (int64_t i = 0; i < n; ++i) ro[i] = scalar(ra[i], rb[0]);
+    } else if (adv[1]) {
+      if (n >= kShortRun) return linalg::VecScalarBinary(op, ra[0], rb, ro, count);
+      for (int64_t i = 0; i < n; ++i) ro[i] = scalar(ra[0], rb[i]);
+    } else {
+      std::fill(ro, ro + n, scalar(ra[0], rb[0]));
     }
   });
 }

@@ -6,6 +6,7 @@
 
 #include "base/float_types.h"
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "providers/cpu/kernels/math/elementwise.h"
 #include "providers/kernel.h"
 
@@ -101,6 +102,19 @@ struct ErfFn {
   }
 };
 
+// The vectorized float form of a function, where linalg has one.
+using VecFn = void (*)(const float*, float*, size_t);
+template <typename Fn>
+inline constexpr VecFn kVecOf = nullptr;
+template <>
+inline constexpr VecFn kVecOf<ExpFn> = &linalg::VecExp;
+template <>
+inline constexpr VecFn kVecOf<LogFn> = &linalg::VecLog;
+template <>
+inline constexpr VecFn kVecOf<TanhFn> = &linalg::VecTanh;
+template <>
+inline constexpr VecFn kVecOf<ErfFn> = &linalg::VecErf;
+
 template <typename Fn, typename Types>
 class UnaryMath final : public OpKernel {
  public:
@@ -111,8 +125,13 @@ class UnaryMath final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     Dispatch(Types{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      elementwise::Map(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), Fn::kCost,
-                       [](T v) { return FromCompute<T>(Fn{}(ToCompute(v))); });
+      if constexpr (kVecOf<Fn> != nullptr && elementwise::kIsFloatOrHalf<T>) {
+        elementwise::VecMap(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), elementwise::kVecTranscendentalCost,
+                            kVecOf<Fn>);
+      } else {
+        elementwise::Map(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), Fn::kCost,
+                         [](T v) { return FromCompute<T>(Fn{}(ToCompute(v))); });
+      }
     });
   }
 };

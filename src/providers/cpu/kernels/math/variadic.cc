@@ -1,11 +1,13 @@
 // Variadic Max, Min, Sum and Mean. Before opset 8 every input has the same shape; from opset 8
 // the inputs broadcast (numpy). Max/Min propagate NaN like numpy.maximum/minimum. Float16 and
-// BFloat16 accumulate in float and round once at the end.
+// BFloat16 accumulate in float and round once at the end; float folds run linalg's vector
+// arithmetic.
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "providers/cpu/kernels/math/elementwise.h"
 #include "providers/kernel.h"
 
@@ -73,13 +75,21 @@ class Variadic final : public OpKernel {
       elementwise::BinaryLoop(pool, out_shape, inputs[0]->data<T>(), shapes[0], inputs[0]->data<T>(), shapes[0], acc,
                               elementwise::kCheapCost, [](T v, T) { return ToCompute(v); });
       for (size_t i = 1; i < n; ++i) {
-        elementwise::BinaryLoop(pool, out_shape, static_cast<const C*>(acc), out_shape, inputs[i]->data<T>(),
-                                shapes[i], acc, elementwise::kCheapCost,
-                                [](C a, T v) { return Fold<op, C>(a, ToCompute(v)); });
+        if constexpr (std::is_same_v<T, float>) {
+          elementwise::VecBinaryLoop(pool, out_shape, acc, out_shape, inputs[i]->data<float>(), shapes[i], acc,
+                                     kVecOp);
+        } else {
+          elementwise::BinaryLoop(pool, out_shape, static_cast<const C*>(acc), out_shape, inputs[i]->data<T>(),
+                                  shapes[i], acc, elementwise::kCheapCost,
+                                  [](C a, T v) { return Fold<op, C>(a, ToCompute(v)); });
+        }
       }
       if constexpr (op == FoldOp::kMean) {
         const C count = static_cast<C>(n);
-        for (int64_t i = 0; i < size; ++i) acc[i] = acc[i] / count;
+        if constexpr (std::is_same_v<T, float>)
+          linalg::VecBinaryScalar(linalg::BinaryOp::kDiv, acc, count, acc, static_cast<size_t>(size));
+        else
+          for (int64_t i = 0; i < size; ++i) acc[i] = acc[i] / count;
       }
       if constexpr (!std::is_same_v<C, T>) {
         T* po = out.data<T>();
@@ -91,6 +101,10 @@ class Variadic final : public OpKernel {
   }
 
  private:
+  // numpy.maximum / minimum semantics (NaN wins; of two zeros the second) match Fold's.
+  static constexpr linalg::BinaryOp kVecOp = op == FoldOp::kMax   ? linalg::BinaryOp::kMax
+                                             : op == FoldOp::kMin ? linalg::BinaryOp::kMin
+                                                                  : linalg::BinaryOp::kAdd;
   bool broadcast_;
 };
 

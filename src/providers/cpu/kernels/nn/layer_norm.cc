@@ -1,12 +1,14 @@
 // LayerNormalization (opset 17) and RMSNormalization (opset 23): X is viewed as
 // [prod(dims[:axis]), prod(dims[axis:])] and each row is normalized (by mean and variance, or
 // by its root mean square), then scaled (and shifted) by parameters broadcast to the
-// normalized shape. LayerNormalization also emits Mean and InvStdDev in the stash type.
+// normalized shape. LayerNormalization also emits Mean and InvStdDev in the stash type. Float
+// inputs with a float stash run linalg's fused row kernels.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
@@ -14,8 +16,9 @@
 namespace onyx {
 namespace {
 
-// A parameter broadcast (numpy-style, right-aligned) to `norm_shape`, as `count` doubles.
-std::vector<double> ExpandParam(const Tensor& t, const Shape& norm_shape, const char* name, const KernelContext& ctx) {
+// A parameter's shape with leading 1s dropped, checked to broadcast (numpy-style,
+// right-aligned) to `norm_shape`.
+Shape CheckParam(const Tensor& t, const Shape& norm_shape, const char* name, const KernelContext& ctx) {
   Shape shape = t.shape();
   while (shape.size() > norm_shape.size() && shape.front() == 1) shape.erase(shape.begin());
   bool ok = shape.size() <= norm_shape.size();
@@ -26,6 +29,12 @@ std::vector<double> ExpandParam(const Tensor& t, const Shape& norm_shape, const 
   if (!ok)
     ctx.Fail(StrCat(name, " of shape ", ShapeToString(t.shape()), " does not broadcast to the normalized shape ",
                     ShapeToString(norm_shape)));
+  return shape;
+}
+
+// A parameter broadcast to `norm_shape`, as `count` doubles.
+std::vector<double> ExpandParam(const Tensor& t, const Shape& norm_shape, const char* name, const KernelContext& ctx) {
+  const Shape shape = CheckParam(t, norm_shape, name, ctx);
   std::vector<double> values(static_cast<size_t>(t.size()));
   Dispatch(FloatTypes{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -48,6 +57,17 @@ std::vector<double> ExpandParam(const Tensor& t, const Shape& norm_shape, const 
     }
   }
   return out;
+}
+
+// A parameter as `count` floats: the tensor's own data when it is float and already has the
+// normalized shape (the usual case), else an expanded copy in `storage`.
+const float* FloatParam(const Tensor& t, const Shape& norm_shape, const char* name, const KernelContext& ctx,
+                        std::vector<float>& storage) {
+  CheckParam(t, norm_shape, name, ctx);
+  if (t.dtype() == DataType::kFloat && t.size() == ShapeSize(norm_shape)) return t.data<float>();
+  const std::vector<double> values = ExpandParam(t, norm_shape, name, ctx);
+  storage.assign(values.begin(), values.end());
+  return storage.data();
 }
 
 bool IsFloatType(int64_t t) {
@@ -75,6 +95,10 @@ class RowNormalization final : public OpKernel {
     const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
     const int64_t cols = ShapeSize(norm_shape);
     const int64_t rows = cols == 0 ? 0 : x.size() / cols;
+    if (x.dtype() == DataType::kFloat && stash_type_ == static_cast<int64_t>(DataType::kFloat)) {
+      ComputeFloat(ctx, x, scale, bias, axis, norm_shape, rows, cols);
+      return;
+    }
     const std::vector<double> w = ExpandParam(scale, norm_shape, "Scale", ctx);
     const std::vector<double> b = bias != nullptr ? ExpandParam(*bias, norm_shape, "B", ctx) : std::vector<double>();
 
@@ -137,6 +161,36 @@ class RowNormalization final : public OpKernel {
   }
 
  private:
+  // Float input, float stash: linalg's row kernels, parameters used in place when they can be.
+  void ComputeFloat(KernelContext& ctx, const Tensor& x, const Tensor& scale, const Tensor* bias, int64_t axis,
+                    const Shape& norm_shape, int64_t rows, int64_t cols) const {
+    std::vector<float> w_storage, b_storage;
+    const float* w = FloatParam(scale, norm_shape, "Scale", ctx, w_storage);
+    const float* b = bias != nullptr ? FloatParam(*bias, norm_shape, "B", ctx, b_storage) : nullptr;
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, x.shape());
+    Shape stat_shape = x.shape();
+    for (size_t d = static_cast<size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
+    float* mean = nullptr;
+    float* inv = nullptr;
+    if (!kRms && ctx.num_outputs() > 1 && ctx.has_output(1))
+      mean = ctx.AllocateOutput(1, DataType::kFloat, stat_shape).data<float>();
+    if (!kRms && ctx.num_outputs() > 2 && ctx.has_output(2))
+      inv = ctx.AllocateOutput(2, DataType::kFloat, stat_shape).data<float>();
+    const float* xp = x.data<float>();
+    float* yp = y.data<float>();
+    const size_t n = static_cast<size_t>(cols);
+    const float eps = epsilon_;
+    ThreadPool::For(ctx.thread_pool(), rows, static_cast<double>(cols) * 2.0, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if constexpr (kRms)
+          linalg::RmsNormRow(xp + r * cols, yp + r * cols, n, w, eps, nullptr);
+        else
+          linalg::LayerNormRow(xp + r * cols, yp + r * cols, n, w, b, eps, mean ? mean + r : nullptr,
+                               inv ? inv + r : nullptr);
+      }
+    });
+  }
+
   int64_t axis_;
   float epsilon_;
   int64_t stash_type_;

@@ -1,11 +1,14 @@
 // Softmax, LogSoftmax and Hardmax. Opsets < 13 coerce the input to 2-D at `axis` (default 1)
 // and normalize each row of the flattened trailing dims; opset 13+ normalizes along the single
-// `axis` (default -1). Both views reduce to [outer, n, inner] blocks.
+// `axis` (default -1). Both views reduce to [outer, n, inner] blocks. Float Softmax and
+// LogSoftmax run linalg's fused row kernels.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
@@ -44,6 +47,10 @@ class SoftmaxFamily final : public OpKernel {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
+      if constexpr (std::is_same_v<T, float> && kind != SoftmaxKind::kHardmax) {
+        VectorBlocks(ctx.thread_pool(), xp, yp, outer, n, inner);
+        return;
+      }
       ThreadPool::For(ctx.thread_pool(), outer, 8.0 * static_cast<double>(n * inner), [&](int64_t begin, int64_t end) {
         Scratch<T> scratch(inner);
         for (int64_t o = begin; o < end; ++o) Block<T>(xp + o * n * inner, yp + o * n * inner, n, inner, scratch);
@@ -52,6 +59,29 @@ class SoftmaxFamily final : public OpKernel {
   }
 
  private:
+  // Float blocks through linalg: contiguous rows (inner == 1) or [n, inner] column blocks.
+  static void VectorBlocks(ThreadPool* pool, const float* x, float* y, int64_t outer, int64_t n, int64_t inner) {
+    const size_t rows = static_cast<size_t>(n), cols = static_cast<size_t>(inner);
+    ThreadPool::For(pool, outer, 4.0 * static_cast<double>(n * inner), [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch(inner > 1 ? 2 * cols : 0);
+      for (int64_t o = begin; o < end; ++o) {
+        const float* xb = x + o * n * inner;
+        float* yb = y + o * n * inner;
+        if (inner == 1) {
+          if constexpr (kind == SoftmaxKind::kSoftmax)
+            linalg::SoftmaxRow(xb, yb, rows);
+          else
+            linalg::LogSoftmaxRow(xb, yb, rows);
+        } else {
+          if constexpr (kind == SoftmaxKind::kSoftmax)
+            linalg::SoftmaxColumns(xb, yb, rows, cols, scratch.data());
+          else
+            linalg::LogSoftmaxColumns(xb, yb, rows, cols, scratch.data());
+        }
+      }
+    });
+  }
+
   template <typename T>
   using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
 

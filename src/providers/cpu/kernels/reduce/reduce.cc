@@ -9,7 +9,8 @@
 //
 // The input's dims are merged into alternating kept / reduced groups. When the innermost group is
 // reduced every output is a straight loop over contiguous memory; when it is kept, whole rows are
-// accumulated element-wise, so both layouts read memory in order in one pass.
+// accumulated element-wise, so both layouts read memory in order in one pass. Float Sum, Mean,
+// SumSquare, L1, L2, Max and Min run linalg's vector reductions (sums still in double).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
 
@@ -42,6 +44,7 @@ template <Kind K, typename T>
 class Op {
  public:
   using A = typename AccOf<K, T>::type;
+  static constexpr Kind kKind = K;
   static constexpr bool kShifted = K == Kind::kLogSumExp;
 
   static A Load(T v) {
@@ -147,11 +150,25 @@ class Op {
   }
 };
 
+// The reductions linalg vectorizes for float input.
+template <Kind K, typename T>
+inline constexpr bool kVectorized = std::is_same_v<T, float> && K != Kind::kProd && K != Kind::kLogSum &&
+                                    K != Kind::kLogSumExp;
+
 // Folds n contiguous elements into acc, with four independent accumulators so the loop is not
 // bound by the latency of one dependency chain.
 template <typename O, typename T>
 typename O::A FoldRun(typename O::A acc, const T* p, int64_t n, double shift) {
   using A = typename O::A;
+  constexpr Kind K = O::kKind;
+  if constexpr (kVectorized<K, T>) {
+    const size_t count = static_cast<size_t>(n);
+    if constexpr (K == Kind::kSum || K == Kind::kMean) return acc + linalg::ReduceSum(p, count);
+    if constexpr (K == Kind::kL2 || K == Kind::kSumSquare) return acc + linalg::ReduceSumSquares(p, count);
+    if constexpr (K == Kind::kL1) return acc + linalg::ReduceSumAbs(p, count);
+    if constexpr (K == Kind::kMax) return O::Combine(acc, static_cast<double>(linalg::ReduceMax(p, count)));
+    if constexpr (K == Kind::kMin) return O::Combine(acc, static_cast<double>(linalg::ReduceMin(p, count)));
+  }
   A a0 = O::Init(), a1 = O::Init(), a2 = O::Init(), a3 = O::Init();
   auto step = [&](A& a, T raw) { a = O::CombineOrdered(a, O::Pre(O::Load(raw), shift)); };
   int64_t i = 0;
@@ -282,6 +299,27 @@ void SplitReduce(const T* x, T* y, const Plan& plan, int64_t out_size, int64_t r
   }
 }
 
+// Float rows folded into per-column accumulators by linalg: sums straight into the double
+// accumulators, Max / Min through a float row (`extremum`) that keeps NaN.
+template <Kind K, typename Walker>
+void AccumulateRows(const float* base, Walker& red, int64_t rows, size_t inner, double* acc,
+                    std::vector<float>& extremum) {
+  if constexpr (K == Kind::kMax || K == Kind::kMin) {
+    std::fill(extremum.begin(), extremum.begin() + static_cast<std::ptrdiff_t>(inner),
+              K == Kind::kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+  }
+  for (int64_t r = 0; r < rows; ++r, red.Next()) {
+    const float* p = base + red.offset();
+    if constexpr (K == Kind::kSum || K == Kind::kMean) linalg::AccumulateSum(p, acc, inner);
+    if constexpr (K == Kind::kL2 || K == Kind::kSumSquare) linalg::AccumulateSumSquares(p, acc, inner);
+    if constexpr (K == Kind::kL1) linalg::AccumulateSumAbs(p, acc, inner);
+    if constexpr (K == Kind::kMax) linalg::AccumulateMax(p, extremum.data(), inner);
+    if constexpr (K == Kind::kMin) linalg::AccumulateMin(p, extremum.data(), inner);
+  }
+  if constexpr (K == Kind::kMax || K == Kind::kMin)
+    for (size_t i = 0; i < inner; ++i) acc[i] = static_cast<double>(extremum[i]);
+}
+
 template <Kind K, typename T>
 void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool* pool) {
   using O = Op<K, T>;
@@ -332,6 +370,7 @@ void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool*
   ThreadPool::For(pool, rows * blocks, static_cast<double>(plan.reduce_count * block) * 2.0,
                   [&](int64_t begin, int64_t end) {
                     std::vector<A> acc(static_cast<size_t>(block));
+                    std::vector<float> extremum(kVectorized<K, T> ? static_cast<size_t>(block) : 0);
                     std::vector<double> shift(O::kShifted ? static_cast<size_t>(block) : 0);
                     OffsetWalker red(plan.reduced_sizes, plan.reduced_strides, 0);
                     OffsetWalker kept(plan.kept_sizes, plan.kept_strides, begin / blocks);
@@ -352,10 +391,14 @@ void RunReduce(const T* x, T* y, const Plan& plan, int64_t out_size, ThreadPool*
                       }
                       std::fill(acc.begin(), acc.end(), O::Init());
                       red.Reset(0);
-                      for (int64_t r = 0; r < outer_reduced; ++r, red.Next()) {
-                        const T* p = base + red.offset();
-                        for (int64_t i = 0; i < inner; ++i)
-                          acc[i] = O::Combine(acc[i], O::Pre(O::Load(p[i]), O::kShifted ? shift[i] : 0.0));
+                      if constexpr (kVectorized<K, T>) {
+                        AccumulateRows<K>(base, red, outer_reduced, static_cast<size_t>(inner), acc.data(), extremum);
+                      } else {
+                        for (int64_t r = 0; r < outer_reduced; ++r, red.Next()) {
+                          const T* p = base + red.offset();
+                          for (int64_t i = 0; i < inner; ++i)
+                            acc[i] = O::Combine(acc[i], O::Pre(O::Load(p[i]), O::kShifted ? shift[i] : 0.0));
+                        }
                       }
                       T* out = y + row * plan.inner + col;
                       for (int64_t i = 0; i < inner; ++i)

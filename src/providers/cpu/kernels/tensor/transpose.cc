@@ -1,9 +1,11 @@
 // Transpose, and DepthToSpace / SpaceToDepth (a transpose of a reshaped view). The copy first
 // drops size-1 dims and merges dims that stay adjacent, so most real permutations become a
-// short list of contiguous-block memcpys or one tiled 2-D transpose per outer index.
+// short list of contiguous-block memcpys or one tiled 2-D transpose per outer index. 4-byte
+// elements transpose through linalg's blocked SIMD transpose.
 #include <algorithm>
 #include <numeric>
 
+#include "linalg/transpose.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
@@ -97,8 +99,30 @@ void TransposeTyped(ThreadPool* pool, const U* in, U* out, const Shape& s, const
     sin.push_back(in_stride_of_out[i]);
     sout.push_back(out_strides[i]);
   }
-  const int64_t tiles_b = (b_len + kTile - 1) / kTile;
   const int64_t outer = total / (a_len * b_len);
+  if constexpr (sizeof(U) == 4) {
+    // Tiles of kPanelB output rows x kPanelA output columns, out[i][j] = in[j][i], each one
+    // linalg 2-D transpose; tiles spread over the pool whichever side is long.
+    constexpr int64_t kPanelB = 64, kPanelA = 1024;
+    const int64_t panels_b = (b_len + kPanelB - 1) / kPanelB;
+    const int64_t panels_a = (a_len + kPanelA - 1) / kPanelA;
+    const int64_t per_outer = panels_b * panels_a;
+    ThreadPool::For(pool, outer * per_outer, static_cast<double>(kPanelB * std::min(a_len, kPanelA)) / 2.0,
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t t = begin; t < end; ++t) {
+                        const OffsetWalker w(dims, sin, sout, t / per_outer);
+                        const int64_t i0 = (t % per_outer) / panels_a * kPanelB;
+                        const int64_t j0 = (t % panels_a) * kPanelA;
+                        const int64_t i1 = std::min(b_len, i0 + kPanelB);
+                        const int64_t j1 = std::min(a_len, j0 + kPanelA);
+                        linalg::Transpose2D32(in + w.a() + i0 + j0 * a_stride, static_cast<size_t>(a_stride),
+                                              out + w.b() + i0 * b_stride + j0, static_cast<size_t>(b_stride),
+                                              static_cast<size_t>(j1 - j0), static_cast<size_t>(i1 - i0));
+                      }
+                    });
+    return;
+  }
+  const int64_t tiles_b = (b_len + kTile - 1) / kTile;
   ThreadPool::For(pool, outer * tiles_b, 2.0 * static_cast<double>(kTile * a_len), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const OffsetWalker w(dims, sin, sout, t / tiles_b);

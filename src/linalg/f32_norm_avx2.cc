@@ -1,0 +1,14 @@
+// Layer normalization and RMS normalization rows for AVX2 + FMA. Compiled with that ISA's flags;
+// only reached when the CPU has it.
+#if defined(__x86_64__)
+
+#include "linalg/f32_norm_impl.h"
+#include "linalg/f32_simd_avx2.h"
+
+namespace onyx::linalg {
+
+constexpr F32NormKernels kF32NormAvx2 = MakeNormKernels<Avx2>();
+
+}  // namespace onyx::linalg
+
+#endif  // __x86_64__

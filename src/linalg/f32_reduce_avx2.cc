@@ -1,0 +1,14 @@
+// Sums, sums of squares and of |x|, max and min of f32 runs and across rows for AVX2 + FMA.
+// Compiled with that ISA's flags; only reached when the CPU has it.
+#if defined(__x86_64__)
+
+#include "linalg/f32_reduce_impl.h"
+#include "linalg/f32_simd_avx2.h"
+
+namespace onyx::linalg {
+
+constexpr F32ReduceKernels kF32ReduceAvx2 = MakeReduceKernels<Avx2>();
+
+}  // namespace onyx::linalg
+
+#endif  // __x86_64__

@@ -1,0 +1,14 @@
+// Softmax and log-softmax rows and column blocks for AVX2 + FMA. Compiled with that ISA's flags;
+// only reached when the CPU has it.
+#if defined(__x86_64__)
+
+#include "linalg/f32_simd_avx2.h"
+#include "linalg/f32_softmax_impl.h"
+
+namespace onyx::linalg {
+
+constexpr F32SoftmaxKernels kF32SoftmaxAvx2 = MakeSoftmaxKernels<Avx2>();
+
+}  // namespace onyx::linalg
+
+#endif  // __x86_64__

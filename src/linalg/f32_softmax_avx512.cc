@@ -1,0 +1,14 @@
+// Softmax and log-softmax rows and column blocks for AVX-512. Compiled with that ISA's flags;
+// only reached when the CPU has it.
+#if defined(__x86_64__)
+
+#include "linalg/f32_simd_avx512.h"
+#include "linalg/f32_softmax_impl.h"
+
+namespace onyx::linalg {
+
+constexpr F32SoftmaxKernels kF32SoftmaxAvx512 = MakeSoftmaxKernels<Avx512>();
+
+}  // namespace onyx::linalg
+
+#endif  // __x86_64__

@@ -1,0 +1,14 @@
+// Binary arithmetic over arrays and scalars for AVX-512. Compiled with that ISA's flags; only
+// reached when the CPU has it.
+#if defined(__x86_64__)
+
+#include "linalg/f32_simd_avx512.h"
+#include "linalg/f32_vbinary_impl.h"
+
+namespace onyx::linalg {
+
+constexpr F32VBinaryKernels kF32VBinaryAvx512 = MakeVBinaryKernels<Avx512>();
+
+}  // namespace onyx::linalg
+
+#endif  // __x86_64__

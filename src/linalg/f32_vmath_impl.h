@@ -1,0 +1,187 @@
+// Vector math written once over a SIMD wrapper S (f32_simd_avx2.h, f32_simd_avx512.h) and
+// instantiated by each ISA file with that ISA's compiler flags. Include only from an ISA file,
+// after its wrapper. Everything has internal linkage on purpose (see f32_simd_avx512.h).
+//
+// The polynomial coefficients are minimax fits (relative error, Lawson's algorithm in double)
+// made for this file; each stays well under float's rounding error on its interval.
+#pragma once
+
+#include <cstddef>
+
+namespace onyx::linalg {
+namespace {
+
+// c[0] + c[1] x + ... + c[N-1] x^(N-1), by Horner's rule.
+template <class S, size_t N>
+inline typename S::V Poly(typename S::V x, const float (&c)[N]) {
+  typename S::V p = S::Set1(c[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) p = S::Fma(p, x, S::Set1(c[i]));
+  return p;
+}
+
+constexpr float kLn2Hi = 0.693145751953125f;  // 16 significant bits: n * kLn2Hi is exact for |n| < 256
+constexpr float kLn2Lo = 1.42860682030941723212e-6f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kInf = __builtin_inff();
+constexpr float kNaN = __builtin_nanf("");
+
+// exp(r) = 1 + r + r^2 P(r) on [-ln2/2, ln2/2].
+constexpr float kExpP[] = {0.49999993451691743f, 0.16666520689750092f, 0.0416683873646793f, 0.008368709831864468f,
+                           0.0013814613095085408f};
+
+// exp(x) = 2^n exp(r), n = round(x / ln2). Past the clamps the result is already inf or 0; NaN
+// passes the clamps (x is the second operand) and the arithmetic.
+template <class S>
+inline typename S::V Exp(typename S::V x) {
+  using V = typename S::V;
+  x = S::Min(S::Set1(89.0f), S::Max(S::Set1(-104.0f), x));
+  const V n = S::Round(S::Mul(x, S::Set1(kLog2e)));
+  V r = S::Fnma(n, S::Set1(kLn2Hi), x);
+  r = S::Fnma(n, S::Set1(kLn2Lo), r);
+  const V p = S::Fma(S::Mul(r, r), Poly<S>(r, kExpP), r);
+  return S::Scale2(S::Add(p, S::Set1(1.0f)), n);
+}
+
+// log1p(f) = f - f^2 / 2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt(2) - 1].
+constexpr float kLogQ[] = {0.333333317077f,      -0.25000821034345005f, 0.20001226876377223f, -0.16623357343735623f,
+                           0.14201757999102477f, -0.131601823954678f,   0.1276157704518495f,  -0.0763449652969294f};
+
+// log(x) for positive finite x (denormals included): x = m 2^e, log x = e ln2 + log1p(m - 1).
+template <class S>
+inline typename S::V LogFinite(typename S::V x) {
+  using V = typename S::V;
+  V m, e;
+  S::SplitExponent(x, m, e);
+  const V f = S::Sub(m, S::Set1(1.0f));  // exact
+  const V f2 = S::Mul(f, f);
+  // The small terms first, the two big ones (f and e * ln2_hi, both exact) last.
+  V r = S::Fnma(f2, S::Set1(0.5f), S::Mul(e, S::Set1(kLn2Lo)));
+  r = S::Fma(S::Mul(f2, f), Poly<S>(f, kLogQ), r);
+  return S::Fma(e, S::Set1(kLn2Hi), S::Add(r, f));
+}
+
+template <class S>
+inline typename S::V Log(typename S::V x) {
+  using V = typename S::V;
+  V y = LogFinite<S>(x);
+  y = S::Select(S::Equal(x, S::Zero()), S::Set1(-kInf), y);
+  y = S::Select(S::Equal(x, S::Set1(kInf)), x, y);
+  return S::Select(S::Or(S::Less(x, S::Zero()), S::IsNan(x)), S::Set1(kNaN), y);
+}
+
+// log1p(u) for u in [0, 1]: log(1 + u) plus the part of u that the rounding of 1 + u lost.
+template <class S>
+inline typename S::V Log1pUnit(typename S::V u) {
+  using V = typename S::V;
+  const V w = S::Add(u, S::Set1(1.0f));
+  const V lost = S::Sub(u, S::Sub(w, S::Set1(1.0f)));
+  return S::Add(LogFinite<S>(w), S::Div(lost, w));
+}
+
+// 1 / (1 + exp(-x)) = r for x >= 0 and e r for x < 0, with e = exp(-|x|) and r = 1 / (1 + e):
+// exp never overflows and the negative tail keeps its relative accuracy.
+template <class S>
+inline typename S::V Sigmoid(typename S::V x) {
+  using V = typename S::V;
+  const V e = Exp<S>(S::Neg(S::Abs(x)));
+  const V r = S::Div(S::Set1(1.0f), S::Add(e, S::Set1(1.0f)));
+  return S::Select(S::Less(x, S::Zero()), S::Mul(e, r), r);
+}
+
+// tanh(x) = x + x^3 P(x^2) on [0, 0.625].
+constexpr float kTanhP[] = {-0.33333330802743566f, 0.13333206008652945f,   -0.05394676308544357f,
+                            0.02170070331666772f,  -0.008177398418159969f, 0.002142961974482286f};
+
+// Small |x|: the odd polynomial (no cancellation); otherwise sign(x) (1 - 2 / (exp(2|x|) + 1)),
+// which reaches exactly +-1 once exp overflows.
+template <class S>
+inline typename S::V Tanh(typename S::V x) {
+  using V = typename S::V;
+  const V ax = S::Abs(x);
+  const V z = S::Mul(x, x);
+  const V small = S::Fma(S::Mul(x, z), Poly<S>(z, kTanhP), x);
+  const V e = Exp<S>(S::Add(ax, ax));
+  const V large = S::Sub(S::Set1(1.0f), S::Div(S::Set1(2.0f), S::Add(e, S::Set1(1.0f))));
+  return S::Select(S::Less(ax, S::Set1(0.625f)), small, S::WithSignOf(large, x));
+}
+
+// erf(x) = x P(x^2) on [0, 0.875].
+constexpr float kErfP[] = {1.1283791668695413f,   -0.37612636066369387f,   0.11283733009040561f, -0.026861584985282766f,
+                           0.005206748033926012f, -0.0008211110176265801f, 8.67541653105583e-05f};
+// erfc(z) = exp(-z^2) R(t), t = 1 / (1 + z / 2), on [0.875, 10.5].
+constexpr float kErfcR[] = {2.7676393865351824e-06f, 0.2820064995075303f,   0.28332479333801575f, 0.2369950434627999f,
+                            0.226196928558389f,      -0.08286298282499308f, 0.36175149184549843f, -0.5618058014983225f,
+                            0.32054108384875196f,    -0.06611577499783787f};
+
+// erfc(z) for z in [0.875, 10.5], accurate relative to itself. z2_hi + z2_lo = z^2 exactly (or
+// nearly), which keeps exp(-z^2) accurate where z^2 is large.
+template <class S>
+inline typename S::V ErfcTail(typename S::V z, typename S::V z2_hi, typename S::V z2_lo) {
+  using V = typename S::V;
+  const V t = S::Div(S::Set1(1.0f), S::Fma(z, S::Set1(0.5f), S::Set1(1.0f)));
+  const V e = Exp<S>(S::Neg(z2_hi));
+  return S::Mul(S::Fnma(e, z2_lo, e), Poly<S>(t, kErfcR));  // exp(-hi - lo) = exp(-hi) (1 - lo)
+}
+
+template <class S>
+inline typename S::V Erf(typename S::V x) {
+  using V = typename S::V;
+  // Past |x| = 4 erf rounds to +-1; the clamp keeps exp's argument small. NaN passes it.
+  const V ax = S::Min(S::Set1(4.0f), S::Abs(x));
+  const V z2 = S::Mul(ax, ax);
+  const V small = S::Mul(x, Poly<S>(z2, kErfP));
+  const V large = S::Sub(S::Set1(1.0f), ErfcTail<S>(ax, z2, S::Fms(ax, ax, z2)));
+  return S::Select(S::Less(ax, S::Set1(0.875f)), small, S::WithSignOf(large, x));
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)). For x < 0 the factor 1 + erf is erfc(|x| / sqrt 2), computed
+// relative to itself so that the negative tail keeps its digits; past x = -13.2 the result is
+// below the smallest normal float and is flushed to 0 (NaN at -inf, as the formula gives).
+template <class S>
+inline typename S::V GeluErf(typename S::V x) {
+  using V = typename S::V;
+  const V ax = S::Min(S::Set1(13.2f), S::Abs(x));
+  const V az = S::Mul(ax, S::Set1(0.70710678118654752f));
+  const V xx = S::Mul(ax, ax);
+  const V z2_hi = S::Mul(xx, S::Set1(0.5f));  // z^2 = x^2 / 2 from x itself: exact halves
+  const V z2_lo = S::Mul(S::Fms(ax, ax, xx), S::Set1(0.5f));
+  V erfc = ErfcTail<S>(az, z2_hi, z2_lo);
+  erfc = S::Select(S::Less(S::Set1(13.2f), S::Abs(x)), S::Zero(), erfc);
+  const V tail = S::Select(S::Less(x, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
+  const V z = S::Mul(x, S::Set1(0.70710678118654752f));
+  const V small = S::Fma(z, Poly<S>(S::Mul(z, z), kErfP), S::Set1(1.0f));
+  const V one_plus_erf = S::Select(S::Less(az, S::Set1(0.875f)), small, tail);
+  return S::Mul(S::Mul(x, S::Set1(0.5f)), one_plus_erf);
+}
+
+// 0.5 x (1 + tanh(y)) = x sigmoid(2y), y = sqrt(2/pi) (x + 0.044715 x^3).
+template <class S>
+inline typename S::V GeluTanh(typename S::V x) {
+  using V = typename S::V;
+  const V x3 = S::Mul(S::Mul(x, x), x);
+  const V y2 = S::Mul(S::Fma(x3, S::Set1(0.044715f), x), S::Set1(1.5957691216057308f));  // 2 sqrt(2/pi)
+  return S::Mul(x, Sigmoid<S>(y2));
+}
+
+template <class S>
+inline typename S::V Silu(typename S::V x) {
+  return S::Mul(x, Sigmoid<S>(x));
+}
+
+// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
+template <class S>
+inline typename S::V Softplus(typename S::V x) {
+  return S::Add(S::Max(S::Zero(), x), Log1pUnit<S>(Exp<S>(S::Neg(S::Abs(x)))));
+}
+
+// y[i] = F(x[i]): whole vectors, then one partial vector.
+template <class S, typename S::V (*F)(typename S::V)>
+void MapUnary(const float* x, float* y, size_t n) {
+  constexpr size_t L = S::kLanes;
+  size_t i = 0;
+  for (; i + L <= n; i += L) S::Store(y + i, F(S::Load(x + i)));
+  if (i < n) S::StoreN(y + i, F(S::LoadN(x + i, n - i)), n - i);
+}
+
+}  // namespace
+}  // namespace onyx::linalg
