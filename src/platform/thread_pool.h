@@ -3,7 +3,7 @@
 // The thread that calls ParallelFor works too, so a pool of N threads starts N-1 workers.
 // Several threads may call ParallelFor at once (concurrent Runs share the session's pool), and
 // a loop body may itself call ParallelFor.
-// Idle workers spin for a short, bounded time (with a pause instruction) when spinning is
+// Idle workers spin for a short, bounded time (pause instructions and yields) when spinning is
 // allowed, so back-to-back loops skip the wake-up latency, then sleep: an idle pool costs no CPU.
 #pragma once
 
