@@ -62,10 +62,11 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   }
   if (!has_cpu) providers_.push_back(MakeCpuProvider());
   CheckConfigKeys(options.config_entries);
-  Optimize();
+  // Thread options are checked before the (possibly long) optimization.
   SessionThreadPools pools = CreateSessionThreadPools(options);
   pool_ = std::move(pools.intra_op);
   inter_pool_ = std::move(pools.inter_op);
+  Optimize();
   if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuAllocator(), options.cpu_arena_max_bytes);
 
   GraphPlan::BuildContext ctx;
