@@ -137,8 +137,8 @@ struct ThreadPool::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::mutex start_mutex;
   std::condition_variable started;
-  size_t num_started = 0;       // guarded by start_mutex
-  std::string start_error;      // guarded by start_mutex
+  size_t num_started = 0;   // guarded by start_mutex
+  std::string start_error;  // guarded by start_mutex
 
   std::atomic<uint64_t> found_work_spinning{0};
   std::atomic<uint64_t> sleeps{0};

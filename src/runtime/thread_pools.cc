@@ -19,8 +19,8 @@ const std::string* Entry(const SessionOptions& options, const char* key) {
 bool ParseSwitch(const SessionOptions& options, const char* key, bool fallback) {
   const std::string* value = Entry(options, key);
   if (value == nullptr) return fallback;
-  ONYX_CHECK(*value == "0" || *value == "1", kInvalidArgument, "session config entry ", key, " must be \"0\" or \"1\", got '",
-             *value, "'");
+  ONYX_CHECK(*value == "0" || *value == "1", kInvalidArgument, "session config entry ", key,
+             " must be \"0\" or \"1\", got '", *value, "'");
   return *value == "1";
 }
 
@@ -121,7 +121,8 @@ void SetGlobalThreadPools(const ThreadingOptions& options) {
   intra.num_threads = options.intra_op_num_threads;
   intra.allow_spinning = options.allow_spinning;
   if (!options.intra_op_thread_affinities.empty())
-    intra.worker_affinities = ParseAffinities(options.intra_op_thread_affinities, "ThreadingOptions.intra_op_thread_affinities");
+    intra.worker_affinities =
+        ParseAffinities(options.intra_op_thread_affinities, "ThreadingOptions.intra_op_thread_affinities");
   intra.custom_create_thread_fn = options.custom_create_thread_fn;
   intra.custom_thread_creation_options = options.custom_thread_creation_options;
   intra.custom_join_thread_fn = options.custom_join_thread_fn;

@@ -66,6 +66,22 @@ inline int64_t ProcessCpuNanos() {
   return ns(usage.ru_utime) + ns(usage.ru_stime);
 }
 
+// Cores this process gets right now: `threads` threads spin for 200 ms; CPU time / wall time.
+inline double CoresAvailable(int threads) {
+  const int64_t cpu0 = ProcessCpuNanos();
+  const auto start = std::chrono::steady_clock::now();
+  const auto until = start + std::chrono::milliseconds(200);
+  std::vector<std::thread> spinners;
+  for (int i = 0; i < threads; ++i)
+    spinners.emplace_back([until] {
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+  for (auto& t : spinners) t.join();
+  const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(ProcessCpuNanos() - cpu0) / wall;
+}
+
 // Processors (0-based) a thread of this process may run on, straight from sched_getaffinity.
 inline std::vector<int> AffinityOf(int tid) {
   cpu_set_t set;

@@ -5,7 +5,8 @@
 namespace onyx::cli {
 
 void AddThreadFlags(CLI::App* cmd, ThreadFlags& flags) {
-  cmd->add_option("--threads", flags.threads, "Intra-op threads, the calling thread included (0 = one per physical core)");
+  cmd->add_option("--threads", flags.threads,
+                  "Intra-op threads, the calling thread included (0 = one per physical core)");
   cmd->add_option("--inter-threads", flags.inter_threads,
                   "Threads running independent nodes with --parallel (0 = one per physical core)");
   cmd->add_flag("--parallel", flags.parallel, "Run independent branches of the graph at once (ORT_PARALLEL)");

@@ -314,8 +314,7 @@ TEST(ThreadPoolKnobs, NestedLoopsFromWorkersFinish) {
   ThreadPool pool(3);
   std::atomic<int64_t> total{0};
   pool.ParallelFor(6, 1e9, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      pool.ParallelFor(1000, 1e4, [&](int64_t ib, int64_t ie) { total += ie - ib; });
+    for (int64_t i = b; i < e; ++i) pool.ParallelFor(1000, 1e4, [&](int64_t ib, int64_t ie) { total += ie - ib; });
   });
   EXPECT_EQ(total.load(), 6000);
 }

@@ -149,18 +149,23 @@ TEST(ParallelExecution, TwoHeavyBranchesRunFasterThanSequentialWithTheSameOutput
     EXPECT_NEAR(yp.data<float>()[i], a + c, 1e-5) << i;
   }
 
-  // How many cores the process got during parallel runs, and the inter-op worker's share.
+  // The inter-op worker ran one of the branches: it used a fair share of the CPU time.
   const auto workers = par.impl().inter_op_thread_pool()->WorkerThreadIds();
   ASSERT_EQ(workers.size(), 1u);
   const int64_t worker_cpu0 = test::ThreadCpuNanos(workers[0]);
   const int64_t process_cpu0 = test::ProcessCpuNanos();
-  const auto wall0 = std::chrono::steady_clock::now();
   for (int r = 0; r < 4; ++r) par.Run(feeds);
-  const double wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall0).count();
   const double process_cpu = static_cast<double>(test::ProcessCpuNanos() - process_cpu0);
   const double worker_cpu = static_cast<double>(test::ThreadCpuNanos(workers[0]) - worker_cpu0);
 
-  // Timing: best of several alternating runs, retried a few times.
+  // A speed-up needs two cores. A shared machine may not give them to this process (other
+  // work, or Linux's autogroup scheduling sharing the CPUs per login session): measure what two
+  // plain spinning threads get first, and skip the timing when it is under 1.6 cores.
+  const double cores = test::CoresAvailable(2);
+  if (cores < 1.6) GTEST_SKIP() << "two spinning threads got only " << cores << " cores: timing skipped";
+  EXPECT_GT(worker_cpu, 0.25 * process_cpu)
+      << "the inter-op worker used " << worker_cpu / 1e6 << " of " << process_cpu / 1e6 << " ms";
+  // Best of several alternating runs, retried a few times.
   double seq_ms = 0, par_ms = 0;
   for (int attempt = 0; attempt < 4; ++attempt) {
     seq_ms = BestMs(seq, feeds, 3);
@@ -168,15 +173,9 @@ TEST(ParallelExecution, TwoHeavyBranchesRunFasterThanSequentialWithTheSameOutput
     seq_ms = std::min(seq_ms, BestMs(seq, feeds, 2));
     if (par_ms < 0.8 * seq_ms) break;
   }
-  std::printf("two heavy branches: sequential %.1f ms, parallel %.1f ms; in parallel runs the process got %.2f cores\n",
-              seq_ms, par_ms, process_cpu / wall_ns);
-  // A shared machine may give this process less than two cores (other work, or Linux's
-  // autogroup scheduling sharing the CPUs per session): then no speed-up is possible.
-  if (process_cpu / wall_ns < 1.5 && par_ms >= 0.8 * seq_ms)
-    GTEST_SKIP() << "the process got only " << process_cpu / wall_ns << " cores during parallel runs";
+  std::printf("two heavy branches: sequential %.1f ms, parallel %.1f ms (%.2f cores available)\n", seq_ms, par_ms,
+              cores);
   EXPECT_LT(par_ms, 0.8 * seq_ms) << "parallel " << par_ms << " ms vs sequential " << seq_ms << " ms";
-  EXPECT_GT(worker_cpu, 0.25 * process_cpu) << "the inter-op worker used " << worker_cpu / 1e6 << " of "
-                                            << process_cpu / 1e6 << " ms";
 }
 
 TEST(ParallelExecution, ErrorsNameTheNodeAndTheSessionStaysUsable) {
@@ -285,7 +284,8 @@ TEST(SessionThreading, AnIdleSessionUsesNoCpu) {
     const auto t0 = std::chrono::steady_clock::now();
     std::this_thread::sleep_for(300ms);
     const int64_t cpu_ns = test::ProcessCpuNanos() - cpu0;
-    const int64_t wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    const int64_t wall_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_LT(static_cast<double>(cpu_ns), 0.01 * static_cast<double>(wall_ns))
         << "idle session used " << cpu_ns / 1000 << " us of CPU in " << wall_ns / 1000 << " us (spinning=" << spinning
         << ")";
@@ -362,8 +362,7 @@ TEST(SessionThreading, UnknownConfigKeysAreStillErrors) {
   EXPECT_NE(what.find("session.intra_op.allow_spining"), std::string::npos) << what;
   SessionOptions negative;
   negative.inter_op_num_threads = -2;
-  EXPECT_NE(ErrorText([&] { MakeSession(BranchyModel(), negative); }).find("inter_op_num_threads"),
-            std::string::npos);
+  EXPECT_NE(ErrorText([&] { MakeSession(BranchyModel(), negative); }).find("inter_op_num_threads"), std::string::npos);
 }
 
 struct SessionHookLog {
