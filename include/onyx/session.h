@@ -9,12 +9,17 @@
 #include <vector>
 
 #include "onyx/error.h"
+#include "onyx/threading.h"
 #include "onyx/value.h"
 
 namespace onyx {
 
 // ONNX Runtime's graph optimization levels.
 enum class GraphOptimizationLevel { kDisabled = 0, kBasic = 1, kExtended = 2, kAll = 99 };
+
+// ONNX Runtime's ExecutionMode: ORT_SEQUENTIAL runs one node at a time; ORT_PARALLEL runs
+// independent branches of the graph at once on inter_op_num_threads threads.
+enum class ExecutionMode { kSequential = 0, kParallel = 1 };
 
 struct SessionOptions {
   GraphOptimizationLevel graph_optimization_level = GraphOptimizationLevel::kAll;
@@ -23,6 +28,19 @@ struct SessionOptions {
   // Threads for parallel loops inside one kernel; 0 = one per physical core (the thread
   // calling Run is one of them).
   int intra_op_num_threads = 0;
+  ExecutionMode execution_mode = ExecutionMode::kSequential;
+  // Threads running independent nodes in parallel mode (the thread calling Run is one of
+  // them); 0 = one per physical core. Unused in sequential mode.
+  int inter_op_num_threads = 0;
+  // Run on the process-wide pools of SetGlobalThreadPools instead of starting this session's
+  // own threads (ONNX Runtime's DisablePerSessionThreads). Thread counts, affinities, spinning
+  // and thread hooks then come from ThreadingOptions; setting them here too is an error.
+  bool use_global_thread_pool = false;
+  // Start this session's threads through these hooks (ONNX Runtime's
+  // SessionOptionsSetCustomCreateThreadFn / ...ThreadCreationOptions / ...JoinThreadFn).
+  CustomCreateThreadFn custom_create_thread_fn = nullptr;
+  void* custom_thread_creation_options = nullptr;
+  CustomJoinThreadFn custom_join_thread_fn = nullptr;
   // Reuse freed intermediate buffers across and within Runs (ONNX Runtime's enable_cpu_mem_arena).
   bool enable_cpu_mem_arena = true;
   // Most bytes the CPU arena may hold; 0 = no cap. Reaching it is an Error(kOutOfMemory) that
@@ -35,6 +53,14 @@ struct SessionOptions {
   //   session.optimized_model_external_initializers_file_name   external data file for the
   //       saved optimized model (default: inline unless over 2 GB, then "<model>.data")
   //   session.optimized_model_external_initializers_min_size_in_bytes   (default 1024)
+  //   session.intra_op.allow_spinning   "1" (default): idle intra-op workers spin briefly
+  //       before sleeping; "0": they sleep at once
+  //   session.inter_op.allow_spinning   the same for the inter-op threads of parallel mode
+  //   session.intra_op_thread_affinities   processors for each intra-op worker, one entry per
+  //       worker (intra_op_num_threads - 1), ';' between workers, ',' between processors,
+  //       "a-b" for a range; logical processor ids count from 1: "1,2;3-4"
+  //   session.dynamic_block_base   d > 0: ParallelFor hands out blocks that shrink as work is
+  //       claimed, max(1, remaining / (threads * d)) items each; 0 (default): fixed blocks
   std::map<std::string, std::string> config_entries;
 };
 

@@ -1,108 +1,343 @@
 #include "platform/thread_pool.h"
 
-#include <algorithm>
-#include <exception>
+#include <sched.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "base/check.h"
 #include "platform/cpu_features.h"
+#include "platform/thread_affinity.h"
 
 namespace onyx {
+namespace {
 
 // Below this many estimated cycles a loop is not worth splitting.
 constexpr double kMinParallelCost = 40000.0;
+// Fixed blocks per thread: a few balance uneven work without much overhead.
+constexpr int64_t kBlocksPerThread = 4;
 
-struct ThreadPool::Job {
-  const RangeFn* fn = nullptr;
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+int64_t MonotonicNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Spins until done() holds or spin_nanos pass; returns done(). Every few microseconds (64
+// pauses) it reads the clock and yields: on an idle core the yield returns at once, but when
+// cores are oversubscribed it hands the core to a runnable thread, often the one about to post
+// work (spinning without yields made bert_tiny at 2 threads 2-3x slower on a busy 2-core VM).
+template <typename Pred>
+bool SpinUntil(int64_t spin_nanos, Pred done) {
+  const int64_t deadline = MonotonicNanos() + spin_nanos;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      CpuRelax();
+    }
+    if (MonotonicNanos() >= deadline) return done();
+    sched_yield();
+  }
+}
+
+// One ParallelFor call. Threads claim blocks of [0, n) through `next`; the caller waits until
+// done_items reaches n.
+struct Job {
+  const ThreadPool::RangeFn* fn = nullptr;
   int64_t n = 0;
-  int64_t chunk = 1;
+  int64_t block = 0;            // fixed block size; 0 = dynamic blocks
+  int64_t dynamic_divisor = 1;  // num_threads * dynamic_block_base
   std::atomic<int64_t> next{0};
-  std::atomic<int64_t> pending_chunks{0};
+  std::atomic<int64_t> done_items{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::exception_ptr error;
   std::mutex done_mutex;
   std::condition_variable done;
-  std::exception_ptr error;
-  std::mutex error_mutex;
-};
 
-ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads <= 0) num_threads = GetCpuFeatures().physical_cores;
-  num_threads_ = std::max(1, num_threads);
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-}
+  bool Exhausted() const { return next.load(std::memory_order_relaxed) >= n; }
+  bool Finished() const { return done_items.load(std::memory_order_acquire) == n; }
 
-ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  for (auto& t : workers_) t.join();
-}
-
-bool ThreadPool::RunOneChunk(Job& job) {
-  const int64_t begin = job.next.fetch_add(job.chunk);
-  if (begin >= job.n) return false;
-  const int64_t end = std::min(job.n, begin + job.chunk);
-  try {
-    (*job.fn)(begin, end);
-  } catch (...) {
-    std::lock_guard<std::mutex> lock(job.error_mutex);
-    if (!job.error) job.error = std::current_exception();
-  }
-  if (job.pending_chunks.fetch_sub(1) == 1) {
-    std::lock_guard<std::mutex> lock(job.done_mutex);
-    job.done.notify_all();
-  }
-  return true;
-}
-
-void ThreadPool::WorkerLoop() {
-  for (;;) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-      if (stopping_ && jobs_.empty()) return;
-      job = jobs_.front();
-      // A job whose chunks are all handed out leaves the queue.
-      if (job->next.load() >= job->n) {
-        jobs_.pop_front();
-        continue;
+  // Claims and runs one block; false when none is left.
+  bool RunOneBlock() {
+    int64_t begin, end;
+    if (block > 0) {
+      begin = next.fetch_add(block, std::memory_order_relaxed);
+      if (begin >= n) return false;
+      end = std::min(n, begin + block);
+    } else {
+      begin = next.load(std::memory_order_relaxed);
+      int64_t size;
+      do {
+        if (begin >= n) return false;
+        size = std::max<int64_t>(1, (n - begin) / dynamic_divisor);
+      } while (!next.compare_exchange_weak(begin, begin + size, std::memory_order_relaxed));
+      end = begin + size;
+    }
+    // After a failure the remaining blocks are claimed but skipped.
+    if (!failed.load(std::memory_order_relaxed)) {
+      try {
+        (*fn)(begin, end);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
       }
     }
-    while (RunOneChunk(*job)) {
+    if (done_items.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin) == n) {
+      std::lock_guard<std::mutex> lock(done_mutex);
+      done.notify_all();
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+struct ThreadPool::Impl {
+  struct Worker {
+    Impl* impl = nullptr;
+    int index = 0;
+    int tid = 0;
+    std::thread thread;
+    CustomThreadHandle handle = nullptr;
+  };
+
+  ThreadPoolOptions options;
+  int num_threads = 1;
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::shared_ptr<Job>> jobs;  // guarded by mutex
+  int sleepers = 0;                       // guarded by mutex
+  bool stopping = false;                  // guarded by mutex
+  std::atomic<bool> stop_flag{false};
+  // Bumped whenever a job is queued (and at shutdown): what idle workers watch.
+  std::atomic<uint64_t> epoch{0};
+
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::mutex start_mutex;
+  std::condition_variable started;
+  size_t num_started = 0;   // guarded by start_mutex
+  std::string start_error;  // guarded by start_mutex
+
+  std::atomic<uint64_t> found_work_spinning{0};
+  std::atomic<uint64_t> sleeps{0};
+
+  static void WorkerEntry(void* arg) {
+    auto* w = static_cast<Worker*>(arg);
+    Impl& impl = *w->impl;
+    bool pinned = true;
+    if (!impl.options.worker_affinities.empty())
+      pinned = SetCurrentThreadAffinity(impl.options.worker_affinities[static_cast<size_t>(w->index)]);
+    w->tid = CurrentThreadId();
+    {
+      std::lock_guard<std::mutex> lock(impl.start_mutex);
+      ++impl.num_started;
+      if (!pinned && impl.start_error.empty())
+        impl.start_error = StrCat("the OS refused to pin worker ", w->index, " to its processors");
+    }
+    impl.started.notify_all();
+    impl.WorkerLoop();
+  }
+
+  // The first queued job with blocks left; drops exhausted jobs from the front.
+  std::shared_ptr<Job> TakeJob() {
+    std::lock_guard<std::mutex> lock(mutex);
+    while (!jobs.empty()) {
+      if (!jobs.front()->Exhausted()) return jobs.front();
+      jobs.pop_front();
+    }
+    return nullptr;
+  }
+
+  void WorkerLoop() {
+    for (;;) {
+      // Read the epoch before looking for work: a job queued after the look changes it.
+      const uint64_t seen = epoch.load(std::memory_order_acquire);
+      if (std::shared_ptr<Job> job = TakeJob()) {
+        while (job->RunOneBlock()) {
+        }
+        continue;
+      }
+      if (stop_flag.load(std::memory_order_acquire)) return;
+      auto changed = [&] { return epoch.load(std::memory_order_acquire) != seen; };
+      if (options.allow_spinning && options.spin_nanos > 0 && SpinUntil(options.spin_nanos, changed)) {
+        found_work_spinning.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mutex);
+      if (stopping) return;
+      if (changed()) continue;
+      ++sleepers;
+      sleeps.fetch_add(1, std::memory_order_relaxed);
+      wake.wait(lock, [&] { return stopping || changed(); });
+      --sleepers;
+      if (stopping && jobs.empty()) return;
     }
   }
+
+  void StopAndJoin() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+      stop_flag.store(true, std::memory_order_release);
+      epoch.fetch_add(1, std::memory_order_release);
+    }
+    wake.notify_all();
+    for (auto& w : workers) {
+      if (options.custom_join_thread_fn != nullptr) {
+        if (w->handle != nullptr) options.custom_join_thread_fn(w->handle);
+      } else if (w->thread.joinable()) {
+        w->thread.join();
+      }
+    }
+    workers.clear();
+  }
+};
+
+ThreadPool::ThreadPool(int num_threads)
+    : ThreadPool([num_threads] {
+        ThreadPoolOptions options;
+        options.num_threads = std::max(0, num_threads);
+        return options;
+      }()) {}
+
+ThreadPool::ThreadPool(const ThreadPoolOptions& options) : impl_(std::make_unique<Impl>()) {
+  ONYX_CHECK(options.num_threads >= 0, kInvalidArgument, "thread pool: num_threads must be >= 0, got ",
+             options.num_threads);
+  ONYX_CHECK(options.dynamic_block_base >= 0, kInvalidArgument, "thread pool: dynamic_block_base must be >= 0, got ",
+             options.dynamic_block_base);
+  ONYX_CHECK(options.spin_nanos >= 0, kInvalidArgument, "thread pool: spin_nanos must be >= 0");
+  ONYX_CHECK((options.custom_create_thread_fn == nullptr) == (options.custom_join_thread_fn == nullptr),
+             kInvalidArgument, "custom_create_thread_fn and custom_join_thread_fn go together: set both or neither");
+  const auto& affinities = options.worker_affinities;
+  int n = options.num_threads;
+  if (n == 0) n = affinities.empty() ? GetCpuFeatures().physical_cores : static_cast<int>(affinities.size()) + 1;
+  n = std::max(1, n);
+  ONYX_CHECK(affinities.empty() || affinities.size() == static_cast<size_t>(n - 1), kInvalidArgument,
+             "thread affinities give ", affinities.size(), " entries but the pool of ", n, " threads has ", n - 1,
+             " workers (the calling thread is not pinned): give one entry per worker");
+  for (size_t i = 0; i < affinities.size(); ++i)
+    ONYX_CHECK(!affinities[i].empty(), kInvalidArgument, "thread affinity of worker ", i, " names no processor");
+  num_threads_ = n;
+  Impl& impl = *impl_;
+  impl.options = options;
+  impl.options.num_threads = n;
+
+  std::string error;
+  for (int i = 0; i + 1 < n; ++i) {
+    auto w = std::make_unique<Impl::Worker>();
+    w->impl = &impl;
+    w->index = i;
+    if (options.custom_create_thread_fn != nullptr) {
+      w->handle = options.custom_create_thread_fn(options.custom_thread_creation_options, &Impl::WorkerEntry, w.get());
+      if (w->handle == nullptr) {
+        error = StrCat("custom_create_thread_fn returned no thread for worker ", i);
+        break;
+      }
+    } else {
+      try {
+        w->thread = std::thread(&Impl::WorkerEntry, w.get());
+      } catch (const std::system_error& e) {
+        error = StrCat("cannot start worker thread ", i, ": ", e.what());
+        break;
+      }
+    }
+    impl.workers.push_back(std::move(w));
+  }
+  // Wait for the workers to start, so their ids and affinities are in place when we return.
+  {
+    std::unique_lock<std::mutex> lock(impl.start_mutex);
+    impl.started.wait(lock, [&] { return impl.num_started == impl.workers.size(); });
+    if (error.empty()) error = impl.start_error;
+  }
+  if (!error.empty()) {
+    impl.StopAndJoin();
+    ONYX_THROW(kRuntime, "thread pool: ", error);
+  }
+}
+
+ThreadPool::~ThreadPool() { impl_->StopAndJoin(); }
+
+const ThreadPoolOptions& ThreadPool::options() const { return impl_->options; }
+
+std::vector<int> ThreadPool::WorkerThreadIds() const {
+  std::vector<int> ids;
+  for (const auto& w : impl_->workers) ids.push_back(w->tid);
+  return ids;
+}
+
+ThreadPool::Stats ThreadPool::stats() const {
+  Stats s;
+  s.found_work_spinning = impl_->found_work_spinning.load(std::memory_order_relaxed);
+  s.sleeps = impl_->sleeps.load(std::memory_order_relaxed);
+  return s;
 }
 
 void ThreadPool::ParallelFor(int64_t n, double cost_per_item, const RangeFn& fn) {
   if (n <= 0) return;
   const double total = static_cast<double>(n) * std::max(cost_per_item, 1.0);
-  int64_t max_parts = std::min<int64_t>(n, static_cast<int64_t>(total / kMinParallelCost));
+  const int64_t max_parts = std::min<int64_t>(n, static_cast<int64_t>(std::min(total / kMinParallelCost, 1e18)));
   if (num_threads_ == 1 || max_parts < 2) {
     fn(0, n);
     return;
   }
-  // A few chunks per thread balance uneven work without much overhead.
-  const int64_t parts = std::min<int64_t>(max_parts, int64_t{num_threads_} * 4);
+  Impl& impl = *impl_;
   auto job = std::make_shared<Job>();
   job->fn = &fn;
   job->n = n;
-  job->chunk = (n + parts - 1) / parts;
-  job->pending_chunks = (n + job->chunk - 1) / job->chunk;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(job);
+  int64_t helpers = num_threads_ - 1;
+  if (impl.options.dynamic_block_base > 0) {
+    job->block = 0;
+    job->dynamic_divisor = int64_t{num_threads_} * impl.options.dynamic_block_base;
+  } else {
+    const int64_t parts = std::min<int64_t>(max_parts, int64_t{num_threads_} * kBlocksPerThread);
+    job->block = (n + parts - 1) / parts;
+    helpers = std::min(helpers, (n + job->block - 1) / job->block - 1);
   }
-  wake_.notify_all();
-  while (RunOneChunk(*job)) {
+  int to_wake = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    impl.jobs.push_back(job);
+    impl.epoch.fetch_add(1, std::memory_order_release);
+    to_wake = static_cast<int>(std::min<int64_t>(impl.sleepers, helpers));
+  }
+  for (int i = 0; i < to_wake; ++i) impl.wake.notify_one();
+
+  while (job->RunOneBlock()) {
+  }
+  if (!job->Finished()) {
+    const bool spun = impl.options.allow_spinning && impl.options.spin_nanos > 0 &&
+                      SpinUntil(impl.options.spin_nanos, [&] { return job->Finished(); });
+    if (!spun) {
+      std::unique_lock<std::mutex> lock(job->done_mutex);
+      job->done.wait(lock, [&] { return job->Finished(); });
+    }
   }
   {
-    std::unique_lock<std::mutex> lock(job->done_mutex);
-    job->done.wait(lock, [&] { return job->pending_chunks.load() == 0; });
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = std::find(jobs_.begin(), jobs_.end(), job);
-    if (it != jobs_.end()) jobs_.erase(it);
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    auto it = std::find(impl.jobs.begin(), impl.jobs.end(), job);
+    if (it != impl.jobs.end()) impl.jobs.erase(it);
   }
   if (job->error) std::rethrow_exception(job->error);
 }

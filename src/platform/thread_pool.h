@@ -1,29 +1,53 @@
-// A pool of worker threads for data-parallel loops inside one kernel (intra-op parallelism).
+// A pool of worker threads for data-parallel loops inside one kernel (intra-op parallelism)
+// and for the lanes of the parallel executor (inter-op).
 // The thread that calls ParallelFor works too, so a pool of N threads starts N-1 workers.
-// Several threads may call ParallelFor at once (concurrent Runs share the session's pool).
+// Several threads may call ParallelFor at once (concurrent Runs share the session's pool), and
+// a loop body may itself call ParallelFor.
+// Idle workers spin for a short, bounded time (pause instructions and yields) when spinning is
+// allowed, so back-to-back loops skip the wake-up latency, then sleep: an idle pool costs no CPU.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
+#include "onyx/threading.h"
+
 namespace onyx {
+
+struct ThreadPoolOptions {
+  // Threads counting the caller; 0 = one per physical core, or one per affinity entry plus the
+  // caller when worker_affinities is set.
+  int num_threads = 0;
+  // Idle workers (and a caller waiting for its loop to finish) spin up to spin_nanos before
+  // sleeping; without spinning they sleep at once.
+  bool allow_spinning = true;
+  int64_t spin_nanos = 250'000;
+  // ONNX Runtime's dynamic_block_base: 0 = fixed blocks; d > 0 = each claim takes
+  // max(1, remaining / (num_threads * d)) items, so blocks shrink as the loop drains.
+  int dynamic_block_base = 0;
+  // 0-based processors for each worker (num_threads - 1 entries); empty = no pinning.
+  std::vector<std::vector<int>> worker_affinities;
+  // Start workers through these hooks instead of std::thread (both or neither).
+  CustomCreateThreadFn custom_create_thread_fn = nullptr;
+  void* custom_thread_creation_options = nullptr;
+  CustomJoinThreadFn custom_join_thread_fn = nullptr;
+};
 
 class ThreadPool {
  public:
   // num_threads counts the caller; 0 means one per physical core.
   explicit ThreadPool(int num_threads);
+  // Throws Error(kInvalidArgument) for inconsistent options and Error(kRuntime) when a thread
+  // cannot be started or pinned.
+  explicit ThreadPool(const ThreadPoolOptions& options);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+  const ThreadPoolOptions& options() const;
 
   using RangeFn = std::function<void(int64_t begin, int64_t end)>;
   // Runs fn over [0, n) split into ranges. cost_per_item is a rough cycle count for one item;
@@ -33,17 +57,20 @@ class ThreadPool {
   // As above, but tolerates a null pool (runs inline).
   static void For(ThreadPool* pool, int64_t n, double cost_per_item, const RangeFn& fn);
 
- private:
-  struct Job;
-  void WorkerLoop();
-  static bool RunOneChunk(Job& job);
+  // Linux thread ids of the workers, in worker order (to read their CPU time or affinity).
+  std::vector<int> WorkerThreadIds() const;
 
-  int num_threads_;
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::shared_ptr<Job>> jobs_;
-  bool stopping_ = false;
+  // How idle workers found their next loop: while spinning (no wake-up needed) or after sleeping.
+  struct Stats {
+    uint64_t found_work_spinning = 0;
+    uint64_t sleeps = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Impl;
+  int num_threads_ = 1;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace onyx

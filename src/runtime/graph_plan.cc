@@ -1,6 +1,7 @@
 #include "runtime/graph_plan.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "base/check.h"
 
@@ -180,6 +181,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
   }
   plan->DropConstantsNoKernelReads();
   plan->ComputeReleases();
+  plan->ComputeStepGraph();
   return plan;
 }
 
@@ -224,9 +226,69 @@ void GraphPlan::ComputeReleases() {
     if (last_reader[slot] >= 0) steps_[last_reader[slot]].release_after.push_back(slot);
 }
 
+void GraphPlan::ComputeStepGraph() {
+  std::vector<int> producer(num_slots_, -1);
+  std::vector<std::vector<int>> predecessors(steps_.size());
+  reads_of_slot_.assign(num_slots_, 0);
+  is_output_slot_.assign(num_slots_, 0);
+  for (int slot : output_slots_) is_output_slot_[slot] = 1;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    auto read = [&](int slot) {
+      if (slot < 0) return;
+      ++reads_of_slot_[slot];
+      if (producer[slot] >= 0) predecessors[s].push_back(producer[slot]);
+    };
+    for (int slot : steps_[s].inputs) read(slot);
+    for (int slot : steps_[s].implicit_slots) read(slot);
+    for (int slot : steps_[s].outputs)
+      if (slot >= 0) producer[slot] = static_cast<int>(s);
+  }
+  step_graph_ = StepGraph::FromPredecessors(predecessors);
+}
+
 const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
   auto it = placements_.find(node);
   return it == placements_.end() ? nullptr : &it->second;
+}
+
+void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
+                        RunState& run) const {
+  StepContext ctx(step, slots, written, run);
+  try {
+    step.kernel->Compute(ctx);
+  } catch (const Error& e) {
+    RethrowWithNode(e, *step.node, ctx.DescribeInputs());
+  } catch (const std::bad_alloc&) {
+    ONYX_THROW(kOutOfMemory, step.node->Describe(), ": out of memory");
+  } catch (const std::exception& e) {
+    ONYX_THROW(kRuntime, step.node->Describe(), " with inputs (", ctx.DescribeInputs(), "): ", e.what());
+  }
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const int s = step.outputs[i];
+    if (s >= 0 && !written[s])
+      ctx.Fail(StrCat("the kernel did not produce output ", i, " '", step.node->outputs[i], "'"));
+  }
+}
+
+void GraphPlan::ExecuteParallel(RunState& run, std::vector<Value>& slots, std::vector<char>& written) const {
+  // Readers left per slot; the step that takes it to zero releases the value, as the
+  // sequential loop does after a value's last reader.
+  std::vector<std::atomic<int>> readers_left(num_slots_);
+  for (int slot = 0; slot < num_slots_; ++slot) readers_left[slot].store(reads_of_slot_[slot], std::memory_order_relaxed);
+  auto release = [&](int slot) {
+    if (!is_output_slot_[slot]) slots[slot] = Value();
+  };
+  RunStepGraph(run.inter_op_pool, step_graph_, [&](int index) {
+    const Step& step = steps_[index];
+    RunStep(step, slots, written, run);
+    for (int slot : step.outputs)
+      if (slot >= 0 && reads_of_slot_[slot] == 0) release(slot);  // nobody reads it
+    auto done_reading = [&](int slot) {
+      if (slot >= 0 && readers_left[slot].fetch_sub(1, std::memory_order_acq_rel) == 1) release(slot);
+    };
+    for (int slot : step.inputs) done_reading(slot);
+    for (int slot : step.implicit_slots) done_reading(slot);
+  });
 }
 
 std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, const OuterLookup& outer) const {
@@ -249,23 +311,13 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
     slots[outer_slots_[i]] = *v;
     written[outer_slots_[i]] = 1;
   }
-  for (const Step& step : steps_) {
-    StepContext ctx(step, slots, written, run);
-    try {
-      step.kernel->Compute(ctx);
-    } catch (const Error& e) {
-      RethrowWithNode(e, *step.node, ctx.DescribeInputs());
-    } catch (const std::bad_alloc&) {
-      ONYX_THROW(kOutOfMemory, step.node->Describe(), ": out of memory");
-    } catch (const std::exception& e) {
-      ONYX_THROW(kRuntime, step.node->Describe(), " with inputs (", ctx.DescribeInputs(), "): ", e.what());
+  if (run.inter_op_pool != nullptr && graph_.parent == nullptr && step_graph_.width > 1) {
+    ExecuteParallel(run, slots, written);
+  } else {
+    for (const Step& step : steps_) {
+      RunStep(step, slots, written, run);
+      for (int slot : step.release_after) slots[slot] = Value();
     }
-    for (size_t i = 0; i < step.outputs.size(); ++i) {
-      const int s = step.outputs[i];
-      if (s >= 0 && !written[s])
-        ctx.Fail(StrCat("the kernel did not produce output ", i, " '", step.node->outputs[i], "'"));
-    }
-    for (int slot : step.release_after) slots[slot] = Value();
   }
   std::vector<Value> outputs;
   outputs.reserve(output_slots_.size());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "providers/provider.h"
+#include "runtime/parallel_executor.h"
 #include "runtime/partitioner.h"
 
 namespace onyx {
@@ -21,6 +22,9 @@ class ThreadPool;
 struct RunState {
   ThreadPool* pool = nullptr;
   Allocator* allocator = nullptr;
+  // Set in parallel execution mode: the top-level graph runs independent nodes at once on
+  // this pool's threads. Subgraphs (If/Loop/Scan bodies) run sequentially on their caller.
+  ThreadPool* inter_op_pool = nullptr;
 };
 
 class GraphPlan final : public Subgraph {
@@ -50,6 +54,9 @@ class GraphPlan final : public Subgraph {
   // them): the plan does not bind them, and the session may drop them from the graph.
   const std::vector<std::string>& unread_initializers() const { return unread_initializers_; }
 
+  // Most nodes that can run at once in parallel mode (1 for a chain).
+  int parallel_width() const { return step_graph_.width; }
+
  private:
   struct Step {
     const ir::Node* node = nullptr;
@@ -68,6 +75,12 @@ class GraphPlan final : public Subgraph {
   int SlotOf(const std::string& name) const;
   void ComputeReleases();
   void DropConstantsNoKernelReads();
+  void ComputeStepGraph();
+  // Computes one step and checks it wrote its outputs; errors name the node.
+  void RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run) const;
+  // Runs the steps in dependency order on run.inter_op_pool, releasing each value after its
+  // last reader finishes.
+  void ExecuteParallel(RunState& run, std::vector<Value>& slots, std::vector<char>& written) const;
 
   const ir::Graph& graph_;
   std::unordered_map<std::string, int> slot_of_name_;
@@ -82,6 +95,9 @@ class GraphPlan final : public Subgraph {
   std::vector<Step> steps_;
   std::unordered_map<const ir::Node*, Placement> placements_;
   std::vector<std::string> unread_initializers_;
+  StepGraph step_graph_;
+  std::vector<int> reads_of_slot_;  // how many times steps read each slot (inputs and implicit)
+  std::vector<char> is_output_slot_;
 };
 
 }  // namespace onyx

@@ -35,7 +35,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
   for (const auto& [key, value] : entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
-                       key == kConfigExternalInitializersMinSize;
+                       key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key);
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
   }
 }
@@ -55,8 +55,6 @@ int64_t TotalInitializerBytes(const ir::Graph& graph) {
 
 SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options)
     : options_(options), model_(std::move(model)) {
-  ONYX_CHECK(options.intra_op_num_threads >= 0, kInvalidArgument, "intra_op_num_threads must be >= 0, got ",
-             options.intra_op_num_threads);
   bool has_cpu = false;
   for (const auto& name : options.execution_providers) {
     providers_.push_back(MakeProvider(name));
@@ -64,8 +62,11 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   }
   if (!has_cpu) providers_.push_back(MakeCpuProvider());
   CheckConfigKeys(options.config_entries);
+  // Thread options are checked before the (possibly long) optimization.
+  SessionThreadPools pools = CreateSessionThreadPools(options);
+  pool_ = std::move(pools.intra_op);
+  inter_pool_ = std::move(pools.inter_op);
   Optimize();
-  pool_ = std::make_unique<ThreadPool>(options.intra_op_num_threads);
   if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuAllocator(), options.cpu_arena_max_bytes);
 
   GraphPlan::BuildContext ctx;
@@ -222,6 +223,7 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
 
   RunState run;
   run.pool = pool_.get();
+  run.inter_op_pool = inter_pool_.get();
   run.allocator = arena_ ? static_cast<Allocator*>(arena_.get()) : CpuAllocator();
   std::vector<Value> all;
   try {

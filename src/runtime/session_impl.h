@@ -11,6 +11,7 @@
 #include "platform/thread_pool.h"
 #include "providers/provider.h"
 #include "runtime/graph_plan.h"
+#include "runtime/thread_pools.h"
 #include "tensor/arena_allocator.h"
 
 namespace onyx {
@@ -29,6 +30,8 @@ class SessionImpl {
   const ir::Model& model() const { return *model_; }
   const GraphPlan& plan() const { return *plan_; }
   ThreadPool* thread_pool() const { return pool_.get(); }
+  // Runs independent nodes in parallel execution mode; null in sequential mode.
+  ThreadPool* inter_op_thread_pool() const { return inter_pool_.get(); }
   ArenaAllocator* arena() const { return arena_.get(); }
   const SessionOptions& options() const { return options_; }
   const OptimizationReport& optimization_report() const { return report_; }
@@ -42,7 +45,8 @@ class SessionImpl {
   SessionOptions options_;
   std::shared_ptr<ir::Model> model_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<ThreadPool> pool_;        // the session's own, or the global one
+  std::shared_ptr<ThreadPool> inter_pool_;  // parallel mode only
   std::shared_ptr<ArenaAllocator> arena_;  // null when the arena is off
   std::unique_ptr<GraphPlan> plan_;
   std::vector<IoInfo> inputs_, outputs_, overridable_;

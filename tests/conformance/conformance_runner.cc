@@ -32,11 +32,13 @@ struct Args {
   std::string write_expectations;
   int timeout_s = 300;
   std::string opt_level = "all";
+  std::string execution_mode = "sequential";
   int jobs = 2;
   bool verbose = false;
 };
 
 std::string g_opt_level = "all";  // read by forked children
+bool g_parallel = false;          // read by forked children
 
 onyx::GraphOptimizationLevel LevelOf(const std::string& text) {
   if (text == "disabled") return onyx::GraphOptimizationLevel::kDisabled;
@@ -96,6 +98,10 @@ Child StartTest(const std::string& suite, const std::string& test) {
     onyx::SessionOptions options;
     options.intra_op_num_threads = 1;
     options.graph_optimization_level = LevelOf(g_opt_level);
+    if (g_parallel) {
+      options.execution_mode = onyx::ExecutionMode::kParallel;
+      options.inter_op_num_threads = 2;
+    }
     std::string out;
     try {
       const auto r = onyx::testing::RunTestFolder((fs::path(suite) / test).string(), options);
@@ -166,7 +172,8 @@ std::map<std::string, Outcome> RunAll(const Args& args, const std::vector<std::s
 int Usage() {
   std::fprintf(stderr,
                "usage: onyx_conformance --suite DIR [--expect FILE] [--filter SUBSTR] [--timeout S] [--jobs N]\n"
-               "                        [--verbose] [--write-expectations FILE] [--opt-level disabled|basic|extended|all]\n");
+               "                        [--verbose] [--write-expectations FILE] [--opt-level disabled|basic|extended|all]\n"
+               "                        [--execution-mode sequential|parallel]\n");
   return 2;
 }
 
@@ -191,11 +198,14 @@ int main(int argc, char** argv) {
     else if (a == "--write-expectations") args.write_expectations = value();
     else if (a == "--verbose") args.verbose = true;
     else if (a == "--opt-level") args.opt_level = value();
+    else if (a == "--execution-mode") args.execution_mode = value();
     else return Usage();
   }
   if (args.suite.empty()) return Usage();
   g_opt_level = args.opt_level;
   LevelOf(g_opt_level);
+  if (args.execution_mode != "sequential" && args.execution_mode != "parallel") return Usage();
+  g_parallel = args.execution_mode == "parallel";
   if (!fs::is_directory(args.suite)) {
     std::printf("SKIP: conformance suite %s is absent\n", args.suite.c_str());
     return 77;
@@ -210,6 +220,7 @@ int main(int argc, char** argv) {
   std::sort(tests.begin(), tests.end());
   const auto expected = ReadExpectations(args.expectations);
   const auto outcomes = RunAll(args, tests);
+  if (g_parallel) std::printf("execution mode: parallel (2 inter-op threads)\n");
 
   int passed = 0, failed = 0, unexpected_failures = 0, unexpected_passes = 0;
   std::set<std::string> seen;

@@ -10,7 +10,10 @@
 #include "commands.h"
 #include "feeds.h"
 #include "optimizer/pass.h"
+#include "platform/thread_pool.h"
 #include "platform/timer.h"
+#include "runtime/session_impl.h"
+#include "thread_flags.h"
 
 namespace onyx::cli {
 namespace {
@@ -18,7 +21,7 @@ namespace {
 struct PerfArgs {
   std::string model;
   FeedSpec feeds;
-  int threads = 0;
+  ThreadFlags thread_flags;
   int warmup = 2;
   int runs = 0;
   double duration_s = 0.0;
@@ -43,7 +46,7 @@ void Perf(const PerfArgs& args) {
   ONYX_CHECK(args.warmup >= 0, kInvalidArgument, "--warmup must be >= 0");
   ONYX_CHECK(args.runs >= 0 && args.duration_s >= 0, kInvalidArgument, "--runs and --duration must be >= 0");
   SessionOptions options;
-  options.intra_op_num_threads = args.threads;
+  ApplyThreadFlags(args.thread_flags, options);
   options.graph_optimization_level =
       static_cast<GraphOptimizationLevel>(static_cast<int>(ParseOptLevel(args.opt_level)));
   FeedSpec spec = args.feeds;
@@ -51,6 +54,10 @@ void Perf(const PerfArgs& args) {
   const int64_t t0 = NowNanos();
   Session session(args.model, options);
   const double create_ms = static_cast<double>(NowNanos() - t0) / 1e6;
+  // Thread counts as resolved (0 in the flags means one per physical core).
+  const int intra_threads = session.impl().thread_pool()->num_threads();
+  const ThreadPool* inter_pool = session.impl().inter_op_thread_pool();
+  const int inter_threads = inter_pool != nullptr ? inter_pool->num_threads() : 0;
   const NamedValues feeds = BuildFeeds(session, spec);
   for (int i = 0; i < args.warmup; ++i) session.Run(feeds);
   const int runs = args.runs > 0 ? args.runs : (args.duration_s > 0 ? 0 : 10);
@@ -70,16 +77,23 @@ void Perf(const PerfArgs& args) {
   const double throughput = static_cast<double>(ms.size()) / total_s;
   if (args.json) {
     std::printf(
-        "{\"model\": \"%s\", \"threads\": %d, \"opt_level\": \"%s\", \"session_creation_ms\": %.3f, \"runs\": %zu, "
+        "{\"model\": \"%s\", \"threads\": %d, \"inter_threads\": %d, \"execution_mode\": \"%s\", "
+        "\"opt_level\": \"%s\", \"session_creation_ms\": %.3f, \"runs\": %zu, "
         "\"latency_ms\": {\"min\": %.4f, \"median\": %.4f, \"mean\": %.4f, \"p90\": %.4f, \"p99\": %.4f, \"max\": "
         "%.4f}, \"throughput_per_s\": %.3f, \"peak_rss_mb\": %.1f}\n",
-        args.model.c_str(), args.threads, args.opt_level.c_str(), create_ms, ms.size(), sorted.front(),
+        args.model.c_str(), intra_threads, inter_threads, inter_pool != nullptr ? "parallel" : "sequential",
+        args.opt_level.c_str(), create_ms, ms.size(), sorted.front(),
         Percentile(sorted, 0.5), mean, Percentile(sorted, 0.9), Percentile(sorted, 0.99), sorted.back(), throughput,
         PeakRssMb());
     return;
   }
   std::printf("model: %s\n", args.model.c_str());
   std::printf("session creation: %.2f ms\n", create_ms);
+  if (inter_pool != nullptr) {
+    std::printf("threads: %d intra-op; parallel execution on %d inter-op\n", intra_threads, inter_threads);
+  } else {
+    std::printf("threads: %d intra-op; sequential execution\n", intra_threads);
+  }
   std::printf("runs: %zu (after %d warm-up)\n", ms.size(), args.warmup);
   std::printf("latency ms: min %.3f  median %.3f  mean %.3f  p90 %.3f  p99 %.3f  max %.3f\n", sorted.front(),
               Percentile(sorted, 0.5), mean, Percentile(sorted, 0.9), Percentile(sorted, 0.99), sorted.back());
@@ -93,7 +107,7 @@ void AddPerfCommand(CLI::App& app) {
   auto args = std::make_shared<PerfArgs>();
   CLI::App* cmd = app.add_subcommand("perf", "Measure a model's latency, throughput and memory");
   cmd->add_option("model", args->model, "The .onnx model")->required();
-  cmd->add_option("--threads", args->threads, "Intra-op threads (0 = one per physical core)");
+  AddThreadFlags(cmd, args->thread_flags);
   cmd->add_option("--warmup", args->warmup, "Untimed runs first (default 2)");
   cmd->add_option("--runs", args->runs, "Timed runs (default 10 unless --duration)");
   cmd->add_option("--duration", args->duration_s, "Run for this many seconds instead of a fixed count");

@@ -13,6 +13,7 @@
 #include "feeds.h"
 #include "platform/timer.h"
 #include "tensor/npy.h"
+#include "thread_flags.h"
 #include "testing/test_folder.h"
 
 namespace onyx::cli {
@@ -23,7 +24,7 @@ struct RunArgs {
   FeedSpec feeds;
   std::string test_dir;
   std::string output_dir;
-  int threads = 0;
+  ThreadFlags thread_flags;
   int runs = 1;
   std::string opt_level = "all";
 };
@@ -137,7 +138,7 @@ void AppendJson(std::string& out, const Value& v) {
 
 int RunTestDir(const RunArgs& args) {
   SessionOptions options;
-  options.intra_op_num_threads = args.threads;
+  ApplyThreadFlags(args.thread_flags, options);
   options.graph_optimization_level = LevelFromText(args.opt_level);
   const auto result = testing::RunTestFolder(args.test_dir, options);
   if (!result.error.empty()) {
@@ -160,7 +161,7 @@ void Run(const RunArgs& args) {
   ONYX_CHECK(!args.model.empty(), kInvalidArgument, "onyx run needs a MODEL (or --test-dir)");
   ONYX_CHECK(args.runs >= 1, kInvalidArgument, "--runs must be at least 1");
   SessionOptions options;
-  options.intra_op_num_threads = args.threads;
+  ApplyThreadFlags(args.thread_flags, options);
   options.graph_optimization_level = LevelFromText(args.opt_level);
   Session session(args.model, options);
   const NamedValues feeds = BuildFeeds(session, args.feeds);
@@ -210,7 +211,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_flag("--random", args->feeds.random, "Seeded random values for inputs not given");
   cmd->add_option("--seed", args->feeds.seed, "Seed for --random (default 0)");
   cmd->add_option("--dim", args->feeds.dims, "NAME=N: size of a symbolic dimension for --random (default 1)");
-  cmd->add_option("--threads", args->threads, "Intra-op threads (0 = one per physical core)");
+  AddThreadFlags(cmd, args->thread_flags);
   cmd->add_option("--runs", args->runs, "Run this many times and report the median time");
   cmd->add_option("--opt-level", args->opt_level, "Graph optimization: disabled, basic, extended, all (default)");
   cmd->callback([args] { Run(*args); });
