@@ -25,6 +25,9 @@ class Allocator {
   virtual void* Allocate(size_t bytes) = 0;
   virtual void Free(void* p) = 0;
   virtual Device device() const = 0;
+  // Something that keeps this allocator alive while memory from it is in use (tensors hold
+  // it); null for allocators that live forever.
+  virtual std::shared_ptr<void> KeepAlive() { return nullptr; }
 
   static constexpr size_t kAlignment = 64;
 };

@@ -23,6 +23,11 @@ struct SessionOptions {
   // Threads for parallel loops inside one kernel; 0 = one per physical core (the thread
   // calling Run is one of them).
   int intra_op_num_threads = 0;
+  // Reuse freed intermediate buffers across and within Runs (ONNX Runtime's enable_cpu_mem_arena).
+  bool enable_cpu_mem_arena = true;
+  // Most bytes the CPU arena may hold; 0 = no cap. Reaching it is an Error(kOutOfMemory) that
+  // says so, not a crash.
+  size_t cpu_arena_max_bytes = 0;
   // Execution providers by priority; CPU is always the fallback. Unknown names are an error.
   std::vector<std::string> execution_providers = {"CPU"};
   // ONNX Runtime-style config entries. Known keys (others are an error):
@@ -35,6 +40,9 @@ struct SessionOptions {
 
 struct RunOptions {
   std::string run_tag;  // named in the errors of this run
+  // Return the arena's cached blocks to the system after this Run (ONNX Runtime's
+  // memory.enable_memory_arena_shrinkage).
+  bool shrink_arena_after_run = false;
 };
 
 // Name and static type of a model input or output.

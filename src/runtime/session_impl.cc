@@ -66,6 +66,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   CheckConfigKeys(options.config_entries);
   Optimize();
   pool_ = std::make_unique<ThreadPool>(options.intra_op_num_threads);
+  if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuAllocator(), options.cpu_arena_max_bytes);
 
   GraphPlan::BuildContext ctx;
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
@@ -215,7 +216,7 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
 
   RunState run;
   run.pool = pool_.get();
-  run.allocator = CpuAllocator();
+  run.allocator = arena_ ? static_cast<Allocator*>(arena_.get()) : CpuAllocator();
   std::vector<Value> all;
   try {
     all = plan_->Execute(run, std::move(positional), nullptr);
@@ -223,6 +224,7 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
     const std::string tag = run_options.run_tag.empty() ? "" : StrCat(" (run '", run_options.run_tag, "')");
     throw Error(e.code(), StrCat(ModelLabel(), tag, ": ", e.what()));
   }
+  if (run_options.shrink_arena_after_run && arena_) arena_->Trim();
   std::vector<Value> result;
   result.reserve(picks.size());
   for (size_t i : picks) result.push_back(all[i]);

@@ -11,6 +11,7 @@
 #include "platform/thread_pool.h"
 #include "providers/provider.h"
 #include "runtime/graph_plan.h"
+#include "tensor/arena_allocator.h"
 
 namespace onyx {
 
@@ -28,6 +29,7 @@ class SessionImpl {
   const ir::Model& model() const { return *model_; }
   const GraphPlan& plan() const { return *plan_; }
   ThreadPool* thread_pool() const { return pool_.get(); }
+  ArenaAllocator* arena() const { return arena_.get(); }
   const SessionOptions& options() const { return options_; }
   const OptimizationReport& optimization_report() const { return report_; }
 
@@ -41,6 +43,7 @@ class SessionImpl {
   std::shared_ptr<ir::Model> model_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<ArenaAllocator> arena_;  // null when the arena is off
   std::unique_ptr<GraphPlan> plan_;
   std::vector<IoInfo> inputs_, outputs_, overridable_;
   ModelMetadata metadata_;

@@ -26,6 +26,7 @@ namespace {
 // Owns allocator memory; destroys std::string elements of string tensors.
 struct Storage {
   Allocator* allocator;
+  std::shared_ptr<void> allocator_keepalive;
   void* data;
   int64_t string_count;
   ~Storage() {
@@ -49,6 +50,7 @@ Tensor::Tensor(DataType dtype, Shape shape, Allocator* allocator)
              " bytes, more than Onyx allocates for one tensor");
   auto storage = std::make_shared<Storage>();
   storage->allocator = allocator;
+  storage->allocator_keepalive = allocator->KeepAlive();
   storage->data = allocator->Allocate(static_cast<size_t>(bytes));
   storage->string_count = 0;
   if (dtype == DataType::kString) {

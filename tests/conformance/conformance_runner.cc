@@ -31,9 +31,21 @@ struct Args {
   std::string filter;
   std::string write_expectations;
   int timeout_s = 300;
+  std::string opt_level = "all";
   int jobs = 2;
   bool verbose = false;
 };
+
+std::string g_opt_level = "all";  // read by forked children
+
+onyx::GraphOptimizationLevel LevelOf(const std::string& text) {
+  if (text == "disabled") return onyx::GraphOptimizationLevel::kDisabled;
+  if (text == "basic") return onyx::GraphOptimizationLevel::kBasic;
+  if (text == "extended") return onyx::GraphOptimizationLevel::kExtended;
+  if (text == "all") return onyx::GraphOptimizationLevel::kAll;
+  std::fprintf(stderr, "unknown --opt-level %s\n", text.c_str());
+  std::exit(2);
+}
 
 struct Outcome {
   bool passed = false;
@@ -83,6 +95,7 @@ Child StartTest(const std::string& suite, const std::string& test) {
     close(fds[0]);
     onyx::SessionOptions options;
     options.intra_op_num_threads = 1;
+    options.graph_optimization_level = LevelOf(g_opt_level);
     std::string out;
     try {
       const auto r = onyx::testing::RunTestFolder((fs::path(suite) / test).string(), options);
@@ -153,7 +166,7 @@ std::map<std::string, Outcome> RunAll(const Args& args, const std::vector<std::s
 int Usage() {
   std::fprintf(stderr,
                "usage: onyx_conformance --suite DIR [--expect FILE] [--filter SUBSTR] [--timeout S] [--jobs N]\n"
-               "                        [--verbose] [--write-expectations FILE]\n");
+               "                        [--verbose] [--write-expectations FILE] [--opt-level disabled|basic|extended|all]\n");
   return 2;
 }
 
@@ -177,9 +190,12 @@ int main(int argc, char** argv) {
     else if (a == "--jobs") args.jobs = std::max(1, std::stoi(value()));
     else if (a == "--write-expectations") args.write_expectations = value();
     else if (a == "--verbose") args.verbose = true;
+    else if (a == "--opt-level") args.opt_level = value();
     else return Usage();
   }
   if (args.suite.empty()) return Usage();
+  g_opt_level = args.opt_level;
+  LevelOf(g_opt_level);
   if (!fs::is_directory(args.suite)) {
     std::printf("SKIP: conformance suite %s is absent\n", args.suite.c_str());
     return 77;
@@ -231,8 +247,8 @@ int main(int argc, char** argv) {
       if (!outcome.passed)
         out << test << "  " << (expected.count(test) ? expected.at(test) : OneLine(outcome.message, 160)) << "\n";
   }
-  std::printf("%s: %zu tests, %d expected failures, %d unexpected failures, %d unexpected passes, %d stale\n",
-              args.suite.c_str(), outcomes.size(), failed - unexpected_failures, unexpected_failures,
+  std::printf("%s (optimization %s): %zu tests, %d expected failures, %d unexpected failures, %d unexpected passes, %d stale\n",
+              args.suite.c_str(), args.opt_level.c_str(), outcomes.size(), failed - unexpected_failures, unexpected_failures,
               unexpected_passes, stale);
   std::printf("%d passed, %d failed\n", passed, failed);
   return (unexpected_failures || unexpected_passes || stale) ? 1 : 0;

@@ -245,12 +245,15 @@ void SplitRule(InferenceContext& ctx) {
   const DataType dt = ctx.input_dtype(0);
   if (!in || in->empty()) return;
   const int64_t axis = NormalizeAxis(ctx.attr_int("axis", 0), static_cast<int64_t>(in->size()));
-  std::optional<std::vector<int64_t>> sizes =
-      ctx.opset() >= 13 ? (ctx.has_input(1) ? ctx.constant_ints(1) : std::vector<int64_t>{}) : ctx.attr_ints("split");
+  // Split sizes: an input from opset 13 (absent = even split), an attribute before.
+  const bool sizes_given = ctx.opset() >= 13 ? ctx.has_input(1) : ctx.has_attr("split");
+  std::optional<std::vector<int64_t>> sizes = ctx.opset() >= 13 ? ctx.constant_ints(1) : ctx.attr_ints("split");
   const size_t n = ctx.num_outputs();
   for (size_t i = 0; i < n; ++i) {
     Dims out = *in;
-    if (sizes && !sizes->empty()) {
+    if (sizes_given && !(sizes && sizes->size() == n)) {
+      out[axis] = Dim{};  // sizes computed at run time
+    } else if (sizes_given) {
       out[axis] = Dim{(*sizes)[i], ""};
     } else if ((*in)[axis].known()) {
       const int64_t total = (*in)[axis].value;

@@ -77,3 +77,24 @@ TEST(ShapeInference, UnknownOpsLeaveValuesUntyped) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+TEST(ShapeInference, SplitWithRuntimeSizesIsUnknown) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {2, 8}).Input("sizes", DataType::kInt64, {2});
+  for (const char* out : {"p", "q", "r", "s", "t", "u"}) b.Output(out, DataType::kFloat, {-1, -1});
+  b.Initializer("const_sizes", Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {3, 5}));
+  b.Node("Split", {"x", "sizes"}, {"p", "q"}).attributes.push_back({"axis", ir::AttrType::kInt, "", 0.0f, 1});
+  b.Node("Split", {"x", "const_sizes"}, {"r", "s"}).attributes.push_back({"axis", ir::AttrType::kInt, "", 0.0f, 1});
+  b.Node("Split", {"x"}, {"t", "u"}).attributes.push_back({"axis", ir::AttrType::kInt, "", 0.0f, 1});
+  const auto types = Infer(b);
+  EXPECT_EQ(TypeOf(types, "p"), "tensor(float)[2,?]");
+  EXPECT_EQ(TypeOf(types, "q"), "tensor(float)[2,?]");
+  EXPECT_EQ(TypeOf(types, "s"), "tensor(float)[2,5]");
+  EXPECT_EQ(TypeOf(types, "u"), "tensor(float)[2,4]");
+}
+
+}  // namespace
+}  // namespace onyx

@@ -218,3 +218,74 @@ TEST(RunOptions, RunTagNamesTheRunInErrors) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+std::string ChainModel() {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {256, 1024}).Output("v6", DataType::kFloat, {256, 1024});
+  std::string prev = "x";
+  for (int i = 1; i <= 6; ++i) {
+    b.Node("Add", {prev, prev}, {"v" + std::to_string(i)});
+    prev = "v" + std::to_string(i);
+  }
+  return b.Bytes();
+}
+
+TEST(Arena, SecondRunReusesBlocks) {
+  const std::string bytes = ChainModel();
+  Session s(bytes.data(), bytes.size());
+  const Tensor x = test::FloatTensor({256, 1024}, 0.0f, 0.0f);
+  s.Run({{"x", x}});
+  const size_t after_first = s.impl().arena()->stats().backing_allocations;
+  for (int i = 0; i < 3; ++i) s.Run({{"x", x}});
+  EXPECT_EQ(s.impl().arena()->stats().backing_allocations, after_first);
+  EXPECT_LE(s.impl().arena()->stats().peak_reserved, 3u * 256 * 1024 * 4 + 65536);
+}
+
+TEST(Arena, OffMeansNoArena) {
+  const std::string bytes = ChainModel();
+  SessionOptions options;
+  options.enable_cpu_mem_arena = false;
+  Session s(bytes.data(), bytes.size(), options);
+  EXPECT_EQ(s.impl().arena(), nullptr);
+  EXPECT_EQ(s.Run({{"x", test::FloatTensor({256, 1024}, 1.0f, 0.0f)}})[0].tensor().data<float>()[7], 64.0f);
+}
+
+TEST(Arena, CapIsAClearError) {
+  const std::string bytes = ChainModel();
+  SessionOptions options;
+  options.cpu_arena_max_bytes = 1u << 20;  // one 1 MiB buffer; the chain needs two at once
+  Session s(bytes.data(), bytes.size(), options);
+  try {
+    s.Run({{"x", test::FloatTensor({256, 1024})}});
+    FAIL() << "expected the cap to be hit";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("arena cap"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Arena, ShrinkAfterRunReturnsCachedBlocks) {
+  const std::string bytes = ChainModel();
+  Session s(bytes.data(), bytes.size());
+  RunOptions shrink;
+  shrink.shrink_arena_after_run = true;
+  auto out = s.Run({{"x", test::FloatTensor({256, 1024})}}, {}, shrink);
+  // Only the output stays reserved.
+  EXPECT_EQ(s.impl().arena()->stats().reserved, s.impl().arena()->stats().in_use);
+}
+
+TEST(Arena, OutputsOutliveTheSession) {
+  const std::string bytes = ChainModel();
+  Tensor kept;
+  {
+    Session s(bytes.data(), bytes.size());
+    kept = s.Run({{"x", test::FloatTensor({256, 1024}, 2.0f, 0.0f)}})[0].tensor();
+  }
+  EXPECT_EQ(kept.data<float>()[100], 128.0f);
+}
+
+}  // namespace
+}  // namespace onyx

@@ -41,7 +41,6 @@ class Concat final : public OpKernel {
   explicit Concat(const KernelInfo& info) {
     // Concat-1..3: axis optional, default 1; 4+: required; negative from 11.
     axis_ = info.opset() < 4 ? info.GetIntOr("axis", 1) : info.GetInt("axis");
-    if (info.opset() < 11 && axis_ < 0) info.Fail(StrCat("axis ", axis_, " must not be negative before opset 11"));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -108,7 +107,6 @@ class Concat final : public OpKernel {
 class Split final : public OpKernel {
  public:
   explicit Split(const KernelInfo& info) : axis_(info.GetIntOr("axis", 0)), opset_(info.opset()) {
-    if (opset_ < 11 && axis_ < 0) info.Fail(StrCat("axis ", axis_, " must not be negative before opset 11"));
     if (opset_ < 13 && info.HasAttr("split")) split_attr_ = info.GetInts("split");
     if (opset_ >= 18 && info.HasAttr("num_outputs")) {
       num_outputs_ = info.GetInt("num_outputs");

@@ -178,7 +178,6 @@ class GatherND final : public OpKernel {
 class Compress final : public OpKernel {
  public:
   explicit Compress(const KernelInfo& info) : has_axis_(info.HasAttr("axis")), axis_(info.GetIntOr("axis", 0)) {
-    if (info.opset() < 11 && axis_ < 0) info.Fail(StrCat("axis ", axis_, " must not be negative before opset 11"));
   }
 
   void Compute(KernelContext& ctx) const override {

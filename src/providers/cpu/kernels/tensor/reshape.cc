@@ -66,7 +66,6 @@ class Reshape final : public OpKernel {
 class Flatten final : public OpKernel {
  public:
   explicit Flatten(const KernelInfo& info) : axis_(info.GetIntOr("axis", 1)) {
-    if (info.opset() < 11 && axis_ < 0) info.Fail(StrCat("axis ", axis_, " must not be negative before opset 11"));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -98,9 +97,6 @@ class Squeeze final : public OpKernel {
  public:
   explicit Squeeze(const KernelInfo& info) : has_attr_(info.HasAttr("axes")) {
     if (info.opset() < 13 && has_attr_) axes_ = info.GetInts("axes");
-    if (info.opset() < 11)
-      for (int64_t a : axes_)
-        if (a < 0) info.Fail(StrCat("axis ", a, " must not be negative before opset 11"));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -134,9 +130,6 @@ class Unsqueeze final : public OpKernel {
   explicit Unsqueeze(const KernelInfo& info) {
     if (info.opset() < 13) {
       axes_ = info.GetInts("axes");
-      if (info.opset() < 11)
-        for (int64_t a : axes_)
-          if (a < 0) info.Fail(StrCat("axis ", a, " must not be negative before opset 11"));
     }
   }
 

@@ -1,0 +1,82 @@
+// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast) for float, double,
+// float16, bfloat16 and 32/64-bit integers (opsets 1, 9, 13). The float path runs on
+// linalg::Sgemm.
+#include "ops/broadcast.h"
+#include "providers/cpu/kernels/linalg/typed_gemm.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+namespace {
+
+class MatMul final : public OpKernel {
+ public:
+  explicit MatMul(const KernelInfo&) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    if (a.dtype() != b.dtype())
+      ctx.Fail(
+          StrCat("inputs have different element types ", DataTypeName(a.dtype()), " and ", DataTypeName(b.dtype())));
+    if (a.rank() == 0 || b.rank() == 0) ctx.Fail("MatMul inputs must have rank >= 1");
+    Shape as = a.shape(), bs = b.shape();
+    const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+    if (a_vec) as.insert(as.begin(), 1);
+    if (b_vec) bs.push_back(1);
+    const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+    if (bs[bs.size() - 2] != k) ctx.Fail(StrCat("inner dimensions differ: ", k, " vs ", bs[bs.size() - 2]));
+    const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+    Shape batch;
+    try {
+      batch = BroadcastShapes({a_batch, b_batch});
+    } catch (const Error& e) {
+      ctx.Fail(StrCat("batch dimensions do not broadcast: ", e.what()));
+    }
+    Shape out_shape = batch;
+    if (!a_vec) out_shape.push_back(m);
+    if (!b_vec) out_shape.push_back(n);
+    Tensor& out = ctx.AllocateOutput(0, a.dtype(), out_shape);
+    if (out.size() == 0) return;
+    const int64_t batches = ShapeSize(batch);
+    const auto a_strides = BroadcastStrides(a_batch, batch);
+    const auto b_strides = BroadcastStrides(b_batch, batch);
+    Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* po = out.data<T>();
+      auto one = [&](int64_t bi, ThreadPool* pool) {
+        int64_t a_off = 0, b_off = 0, rem = bi;
+        for (size_t d = batch.size(); d-- > 0;) {
+          const int64_t idx = rem % batch[d];
+          rem /= batch[d];
+          a_off += idx * a_strides[d];
+          b_off += idx * b_strides[d];
+        }
+        T* c = po + bi * m * n;
+        if (k == 0) {  // an empty sum
+          std::fill(c, c + m * n, T(0.0f));
+          return;
+        }
+        linalg_kernels::TypedGemm<T>(false, false, m, n, k, 1.0f, pa + a_off * m * k, k, pb + b_off * k * n, n, 0.0f, c,
+                                     n, pool);
+      };
+      // Many small products: split the batch; few large ones: let the GEMM split its rows.
+      const double cost = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * 2.0;
+      if (batches > 1 && m < 64) {
+        ThreadPool::For(ctx.thread_pool(), batches, cost, [&](int64_t begin, int64_t end) {
+          for (int64_t bi = begin; bi < end; ++bi) one(bi, nullptr);
+        });
+      } else {
+        for (int64_t bi = 0; bi < batches; ++bi) one(bi, ctx.thread_pool());
+      }
+    });
+  }
+};
+
+ONYX_CPU_KERNEL("MatMul", 1, 8, MatMul);
+ONYX_CPU_KERNEL("MatMul", 9, 12, MatMul);
+ONYX_CPU_KERNEL("MatMul", 13, kOpsetMax, MatMul);
+
+}  // namespace
+}  // namespace onyx
