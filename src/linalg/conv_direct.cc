@@ -15,7 +15,11 @@
 namespace onyx::linalg {
 namespace {
 
-constexpr int64_t kSegmentPixels = 64;  // strip width of the NCHW output staging
+// Weights of one input-channel chunk of a task: small enough to stay in L1 while the chunk
+// sweeps a segment of output pixels.
+constexpr int64_t kChunkWeightBytes = 16 << 10;
+// NCHW inputs with at least this many pixels per channel are reordered to NCHWc first.
+constexpr int64_t kBlockInputMinPixels = 256;
 
 int64_t CeilDivPos(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
 
@@ -64,9 +68,20 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t b = k.block;
   const int64_t mg = out_channels_ / group_, cg = in_per_group_;
   const int64_t taps_total = kernel_h_ * kernel_w_;
-  const bool x_blocked = args.x_layout == ConvLayout::kNchwc, y_blocked = args.y_layout == ConvLayout::kNchwc;
+  bool x_blocked = args.x_layout == ConvLayout::kNchwc;
+  const bool y_blocked = args.y_layout == ConvLayout::kNchwc;
   const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
   if (out_plane == 0 || s.batch == 0) return;
+
+  // A big NCHW image is blocked once: the tiles then broadcast from a few contiguous streams
+  // instead of one plane per input channel (which also alias in L1 for power-of-two planes).
+  std::vector<float> blocked_input;
+  if (!x_blocked && in_plane >= kBlockInputMinPixels && cg >= b / 2 && (group_ == 1 || cg % b == 0)) {
+    blocked_input.resize(static_cast<size_t>(s.batch * ((s.in_channels + b - 1) / b) * b * in_plane));
+    ReorderToNchwc(x, s.batch, s.in_channels, in_plane, static_cast<int>(b), blocked_input.data(), pool);
+    x = blocked_input.data();
+    x_blocked = true;
+  }
 
   // A pointwise convolution is one row of out_plane pixels.
   const bool flat = s.IsPointwise();
@@ -95,6 +110,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t items = s.batch * group_ * chunks * oh_n;
   const double cost = 2.0 * static_cast<double>(per_chunk * b * ow_n * cg * taps_total) + 1.0;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
+  const int64_t segment = 16 * k.max_pixels;  // output pixels per staged segment
+  const int64_t chunk_blocks = std::clamp<int64_t>(
+      kChunkWeightBytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
+      in_blocks_per_group_);
 
   // Interior output columns: every kernel column inside the input.
   const int64_t ow_lo_raw = CeilDivPos(s.pad_left, s.stride_w);
@@ -103,7 +122,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t ow_lo = flat ? 0 : std::min(ow_lo_raw, ow_hi);
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
-    std::vector<float> strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * kSegmentPixels * b));
+    std::vector<float> strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
     std::vector<int64_t> interior_off(static_cast<size_t>(taps_total)), edge_off(static_cast<size_t>(taps_total));
     std::vector<int32_t> interior_idx(static_cast<size_t>(taps_total)), edge_idx(static_cast<size_t>(taps_total));
     for (int64_t item = begin; item < end; ++item) {
@@ -128,14 +147,12 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
         }
 
       DirectTileArgs a;
-      a.x = x + n * x_image + g * x_group;
+      const float* x_start = x + n * x_image + g * x_group;
+      const float* w_start = packed_.data() + (g * out_blocks_per_group_ + ob0) * w_fb_stride;
       a.x_pixel_stride = s.stride_w * x_col;
       a.x_channel_stride = x_channel;
       a.x_block_stride = x_block;
-      a.in_blocks = in_blocks_per_group_;
-      a.last_block_channels = cg - (in_blocks_per_group_ - 1) * b;
       a.kernel_taps = taps_total;
-      a.w = packed_.data() + (g * out_blocks_per_group_ + ob0) * w_fb_stride;
       a.w_fb_stride = w_fb_stride;
       a.bias = bias.empty() ? nullptr : bias.data() + (g * out_blocks_per_group_ + ob0) * b;
       // Output of the tile starting at column ow.
@@ -150,11 +167,11 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
         a.act = &args.activation;
       } else {
         a.y_pixel_stride = b;
-        a.y_fb_stride = kSegmentPixels * b;
+        a.y_fb_stride = segment * b;
       }
 
-      for (int64_t s0 = 0; s0 < ow_n; s0 += kSegmentPixels) {
-        const int64_t s1 = std::min(ow_n, s0 + kSegmentPixels);
+      for (int64_t s0 = 0; s0 < ow_n; s0 += segment) {
+        const int64_t s1 = std::min(ow_n, s0 + segment);
         auto tile = [&](int64_t ow, int px, const int64_t* off, const int32_t* idx, int64_t taps) {
           a.x_base = ih0 * x_row + (flat ? ow : ow * s.stride_w - s.pad_left) * x_col;
           a.tap_offsets = off;
@@ -180,22 +197,31 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
             }
           tile(ow, 1, edge_off.data(), edge_idx.data(), taps);
         };
-        int64_t ow = s0;
-        for (; ow < std::min(s1, ow_lo); ++ow) edge(ow);
-        const int64_t in_end = std::min(s1, ow_hi);
-        while (ow < in_end) {
-          const int px = static_cast<int>(std::min<int64_t>(k.max_pixels, in_end - ow));
-          tile(ow, px, interior_off.data(), interior_idx.data(), interior_taps);
-          ow += px;
+        for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks) {
+          const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
+          a.x = x_start + cb0 * x_block;
+          a.w = w_start + cb0 * taps_total * b * b;
+          a.in_blocks = cbn;
+          a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
+          a.accumulate = cb0 > 0;
+          a.finish = cb0 + cbn == in_blocks_per_group_;
+          int64_t ow = s0;
+          for (; ow < std::min(s1, ow_lo); ++ow) edge(ow);
+          const int64_t in_end = std::min(s1, ow_hi);
+          while (ow < in_end) {
+            const int px = static_cast<int>(std::min<int64_t>(k.max_pixels, in_end - ow));
+            tile(ow, px, interior_off.data(), interior_idx.data(), interior_taps);
+            ow += px;
+          }
+          for (; ow < s1; ++ow) edge(ow);
         }
-        for (; ow < s1; ++ow) edge(ow);
 
         if (!y_blocked) {
           for (int f = 0; f < fb; ++f) {
             const int64_t m0 = (ob0 + f) * b;
             const int64_t channels = std::min<int64_t>(b, mg - m0);
             const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
-            k.unblock(strip.data() + f * kSegmentPixels * b, s1 - s0, channels, y + off, out_plane,
+            k.unblock(strip.data() + f * segment * b, s1 - s0, channels, y + off, out_plane,
                       args.residual != nullptr ? args.residual + off : nullptr, out_plane, &args.activation);
           }
         }

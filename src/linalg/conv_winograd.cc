@@ -120,6 +120,7 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
   // Phase 2: M[xi][ob .. ob + fb) for tiles [0, tiles).
   const int64_t fb_chunks = (ob_n + k.max_filter_blocks - 1) / k.max_filter_blocks;
   const int64_t fb_per = (ob_n + fb_chunks - 1) / fb_chunks;
+  const int64_t k_blocks = std::clamp<int64_t>((24 << 10) / (fb_per * b * b * 4), 1, cb_n);
   auto product = [&](int64_t xi, int64_t ob0, int64_t tiles, const float* v, float* m) {
     const int fb = static_cast<int>(std::min(fb_per, ob_n - ob0));
     DirectTileArgs a;
@@ -137,11 +138,21 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
     a.w_fb_stride = cb_n * b * b;
     a.y_pixel_stride = b;
     a.y_fb_stride = chunk_tiles * b;
-    for (int64_t t = 0; t < tiles; t += k.max_pixels) {
-      const int px = static_cast<int>(std::min<int64_t>(k.max_pixels, tiles - t));
-      a.x_base = t * cpad;
-      a.y = m + ((xi * ob_n + ob0) * chunk_tiles + t) * b;
-      k.direct_tile(a, fb, px);
+    const float* x0 = a.x;
+    const float* w0 = a.w;
+    for (int64_t cb0 = 0; cb0 < cb_n; cb0 += k_blocks) {  // input channel chunks, weights in L1
+      const int64_t cbn = std::min(k_blocks, cb_n - cb0);
+      a.x = x0 + cb0 * b;
+      a.w = w0 + cb0 * b * b;
+      a.in_blocks = cbn;
+      a.last_block_channels = cb0 + cbn == cb_n ? in_channels_ - (cb_n - 1) * b : b;
+      a.accumulate = cb0 > 0;
+      for (int64_t t = 0; t < tiles; t += k.max_pixels) {
+        const int px = static_cast<int>(std::min<int64_t>(k.max_pixels, tiles - t));
+        a.x_base = t * cpad;
+        a.y = m + ((xi * ob_n + ob0) * chunk_tiles + t) * b;
+        k.direct_tile(a, fb, px);
+      }
     }
   };
 

@@ -28,6 +28,10 @@ struct DirectTileArgs {
   int64_t y_pixel_stride = 0, y_fb_stride = 0;
   const float* residual = nullptr;  // strides as y, or null
   const ConvActivation* act = nullptr;
+  // Input channels come in chunks (so a chunk's weights stay in L1): `accumulate` adds onto y
+  // instead of starting from the bias; `finish` (the last chunk) applies residual and act.
+  bool accumulate = false;
+  bool finish = true;
 };
 
 // Depthwise convolution of one NCHW channel plane, vectorized over the output width.
@@ -49,7 +53,10 @@ struct DepthwisePlaneArgs {
 // plane kernel reads: stride_w phases of rows x cols floats, then one padded input row.
 struct DepthwisePlaneLayout {
   int64_t rows = 0, cols = 0;  // cols is a multiple of the vector width
-  int64_t Floats(int64_t stride_w) const { return stride_w * (rows + 1) * cols; }
+  int64_t edge_masks = 0;  // stride 1 reads the input directly and keeps only edge lane masks
+  int64_t Floats(int64_t stride_w) const {
+    return stride_w == 1 ? edge_masks : stride_w * (rows + 1) * cols;
+  }
 };
 inline DepthwisePlaneLayout GetDepthwisePlaneLayout(const DepthwisePlaneArgs& a, int width) {
   DepthwisePlaneLayout l;
@@ -57,6 +64,8 @@ inline DepthwisePlaneLayout GetDepthwisePlaneLayout(const DepthwisePlaneArgs& a,
   const int64_t out_w_padded = (a.out_w + width - 1) / width * width;
   const int64_t cols = out_w_padded + ((a.kernel_w - 1) * a.dilation_w) / a.stride_w + 1;
   l.cols = (cols + width - 1) / width * width;
+  // At most one mask (<= 32 bytes) per output vector and kernel column, plus alignment slack.
+  l.edge_masks = out_w_padded / width * a.kernel_w * 8 + 8;
   return l;
 }
 

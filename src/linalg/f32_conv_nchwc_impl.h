@@ -17,11 +17,18 @@ void DirectTileT(const DirectTileArgs& a) {
   constexpr int B = Vec::kWidth;
   constexpr int64_t kTapFloats = int64_t{B} * B;
   Vec acc[PX][FB];
+  if (a.accumulate) {
 #pragma GCC unroll 4
-  for (int f = 0; f < FB; ++f) {
-    const Vec b = a.bias != nullptr ? Vec::Load(a.bias + f * B) : Vec::Zero();
+    for (int f = 0; f < FB; ++f)
 #pragma GCC unroll 8
-    for (int p = 0; p < PX; ++p) acc[p][f] = b;
+      for (int p = 0; p < PX; ++p) acc[p][f] = Vec::Load(a.y + f * a.y_fb_stride + p * a.y_pixel_stride);
+  } else {
+#pragma GCC unroll 4
+    for (int f = 0; f < FB; ++f) {
+      const Vec b = a.bias != nullptr ? Vec::Load(a.bias + f * B) : Vec::Zero();
+#pragma GCC unroll 8
+      for (int p = 0; p < PX; ++p) acc[p][f] = b;
+    }
   }
   const int64_t ps = a.x_pixel_stride, cs = a.x_channel_stride, wfs = a.w_fb_stride;
   for (int64_t cb = 0; cb < a.in_blocks; ++cb) {
@@ -45,14 +52,15 @@ void DirectTileT(const DirectTileArgs& a) {
       }
     }
   }
-  const bool act = HasActivation(a.act);
+  const bool act = a.finish && HasActivation(a.act);
+  const float* residual = a.finish ? a.residual : nullptr;
 #pragma GCC unroll 4
   for (int f = 0; f < FB; ++f) {
 #pragma GCC unroll 8
     for (int p = 0; p < PX; ++p) {
       const int64_t off = f * a.y_fb_stride + p * a.y_pixel_stride;
       Vec v = acc[p][f];
-      if (a.residual != nullptr) v = Vec::Add(v, Vec::Load(a.residual + off));
+      if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + off));
       if (act) v = Activate(v, *a.act);
       Vec::Store(a.y + off, v);
     }

@@ -1,11 +1,13 @@
 // Depthwise convolution kernels written once against `Vec` (see simd_<isa>.h):
-//   DepthwisePlane    one NCHW channel plane, vectorized over the output width. The plane is
-//                     first copied into zero-padded rows (split into stride_w column phases), so
-//                     every tap is an unaligned vector load with no edge cases.
+//   DepthwisePlane    one NCHW channel plane, vectorized over the output width. With stride 1
+//                     along the width every tap is an unaligned load from the input row (masked
+//                     at the edges); larger strides first copy the plane into zero-padded rows
+//                     split into stride_w column phases, so taps are again plain vector loads.
 //   DepthwiseBlocked  one NCHWc channel block, vectorized over the B channels.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "linalg/f32_conv_kernel.h"
 #include "linalg/f32_conv_math_impl.h"
@@ -96,6 +98,94 @@ inline void PlaneRowChunk(const DepthwisePlaneArgs& a, const DepthwisePlaneLayou
   }
 }
 
+// Stride 1 along the width: NV vectors of one output row straight from the input rows.
+// `masks` (null for interior vectors, whose taps all lie inside the row) holds per vector and
+// kernel column the lanes that fall inside the row; the others read as zero padding.
+template <int K, int NV>
+inline void DirectRowChunk(const DepthwisePlaneArgs& a, const Vec* wk, int64_t oh, int64_t ow0,
+                           const typename Vec::LaneMask* masks, bool has_act) {
+  constexpr int B = Vec::kWidth;
+  const int64_t kh_n = K > 0 ? K : a.kernel_h, kw_n = K > 0 ? K : a.kernel_w;
+  Vec acc[NV];
+  const Vec b = Vec::Set1(a.bias);
+#pragma GCC unroll 4
+  for (int i = 0; i < NV; ++i) acc[i] = b;
+  const int64_t ih0 = oh * a.stride_h - a.pad_top;
+  for (int64_t kh = 0; kh < kh_n; ++kh) {
+    const int64_t ih = ih0 + kh * a.dilation_h;
+    if (ih < 0 || ih >= a.in_h) continue;
+    const float* row = a.x + ih * a.in_w;
+#pragma GCC unroll 5
+    for (int64_t kw = 0; kw < kw_n; ++kw) {
+      const int64_t c0 = ow0 - a.pad_left + kw * a.dilation_w;
+      const Vec wv = K > 0 ? wk[kh * K + kw] : Vec::Set1(a.w[kh * kw_n + kw]);
+#pragma GCC unroll 4
+      for (int i = 0; i < NV; ++i) {
+        const float* p = row + (c0 + i * B);
+        acc[i] = Vec::Fma(wv, masks == nullptr ? Vec::Load(p) : Vec::LoadMasked(p, masks[i * kw_n + kw]), acc[i]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < NV; ++i) {
+    const int64_t ow = ow0 + i * B;
+    const int64_t n = a.out_w - ow < B ? a.out_w - ow : B;
+    if (n <= 0) break;
+    Vec v = acc[i];
+    if (a.residual != nullptr) {
+      const float* res = a.residual + oh * a.out_w + ow;
+      v = Vec::Add(v, n == B ? Vec::Load(res) : Vec::LoadPartial(res, n));
+    }
+    if (has_act) v = Activate(v, *a.act);
+    float* d = a.y + oh * a.out_w + ow;
+    if (n == B) Vec::Store(d, v);
+    else Vec::StorePartial(d, v, n);
+  }
+}
+
+// Vectors [0, lo) and [hi, vectors) of each row touch the padding; [lo, hi) never do.
+template <int K>
+inline void DirectRows(const DepthwisePlaneArgs& a, typename Vec::LaneMask* mask_buf) {
+  constexpr int B = Vec::kWidth;
+  Vec wk[K > 0 ? K * K : 1];
+  if constexpr (K > 0)
+    for (int i = 0; i < K * K; ++i) wk[i] = Vec::Set1(a.w[i]);
+  const bool has_act = HasActivation(a.act);
+  const int64_t vectors = (a.out_w + B - 1) / B;
+  const int64_t kw_n = a.kernel_w, span = (kw_n - 1) * a.dilation_w;
+  const int64_t lo = (a.pad_left + B - 1) / B < vectors ? (a.pad_left + B - 1) / B : vectors;
+  int64_t hi = a.in_w - span + a.pad_left < 0 ? 0 : (a.in_w - span + a.pad_left) / B;
+  hi = hi < lo ? lo : hi > vectors ? vectors : hi;
+  // Lane masks of the edge vectors, per kernel column.
+  auto masks_of = [&](int64_t v) {
+    typename Vec::LaneMask* m = mask_buf + (v < lo ? v : lo + v - hi) * kw_n;
+    return m;
+  };
+  for (int64_t v = 0; v < vectors; ++v) {
+    if (v == lo) v = hi;
+    if (v >= vectors) break;
+    for (int64_t kw = 0; kw < kw_n; ++kw) {
+      const int64_t c = v * B - a.pad_left + kw * a.dilation_w;
+      int64_t l = c < 0 ? -c : 0, h = a.in_w - c < B ? a.in_w - c : B;
+      if (l > B) l = B;
+      if (h < l) h = l;
+      masks_of(v)[kw] = Vec::RangeMask(l, h);
+    }
+  }
+  for (int64_t oh = 0; oh < a.out_h; ++oh) {
+    for (int64_t v = 0; v < lo; ++v) DirectRowChunk<K, 1>(a, wk, oh, v * B, masks_of(v), has_act);
+    int64_t v = lo;
+    for (; v + 4 <= hi; v += 4) DirectRowChunk<K, 4>(a, wk, oh, v * B, nullptr, has_act);
+    switch (hi - v) {
+      case 3: DirectRowChunk<K, 3>(a, wk, oh, v * B, nullptr, has_act); break;
+      case 2: DirectRowChunk<K, 2>(a, wk, oh, v * B, nullptr, has_act); break;
+      case 1: DirectRowChunk<K, 1>(a, wk, oh, v * B, nullptr, has_act); break;
+      default: break;
+    }
+    for (v = hi; v < vectors; ++v) DirectRowChunk<K, 1>(a, wk, oh, v * B, masks_of(v), has_act);
+  }
+}
+
 template <int K>
 inline void PlaneRows(const DepthwisePlaneArgs& a, const DepthwisePlaneLayout& l, const float* s) {
   constexpr int B = Vec::kWidth;
@@ -119,6 +209,15 @@ inline void PlaneRows(const DepthwisePlaneArgs& a, const DepthwisePlaneLayout& l
 }  // namespace dw
 
 void DepthwisePlane(const DepthwisePlaneArgs& a) {
+  if (a.stride_w == 1) {
+    // Edge-vector lane masks live in the scratch (DepthwisePlaneLayout::Floats reserves them).
+    const uintptr_t aligned = (reinterpret_cast<uintptr_t>(a.scratch) + 31) & ~uintptr_t{31};
+    auto* masks = reinterpret_cast<typename Vec::LaneMask*>(aligned);
+    if (a.kernel_h == 3 && a.kernel_w == 3) dw::DirectRows<3>(a, masks);
+    else if (a.kernel_h == 5 && a.kernel_w == 5) dw::DirectRows<5>(a, masks);
+    else dw::DirectRows<0>(a, masks);
+    return;
+  }
   const DepthwisePlaneLayout l = GetDepthwisePlaneLayout(a, Vec::kWidth);
   dw::PreparePlane(a, l, a.scratch);
   if (a.kernel_h == 3 && a.kernel_w == 3) dw::PlaneRows<3>(a, l, a.scratch);

@@ -18,6 +18,9 @@ struct Vec {
   static Vec Set1(float x) { return {_mm256_set1_ps(x)}; }
   static Vec Load(const float* p) { return {_mm256_loadu_ps(p)}; }
   static Vec LoadPartial(const float* p, int64_t n) { return {_mm256_maskload_ps(p, Mask(n))}; }
+  using LaneMask = __m256i;
+  static LaneMask RangeMask(int64_t lo, int64_t hi) { return _mm256_andnot_si256(Mask(lo), Mask(hi)); }
+  static Vec LoadMasked(const float* p, LaneMask m) { return {_mm256_maskload_ps(p, m)}; }
   static void Store(float* p, Vec a) { _mm256_storeu_ps(p, a.v); }
   static void StorePartial(float* p, Vec a, int64_t n) { _mm256_maskstore_ps(p, Mask(n), a.v); }
   static Vec Fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }

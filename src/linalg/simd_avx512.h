@@ -23,6 +23,10 @@ struct Vec {
   static Vec Set1(float x) { return {_mm512_set1_ps(x)}; }
   static Vec Load(const float* p) { return {_mm512_loadu_ps(p)}; }
   static Vec LoadPartial(const float* p, int64_t n) { return {_mm512_maskz_loadu_ps(Mask(n), p)}; }
+  // Lanes [lo, hi) from p[lane], the others zero (masked lanes are not read).
+  using LaneMask = __mmask16;
+  static LaneMask RangeMask(int64_t lo, int64_t hi) { return static_cast<__mmask16>(Mask(hi) & ~Mask(lo)); }
+  static Vec LoadMasked(const float* p, LaneMask m) { return {_mm512_maskz_loadu_ps(m, p)}; }
   static void Store(float* p, Vec a) { _mm512_storeu_ps(p, a.v); }
   static void StorePartial(float* p, Vec a, int64_t n) { _mm512_mask_storeu_ps(p, Mask(n), a.v); }
   static Vec Fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }  // a * b + c
@@ -75,7 +79,7 @@ struct Vec {
   }
 
  private:
-  static __mmask16 Mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+  static __mmask16 Mask(int64_t n) { return static_cast<__mmask16>((1u << (n < 0 ? 0 : n)) - 1u); }
 };
 
 }  // namespace onyx::linalg::avx512

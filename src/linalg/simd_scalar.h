@@ -29,6 +29,15 @@ struct Vec {
     for (int64_t i = 0; i < n; ++i) r.v[i] = p[i];
     return r;
   }
+  struct LaneMask {
+    int64_t lo, hi;
+  };
+  static LaneMask RangeMask(int64_t lo, int64_t hi) { return {lo, hi}; }
+  static Vec LoadMasked(const float* p, LaneMask m) {
+    Vec r = Zero();
+    for (int64_t i = m.lo; i < m.hi; ++i) r.v[i] = p[i];
+    return r;
+  }
   static void Store(float* p, Vec a) {
     for (int i = 0; i < kWidth; ++i) p[i] = a.v[i];
   }
