@@ -46,25 +46,27 @@ ConvAlgo AlgoFromEnvironment() {
   return ConvAlgo::kAuto;
 }
 
-// FusedConv's activation and activation_params as ONNX Runtime reads them: Relu, Tanh, Sigmoid
-// (and Silu) take no parameters; LeakyRelu takes [alpha]; Clip [min, max]; HardSigmoid
-// [alpha, beta], exactly that many.
+// FusedConv's activation and activation_params as ONNX Runtime 1.30 reads them: Relu, Tanh and
+// Sigmoid take no parameters; LeakyRelu takes [alpha]; Clip [min, max]; HardSigmoid
+// [alpha, beta], exactly that many. com.onyx adds Silu and HardSwish (no parameters), which
+// ONNX Runtime's FusedConv rejects.
 ConvActivation ParseActivation(const KernelInfo& info, ConvFlavor flavor) {
   ConvActivation act;
   if (flavor == ConvFlavor::kConv || !info.HasAttr("activation")) return act;
   const std::string name = info.GetString("activation");
+  const bool onyx = flavor == ConvFlavor::kOnyxFused;
   size_t params = 0;
   if (name == "Relu") act.kind = ConvActivation::kRelu;
   else if (name == "Tanh") act.kind = ConvActivation::kTanh;
   else if (name == "Sigmoid") act.kind = ConvActivation::kSigmoid;
-  else if (name == "Silu") act.kind = ConvActivation::kSilu;
   else if (name == "LeakyRelu") act.kind = ConvActivation::kLeakyRelu, params = 1;
   else if (name == "Clip") act.kind = ConvActivation::kClip, params = 2;
   else if (name == "HardSigmoid") act.kind = ConvActivation::kHardSigmoid, params = 2;
-  else if (name == "HardSwish" && flavor == ConvFlavor::kOnyxFused) act.kind = ConvActivation::kHardSwish;
+  else if (name == "Silu" && onyx) act.kind = ConvActivation::kSilu;
+  else if (name == "HardSwish" && onyx) act.kind = ConvActivation::kHardSwish;
   else
-    info.Fail(StrCat("activation '", name, "' is not supported (Relu, Tanh, Sigmoid, Silu, LeakyRelu, Clip, HardSigmoid",
-                     flavor == ConvFlavor::kOnyxFused ? ", HardSwish)" : ")"));
+    info.Fail(StrCat("activation '", name, "' is not supported (Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid",
+                     onyx ? ", Silu, HardSwish)" : "; Silu and HardSwish only in com.onyx FusedConv)"));
   if (params > 0) {
     const std::vector<float> values = info.GetFloatsOr("activation_params", {});
     if (values.size() != params)
