@@ -4,7 +4,8 @@
 function(onyx_layer name dir)
   cmake_parse_arguments(ARG "" "" "DEPS;EXTRA_SOURCES" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cc)
-  list(FILTER sources EXCLUDE REGEX ".*_avx2\\.cc$|.*_avx512\\.cc$|.*_fma\\.cc$")
+  # Also <dtype>_<op>_<isa>_<tile>.cc microkernels (f32_gemm_avx2_6x16.cc).
+  list(FILTER sources EXCLUDE REGEX ".*_avx2\\.cc$|.*_avx512\\.cc$|.*_fma\\.cc$|.*_avx2_[0-9a-z]+\\.cc$|.*_avx512_[0-9a-z]+\\.cc$")
   if(NOT sources)
     # A layer with nothing in it yet: an interface target keeps the dependency chain intact.
     add_library(${name} INTERFACE)
@@ -21,8 +22,8 @@ function(onyx_layer name dir)
     target_link_libraries(${name} PUBLIC ${dep})
   endforeach()
   # Per-ISA variants in this folder.
-  file(GLOB_RECURSE avx2_sources CONFIGURE_DEPENDS ${dir}/*_avx2.cc)
-  file(GLOB_RECURSE avx512_sources CONFIGURE_DEPENDS ${dir}/*_avx512.cc)
+  file(GLOB_RECURSE avx2_sources CONFIGURE_DEPENDS ${dir}/*_avx2.cc ${dir}/*_avx2_*.cc)
+  file(GLOB_RECURSE avx512_sources CONFIGURE_DEPENDS ${dir}/*_avx512.cc ${dir}/*_avx512_*.cc)
   if(avx2_sources)
     set_source_files_properties(${avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
     target_sources(${name} PRIVATE ${avx2_sources})

@@ -3,6 +3,7 @@
 // names it does not define resolve in the enclosing scopes.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,9 @@ struct Model {
   std::vector<std::pair<std::string, std::string>> metadata_props;
   std::string path;  // the file it was read from; empty for bytes
   std::shared_ptr<Graph> graph;
+  // Set by the loader when tensors view memory-mapped files: lets the session drop the pages
+  // it has read once kernels have taken what they need (null otherwise).
+  std::function<void()> release_mapped_pages;
 };
 
 }  // namespace onyx::ir

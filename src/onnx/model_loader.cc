@@ -309,6 +309,11 @@ std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path) {
   ctx.bytes_holder = file;
   auto model = ParseModel(file->data(), file->size(), ctx);
   model->path = path;
+  std::vector<std::shared_ptr<const MappedFile>> files = {file};
+  for (const auto& [name, f] : ctx.external_files) files.push_back(f);
+  model->release_mapped_pages = [files] {
+    for (const auto& f : files) f->DropResidentPages();
+  };
   return model;
 }
 

@@ -36,6 +36,10 @@ std::shared_ptr<const MappedFile> MappedFile::Open(const std::string& path) {
   return file;
 }
 
+void MappedFile::DropResidentPages() const {
+  if (data_ != nullptr) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

@@ -19,6 +19,10 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Tells the kernel it may drop the pages read so far. Safe at any time: the mapping is
+  // read-only and private, so a later access reads the page from the file again. Used after
+  // session creation, when pre-packed weights have replaced most of the file's tensors.
+  void DropResidentPages() const;
 
  private:
   MappedFile() = default;

@@ -78,6 +78,10 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
     throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
   }
 
+  // Kernels have copied or pre-packed what they need: let the file pages go (the ones still
+  // read at run time come back on first use).
+  if (model_->release_mapped_pages) model_->release_mapped_pages();
+
   for (const auto& in : graph.inputs) {
     (graph.IsInitializer(in.name) ? overridable_ : inputs_).push_back(IoInfo{in.name, in.type});
   }

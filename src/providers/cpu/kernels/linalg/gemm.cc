@@ -2,6 +2,7 @@
 // Opsets 1 and 6: C is required and must be [M, N] unless the `broadcast` attribute is set;
 // 7 onwards: C broadcasts unidirectionally to [M, N]; 11 onwards: C is optional; 9 and 13 add
 // integer types and bfloat16. The float path runs on linalg::Sgemm.
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/linalg/typed_gemm.h"
 #include "providers/kernel.h"
 
@@ -17,8 +18,14 @@ class Gemm final : public OpKernel {
         trans_b_(info.GetIntOr("transB", 0) != 0),
         legacy_(info.opset() < 7),
         legacy_broadcast_(info.opset() < 7 && info.GetIntOr("broadcast", 0) != 0),
-        c_optional_(info.opset() >= 11) {
+        c_optional_(info.opset() >= 11),
+        packed_b_(linalg_kernels::PackConstantB(info, 1, info.GetIntOr("transB", 0) != 0)) {
     if (!c_optional_ && !info.has_input(2)) info.Fail("input C is required before opset 11");
+    // A constant bias row [N] (or [1, N]) with beta 1 is added by the GEMM's epilogue.
+    const Tensor* c = info.ConstantInput(2);
+    if (packed_b_ && c && c->dtype() == DataType::kFloat && beta_ == 1.0f &&
+        ((c->rank() == 1 && c->dim(0) == packed_b_->n()) || (c->rank() == 2 && c->dim(0) == 1 && c->dim(1) == packed_b_->n())))
+      bias_ = *c;
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -50,6 +57,22 @@ class Gemm final : public OpKernel {
     }
     Tensor& y = ctx.AllocateOutput(0, a.dtype(), {m, n});
     if (y.size() == 0) return;
+    if (packed_b_ && a.dtype() == DataType::kFloat && packed_b_->k() == k && packed_b_->n() == n && k > 0) {
+      linalg::GemmEpilogue epilogue;
+      float beta = 0.0f;
+      if (bias_.defined()) {
+        epilogue.bias_per_col = bias_.data<float>();
+      } else if (c != nullptr && beta_ != 0.0f) {
+        float* py = y.data<float>();
+        const float* pc = c->data<float>();
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) py[i * n + j] = pc[i * c_row_stride + j * c_col_stride];
+        beta = beta_;
+      }
+      linalg::SgemmPackedB(trans_a_, m, n, k, alpha_, a.data<float>(), a.dim(1), *packed_b_, beta, y.data<float>(), n,
+                           ctx.thread_pool(), bias_.defined() ? &epilogue : nullptr);
+      return;
+    }
     const bool use_c = c != nullptr && beta_ != 0.0f;
     Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -77,6 +100,8 @@ class Gemm final : public OpKernel {
   bool legacy_;
   bool legacy_broadcast_;
   bool c_optional_;
+  std::shared_ptr<const linalg::PackedB> packed_b_;  // B when it is a constant float matrix
+  Tensor bias_;                                       // C when the epilogue adds it
 };
 
 ONYX_CPU_KERNEL("Gemm", 1, 6, Gemm);

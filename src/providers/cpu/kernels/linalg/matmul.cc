@@ -2,6 +2,7 @@
 // float16, bfloat16 and 32/64-bit integers (opsets 1, 9, 13). The float path runs on
 // linalg::Sgemm.
 #include "ops/broadcast.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/linalg/typed_gemm.h"
 #include "providers/kernel.h"
 
@@ -10,11 +11,13 @@ namespace {
 
 class MatMul final : public OpKernel {
  public:
-  explicit MatMul(const KernelInfo&) {}
+  explicit MatMul(const KernelInfo& info) : packed_b_(linalg_kernels::PackConstantB(info, 1, false)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
+    if (packed_b_ && a.dtype() == DataType::kFloat && a.rank() >= 1 && a.dim(a.rank() - 1) == packed_b_->k())
+      return ComputeWithPackedB(ctx, a);
     if (a.dtype() != b.dtype())
       ctx.Fail(
           StrCat("inputs have different element types ", DataTypeName(a.dtype()), " and ", DataTypeName(b.dtype())));
@@ -72,6 +75,22 @@ class MatMul final : public OpKernel {
       }
     });
   }
+
+ private:
+  // B is a constant [K, N] matrix shared by every batch: all rows of A go through one packed
+  // GEMM (A's batch dims flatten into M).
+  void ComputeWithPackedB(KernelContext& ctx, const Tensor& a) const {
+    const int64_t k = packed_b_->k(), n = packed_b_->n();
+    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+    out_shape.push_back(n);
+    Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
+    const int64_t rows = k == 0 ? 0 : a.size() / k;
+    if (out.size() == 0) return;
+    linalg::SgemmPackedB(false, rows, n, k, 1.0f, a.data<float>(), k, *packed_b_, 0.0f, out.data<float>(), n,
+                         ctx.thread_pool());
+  }
+
+  std::shared_ptr<const linalg::PackedB> packed_b_;
 };
 
 ONYX_CPU_KERNEL("MatMul", 1, 8, MatMul);

@@ -1,0 +1,370 @@
+// The blocked f32 GEMM driver (GotoBLAS/BLIS loop nest) over the selected microkernel:
+//
+//   for each strip of NS columns:
+//     for each K block (kc deep):                  C gets beta on the first block only
+//       pack the B strip (kc x NS)                 (skipped for PackedB)
+//       for each MC rows: pack A block (MC x kc)   (skipped for PackedA)
+//         for each NC columns:                     A block + B block (kc x NC) stay in L2
+//           for each MR panel of A, for each NR panel of B: microkernel on one MR x NR tile
+//
+// Threads split C into a grid of blocks (aligned to MR x NR) chosen so the packing each thread
+// repeats stays small; every block runs the loop nest above with its own packing buffers.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "linalg/f32_gemm_kernel.h"
+#include "linalg/gemm.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+
+// ---- AlignedFloats ----
+
+namespace {
+// Big packs sit on 2 MB pages where the OS allows it: the microkernel walks B panel by panel and
+// 4 KB pages would cost a TLB miss every few panels.
+constexpr size_t kHugePage = size_t{2} << 20;
+size_t Alignment(size_t count) { return count * sizeof(float) >= kHugePage ? kHugePage : 64; }
+}  // namespace
+
+AlignedFloats::AlignedFloats(size_t count) : size_(count) {
+  if (count == 0) return;
+  const size_t bytes = count * sizeof(float);
+  data_ = static_cast<float*>(::operator new[](bytes, std::align_val_t{Alignment(count)}));
+  if (bytes >= kHugePage) madvise(data_, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+}
+
+AlignedFloats::~AlignedFloats() {
+  if (data_ != nullptr) ::operator delete[](data_, std::align_val_t{Alignment(size_)});
+}
+
+AlignedFloats::AlignedFloats(AlignedFloats&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+AlignedFloats& AlignedFloats::operator=(AlignedFloats&& other) noexcept {
+  if (this != &other) {
+    AlignedFloats old(std::move(*this));
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+// Read access to the packs for the driver below.
+struct PackedAccess {
+  static const F32GemmKernel* Kernel(const PackedA& p) { return p.kernel_; }
+  static const F32GemmKernel* Kernel(const PackedB& p) { return p.kernel_; }
+  static int64_t Kc(const PackedA& p) { return p.kc_; }
+  static int64_t Kc(const PackedB& p) { return p.kc_; }
+  static const float* Data(const PackedA& p) { return p.data_.data(); }
+  static const float* Data(const PackedB& p) { return p.data_.data(); }
+};
+
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
+
+// Below this many flops one thread is faster than waking others.
+constexpr double kMinParallelFlops = 4.0e6;
+// Packed B per strip (kc x ns floats); a few MB bounds the workspace.
+constexpr int64_t kMaxBStripFloats = int64_t{1} << 20;
+
+int64_t L2Bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{512} << 10;
+  }();
+  return bytes;
+}
+
+// Equal K blocks of at most the kernel's kc, a multiple of 8 deep where possible.
+int64_t BlockKc(const F32GemmKernel& kernel, int64_t k) {
+  if (k <= kernel.kc) return std::max<int64_t>(k, 1);
+  const int64_t blocks = CeilDiv(k, kernel.kc);
+  return std::min(k, RoundUp(CeilDiv(k, blocks), 8));
+}
+
+// Columns of B per L2 block: kc x nc floats fill about half of L2.
+int64_t BlockNc(const F32GemmKernel& kernel, int64_t kc) {
+  const int64_t nc = (L2Bytes() / 2) / (kc * static_cast<int64_t>(sizeof(float)));
+  return std::max<int64_t>(kernel.nr, nc / kernel.nr * kernel.nr);
+}
+
+// Rows of A per block: a quarter of L2, next to the B block while NC columns pass.
+int64_t BlockMc(const F32GemmKernel& kernel, int64_t kc) {
+  const int64_t mc = (L2Bytes() / 4) / (kc * static_cast<int64_t>(sizeof(float)));
+  return std::max<int64_t>(kernel.mr * 4, mc / kernel.mr * kernel.mr);
+}
+
+// Columns of packed B per strip (a multiple of nc), bounding the workspace to a few MB.
+int64_t BlockNs(int64_t kc, int64_t nc) {
+  return std::max<int64_t>(nc, kMaxBStripFloats / kc / nc * nc);
+}
+
+// Per-thread packing buffers, grown on demand and kept for later calls.
+float* Workspace(size_t floats) {
+  thread_local AlignedFloats buffer;
+  if (buffer.size() < floats) buffer = AlignedFloats(floats);
+  return buffer.data();
+}
+
+struct Problem {
+  const F32GemmKernel* kernel;
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  int64_t ldb;
+  float beta;
+  float* c;
+  int64_t ldc;
+  const GemmEpilogue* epilogue;
+  const float* packed_a;  // non-null: A comes pre-packed (PackedA layout)
+  const float* packed_b;
+  int64_t kc;
+};
+
+// op(A)[i, p] and op(B)[p, j] as pointers for the packers.
+const float* AAt(const Problem& p, int64_t i, int64_t k0) {
+  return p.trans_a ? p.a + k0 * p.lda + i : p.a + i * p.lda + k0;
+}
+const float* BAt(const Problem& p, int64_t k0, int64_t j) {
+  return p.trans_b ? p.b + j * p.ldb + k0 : p.b + k0 * p.ldb + j;
+}
+
+// C[m0:m1, n0:n1] (m0 a multiple of MR, n0 of NR) on the calling thread.
+void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const F32GemmKernel& kern = *p.kernel;
+  const int64_t mr = kern.mr, nr = kern.nr;
+  const int64_t kc = p.kc;
+  // Equal row blocks, up to 1.5x the target, so no thin last block re-reads all of B.
+  const int64_t mc_target = BlockMc(kern, kc);
+  const int64_t m_blocks = CeilDiv(m1 - m0, mc_target + mc_target / 2);
+  const int64_t mc = RoundUp(CeilDiv(m1 - m0, m_blocks), mr);
+  const int64_t nc = std::min(BlockNc(kern, kc), RoundUp(n1 - n0, nr));
+  // B is packed a column strip at a time (kc x ns) and reused by every row block below it.
+  const int64_t ns = p.packed_b != nullptr ? RoundUp(n1 - n0, nr) : std::min(BlockNs(kc, nc), RoundUp(n1 - n0, nr));
+  // With one row panel each B value is used once: read B in place, except a ragged last panel.
+  const bool direct_b = p.packed_b == nullptr && !p.trans_b && m1 - m0 <= mr;
+  const int64_t a_floats = p.packed_a != nullptr ? 0 : RoundUp(mc * kc, 16);
+  const int64_t b_floats = p.packed_b != nullptr ? 0 : direct_b ? kc * nr : ns * kc;
+  float* const ws = Workspace(static_cast<size_t>(a_floats + b_floats));
+  float* const a_buf = ws;
+  float* const b_buf = ws + a_floats;
+  const int64_t m_pad = RoundUp(p.m, mr), n_pad = RoundUp(p.n, nr);
+  const GemmEpilogue* ep = p.epilogue;
+
+  F32GemmTile t;
+  t.alpha = p.alpha;
+  t.ldc = p.ldc;
+  if (ep != nullptr) {
+    t.ldr = ep->ldr;
+    t.activation = ep->activation;
+    t.act_alpha = ep->alpha;
+    t.act_beta = ep->beta;
+  }
+  const int64_t k_blocks = std::max<int64_t>(1, CeilDiv(p.k, kc));
+  for (int64_t js = n0; js < n1; js += ns) {
+    const int64_t nsb = std::min(ns, n1 - js);
+    for (int64_t kb = 0; kb < k_blocks; ++kb) {
+      const int64_t k0 = kb * kc;
+      const int64_t kcb = std::min(kc, p.k - k0);
+      t.kc = kcb;
+      t.beta = kb == 0 ? p.beta : 1.0f;
+      t.finish = kb == k_blocks - 1 && ep != nullptr;
+      // The strip's panels: panel q starts at b_strip + q * kcb * nr.
+      const float* b_strip = nullptr;
+      if (p.packed_b != nullptr) {
+        b_strip = p.packed_b + k0 * n_pad + js * kcb;
+      } else if (!direct_b) {
+        kern.pack_b(p.trans_b, BAt(p, k0, js), p.ldb, nsb, kcb, b_buf);
+        b_strip = b_buf;
+      } else if (nsb % nr != 0) {
+        const int64_t last = nsb / nr * nr;
+        kern.pack_b(false, BAt(p, k0, js + last), p.ldb, nsb - last, kcb, b_buf);
+      }
+      for (int64_t i0 = m0; i0 < m1; i0 += mc) {
+        const int64_t mcb = std::min(mc, m1 - i0);
+        const float* a_block;
+        if (p.packed_a != nullptr) {
+          a_block = p.packed_a + k0 * m_pad + i0 * kcb;
+        } else {
+          kern.pack_a(p.trans_a, AAt(p, i0, k0), p.lda, mcb, kcb, a_buf);
+          a_block = a_buf;
+        }
+        // One B block (kc x nc) stays in L2 while the A block's panels sweep over it.
+        for (int64_t j0 = js; j0 < js + nsb; j0 += nc) {
+          const int64_t ncb = std::min(nc, js + nsb - j0);
+          for (int64_t ir = 0; ir < mcb; ir += mr) {
+            const int64_t i = i0 + ir;
+            t.a = a_block + ir * kcb;
+            t.mr = static_cast<int>(std::min(mr, mcb - ir));
+            for (int64_t jr = 0; jr < ncb; jr += nr) {
+              const int64_t j = j0 + jr;
+              t.nr = static_cast<int>(std::min(nr, ncb - jr));
+              if (b_strip != nullptr) {
+                t.b = b_strip + (j - js) * kcb;
+                t.b_stride = nr;
+              } else if (t.nr == nr) {  // direct: B in place
+                t.b = BAt(p, k0, j);
+                t.b_stride = p.ldb;
+              } else {
+                t.b = b_buf;
+                t.b_stride = nr;
+              }
+              t.c = p.c + i * p.ldc + j;
+              if (t.finish) {
+                t.bias_row = ep->bias_per_row != nullptr ? ep->bias_per_row + i : nullptr;
+                t.bias_col = ep->bias_per_col != nullptr ? ep->bias_per_col + j : nullptr;
+                t.residual = ep->residual != nullptr ? ep->residual + i * ep->ldr + j : nullptr;
+              }
+              kern.tile(t);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Splits C into a tm x tn grid of blocks for the pool's threads: the split whose slowest
+// block (multiply-adds plus the packing it repeats) is cheapest.
+void Run(const Problem& p, ThreadPool* pool) {
+  const int64_t mr = p.kernel->mr, nr = p.kernel->nr;
+  const int64_t m_panels = CeilDiv(p.m, mr), n_panels = CeilDiv(p.n, nr);
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const int threads = pool != nullptr && flops >= kMinParallelFlops ? pool->num_threads() : 1;
+  int64_t best_tm = 1, best_tn = 1;
+  double best_cost = -1.0;
+  for (int64_t tm = 1; tm <= threads; ++tm)
+    for (int64_t tn = 1; tm * tn <= threads; ++tn) {
+      if (tm > m_panels || tn > n_panels) continue;
+      // The biggest block; edge tiles cost what they compute (row-exact kernels).
+      const double bm = static_cast<double>(std::min(CeilDiv(m_panels, tm) * mr, p.m));
+      const double bn = static_cast<double>(std::min(CeilDiv(n_panels, tn) * nr, p.n));
+      const double kd = static_cast<double>(p.k);
+      // A multiply-add costs ~1/(2*NR) cycle per lane pair; a packed float ~1/2 cycle.
+      double cost = bm * bn * kd / (2.0 * static_cast<double>(nr));
+      if (p.packed_a == nullptr) cost += 0.5 * bm * kd;
+      if (p.packed_b == nullptr) cost += 0.5 * bn * kd;
+      if (best_cost < 0.0 || cost < best_cost) best_cost = cost, best_tm = tm, best_tn = tn;
+    }
+  if (best_tm * best_tn == 1) {
+    RunBlock(p, 0, p.m, 0, p.n);
+    return;
+  }
+  const int64_t rows = CeilDiv(m_panels, best_tm) * mr, cols = CeilDiv(n_panels, best_tn) * nr;
+  const int64_t tn = best_tn;
+  ThreadPool::For(pool, best_tm * best_tn, best_cost * 8.0, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t m0 = task / tn * rows, n0 = task % tn * cols;
+      if (m0 < p.m && n0 < p.n) RunBlock(p, m0, std::min(p.m, m0 + rows), n0, std::min(p.n, n0 + cols));
+    }
+  });
+}
+
+void CheckDims(int64_t m, int64_t n, int64_t k) {
+  if (m < 0 || n < 0 || k < 0)
+    throw std::invalid_argument("Sgemm: negative size m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                                " k=" + std::to_string(k));
+}
+
+}  // namespace
+
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
+           const GemmEpilogue* epilogue) {
+  CheckDims(m, n, k);
+  if (m == 0 || n == 0) return;
+  const F32GemmKernel& kernel = SelectedF32GemmKernel();
+  const Problem p{&kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue,
+                  nullptr, nullptr, BlockKc(kernel, k)};
+  Run(p, pool);
+}
+
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+  Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr);
+}
+
+// ---- pre-packed operands ----
+
+PackedB::PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool)
+    : kernel_(&SelectedF32GemmKernel()), k_(k), n_(n) {
+  CheckDims(0, n, k);
+  const F32GemmKernel& kern = *kernel_;
+  kc_ = BlockKc(kern, k);
+  const int64_t n_pad = RoundUp(n, kern.nr);
+  data_ = AlignedFloats(static_cast<size_t>(k * n_pad));
+  const int64_t k_blocks = CeilDiv(k, kc_), n_panels = CeilDiv(n, kern.nr);
+  // Layout: K blocks one after another; in each, ceil(n / NR) panels of kcb x NR.
+  ThreadPool::For(pool, k_blocks * n_panels, static_cast<double>(kc_ * kern.nr), [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t k0 = task / n_panels * kc_, j = task % n_panels * kern.nr;
+      const int64_t kcb = std::min(kc_, k - k0);
+      const float* src = trans_b ? b + j * ldb + k0 : b + k0 * ldb + j;
+      kern.pack_b(trans_b, src, ldb, std::min<int64_t>(kern.nr, n - j), kcb, data_.data() + k0 * n_pad + j * kcb);
+    }
+  });
+}
+
+const char* PackedB::kernel_name() const { return kernel_ != nullptr ? kernel_->name : ""; }
+
+PackedA::PackedA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, ThreadPool* pool)
+    : kernel_(&SelectedF32GemmKernel()), m_(m), k_(k) {
+  CheckDims(m, 0, k);
+  const F32GemmKernel& kern = *kernel_;
+  kc_ = BlockKc(kern, k);
+  const int64_t m_pad = RoundUp(m, kern.mr);
+  data_ = AlignedFloats(static_cast<size_t>(k * m_pad));
+  const int64_t k_blocks = CeilDiv(k, kc_), m_panels = CeilDiv(m, kern.mr);
+  ThreadPool::For(pool, k_blocks * m_panels, static_cast<double>(kc_ * kern.mr), [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t k0 = task / m_panels * kc_, i = task % m_panels * kern.mr;
+      const int64_t kcb = std::min(kc_, k - k0);
+      const float* src = trans_a ? a + k0 * lda + i : a + i * lda + k0;
+      kern.pack_a(trans_a, src, lda, std::min<int64_t>(kern.mr, m - i), kcb, data_.data() + k0 * m_pad + i * kcb);
+    }
+  });
+}
+
+const char* PackedA::kernel_name() const { return kernel_ != nullptr ? kernel_->name : ""; }
+
+void SgemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const PackedB& b, float beta, float* c, int64_t ldc, ThreadPool* pool,
+                  const GemmEpilogue* epilogue) {
+  CheckDims(m, n, k);
+  if (b.empty() || b.k() != k || b.n() != n)
+    throw std::invalid_argument("SgemmPackedB: packed B is [" + std::to_string(b.k()) + ", " +
+                                std::to_string(b.n()) + "], the call needs [" + std::to_string(k) + ", " +
+                                std::to_string(n) + "]");
+  if (m == 0 || n == 0) return;
+  const Problem p{PackedAccess::Kernel(b), trans_a, false, m, n, k, alpha, a, lda, nullptr, 0, beta, c, ldc,
+                  epilogue, nullptr, PackedAccess::Data(b), PackedAccess::Kc(b)};
+  Run(p, pool);
+}
+
+void SgemmPackedA(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const PackedA& a, const float* b,
+                  int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool, const GemmEpilogue* epilogue) {
+  CheckDims(m, n, k);
+  if (a.empty() || a.m() != m || a.k() != k)
+    throw std::invalid_argument("SgemmPackedA: packed A is [" + std::to_string(a.m()) + ", " +
+                                std::to_string(a.k()) + "], the call needs [" + std::to_string(m) + ", " +
+                                std::to_string(k) + "]");
+  if (m == 0 || n == 0) return;
+  const Problem p{PackedAccess::Kernel(a), false, trans_b, m, n, k, alpha, nullptr, 0, b, ldb, beta, c, ldc,
+                  epilogue, PackedAccess::Data(a), nullptr, PackedAccess::Kc(a)};
+  Run(p, pool);
+}
+
+}  // namespace onyx::linalg

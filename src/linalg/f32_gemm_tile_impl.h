@@ -1,0 +1,349 @@
+// The register-blocked f32 GEMM microkernel, its epilogue and its packing routines, written once
+// over a SIMD wrapper S (see f32_gemm_avx512_14x32.cc for the interface) and instantiated by
+// each ISA file with that ISA's compiler flags.
+//
+// Include only from an ISA file, after defining its wrapper. Everything here has internal
+// linkage on purpose: an inline function or template emitted with AVX-512 flags must never be
+// merged with a baseline copy by the linker. For the same reason this file calls no std::
+// function templates.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "linalg/f32_gemm_kernel.h"
+#include "linalg/gemm.h"
+
+namespace onyx::linalg {
+namespace {
+
+// ---- vector math for the transcendental epilogues (coefficients fitted for float) ----
+
+template <class S>
+typename S::V Exp(typename S::V x) {
+  using V = typename S::V;
+  // exp(x) = 2^n * exp(r), r = x - n ln2 in [-ln2/2, ln2/2]. The clamp keeps 2^n, and 1 / exp(x)
+  // in the callers, normal floats: a denormal operand costs a ~100-cycle microcode assist.
+  x = S::Min(S::Set1(87.0f), S::Max(S::Set1(-87.0f), x));  // x second: NaN stays NaN
+  const V n = S::Round(S::Mul(x, S::Set1(1.44269504088896341f)));
+  V r = S::Fnma(n, S::Set1(0.693145751953125f), x);  // ln2 split so n * hi is exact
+  r = S::Fnma(n, S::Set1(1.428606765330187e-06f), r);
+  V p = S::Set1(0.001375140789319865f);
+  p = S::Fma(p, r, S::Set1(0.008368916341363995f));
+  p = S::Fma(p, r, S::Set1(0.041669533109272586f));
+  p = S::Fma(p, r, S::Set1(0.1666651845998029f));
+  p = S::Fma(p, r, S::Set1(0.49999988595112477f));
+  p = S::Fma(p, S::Mul(r, r), r);
+  return S::Mul(S::Add(p, S::Set1(1.0f)), S::Pow2i(n));
+}
+
+template <class S>
+typename S::V Sigmoid(typename S::V x) {
+  return S::Div(S::Set1(1.0f), S::Add(S::Set1(1.0f), Exp<S>(S::Sub(S::Zero(), x))));
+}
+
+template <class S>
+typename S::V Tanh(typename S::V x) {
+  using V = typename S::V;
+  const V ax = S::Abs(x);
+  // Small |x|: odd polynomial (no cancellation); otherwise 1 - 2 / (exp(2|x|) + 1).
+  const V z = S::Mul(x, x);
+  V p = S::Set1(0.0021489909546445725f);
+  p = S::Fma(p, z, S::Set1(-0.008184669912526227f));
+  p = S::Fma(p, z, S::Set1(0.021704004136477037f));
+  p = S::Fma(p, z, S::Set1(-0.05394745495287705f));
+  p = S::Fma(p, z, S::Set1(0.13333212509117337f));
+  p = S::Fma(p, z, S::Set1(-0.3333333101061633f));
+  const V small = S::Fma(S::Mul(x, z), p, x);
+  const V e = Exp<S>(S::Add(ax, ax));
+  V large = S::Sub(S::Set1(1.0f), S::Div(S::Set1(2.0f), S::Add(e, S::Set1(1.0f))));
+  large = S::Select(S::Less(x, S::Zero()), S::Sub(S::Zero(), large), large);
+  return S::Select(S::Less(ax, S::Set1(0.625f)), small, large);
+}
+
+// 1 + erf(z), accurate relative to itself also far into the negative tail.
+template <class S>
+typename S::V OnePlusErf(typename S::V z) {
+  using V = typename S::V;
+  // Past |z| = 9, erfc(|z|) < 5e-37: clamping there keeps every product a normal float.
+  const V az = S::Min(S::Set1(9.0f), S::Abs(z));
+  const V z2 = S::Mul(az, az);
+  V p = S::Set1(-1.0714638126244763e-05f);
+  p = S::Fma(p, z2, S::Set1(0.00011566391242961299f));
+  p = S::Fma(p, z2, S::Set1(-0.0008517950075620437f));
+  p = S::Fma(p, z2, S::Set1(0.00522292485911087f));
+  p = S::Fma(p, z2, S::Set1(-0.026865973277870783f));
+  p = S::Fma(p, z2, S::Set1(0.11283789886242049f));
+  p = S::Fma(p, z2, S::Set1(-0.37612638845236795f));
+  p = S::Fma(p, z2, S::Set1(1.12837916709357f));
+  const V small = S::Fma(z, p, S::Set1(1.0f));
+  // erfc(|z|) = exp(-z^2) R(t), t = 1 / (1 + |z| / 2); z^2 = hi + lo keeps exp accurate.
+  const V t = S::Div(S::Set1(1.0f), S::Fma(az, S::Set1(0.5f), S::Set1(1.0f)));
+  V q = S::Set1(-0.045069395998683474f);
+  q = S::Fma(q, t, S::Set1(0.11880867451847797f));
+  q = S::Fma(q, t, S::Set1(-0.012762235715450581f));
+  q = S::Fma(q, t, S::Set1(-0.2147997778475275f));
+  q = S::Fma(q, t, S::Set1(0.130974924857284f));
+  q = S::Fma(q, t, S::Set1(0.0194451573791951f));
+  q = S::Fma(q, t, S::Set1(0.1956133362808308f));
+  q = S::Fma(q, t, S::Set1(0.24307687640771758f));
+  q = S::Fma(q, t, S::Set1(0.2825552965990334f));
+  q = S::Fma(q, t, S::Set1(0.2820624209124246f));
+  q = S::Fma(q, t, S::Set1(9.948616169805544e-07f));
+  const V lo = S::SquareLo(az, z2);
+  const V erfc = S::Mul(S::Mul(Exp<S>(S::Sub(S::Zero(), z2)), S::Fnma(lo, S::Set1(1.0f), S::Set1(1.0f))), q);
+  const V tail = S::Select(S::Less(z, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
+  return S::Select(S::Less(az, S::Set1(0.875f)), small, tail);
+}
+
+// The activations that need transcendental math, applied to finished values.
+template <class S, int kActivation>
+typename S::V ActivateTranscendental(typename S::V x) {
+  using V = typename S::V;
+  if constexpr (kActivation == GemmEpilogue::kSigmoid) {
+    return Sigmoid<S>(x);
+  } else if constexpr (kActivation == GemmEpilogue::kTanh) {
+    return Tanh<S>(x);
+  } else if constexpr (kActivation == GemmEpilogue::kSilu) {
+    return S::Mul(x, Sigmoid<S>(x));
+  } else if constexpr (kActivation == GemmEpilogue::kGeluErf) {
+    return S::Mul(S::Mul(x, S::Set1(0.5f)), OnePlusErf<S>(S::Mul(x, S::Set1(0.70710678118654752f))));
+  } else {
+    static_assert(kActivation == GemmEpilogue::kGeluTanh);
+    // 0.5 x (1 + tanh(y)) = x * sigmoid(2y), y = sqrt(2/pi) (x + 0.044715 x^3)
+    const V x3 = S::Mul(S::Mul(x, x), x);
+    const V y2 = S::Mul(S::Fma(x3, S::Set1(0.044715f), x), S::Set1(1.5957691216057308f));
+    return S::Mul(x, Sigmoid<S>(y2));
+  }
+}
+
+// A finished rows x cols block of C, still in L1.
+template <class S, int kActivation>
+void ActivateBlock(float* c, int64_t ldc, int rows, int cols) {
+  constexpr int L = S::kLanes;
+  for (int i = 0; i < rows; ++i) {
+    float* crow = c + i * ldc;
+    for (int j = 0; j < cols; j += L)
+      S::StoreN(crow + j, ActivateTranscendental<S, kActivation>(S::LoadN(crow + j, cols - j)), cols - j);
+  }
+}
+
+template <class S>
+void ActivateBlock(int activation, float* c, int64_t ldc, int rows, int cols) {
+  switch (activation) {
+    case GemmEpilogue::kSigmoid:
+      return ActivateBlock<S, GemmEpilogue::kSigmoid>(c, ldc, rows, cols);
+    case GemmEpilogue::kTanh:
+      return ActivateBlock<S, GemmEpilogue::kTanh>(c, ldc, rows, cols);
+    case GemmEpilogue::kSilu:
+      return ActivateBlock<S, GemmEpilogue::kSilu>(c, ldc, rows, cols);
+    case GemmEpilogue::kGeluErf:
+      return ActivateBlock<S, GemmEpilogue::kGeluErf>(c, ldc, rows, cols);
+    case GemmEpilogue::kGeluTanh:
+      return ActivateBlock<S, GemmEpilogue::kGeluTanh>(c, ldc, rows, cols);
+    default:
+      return;
+  }
+}
+
+inline bool IsTranscendental(int activation) {
+  return activation == GemmEpilogue::kSigmoid || activation == GemmEpilogue::kTanh ||
+         activation == GemmEpilogue::kSilu || activation == GemmEpilogue::kGeluErf ||
+         activation == GemmEpilogue::kGeluTanh;
+}
+
+// The cheap activations, applied in registers.
+template <class S>
+typename S::V ActivateLinear(typename S::V x, const F32GemmTile& t) {
+  switch (t.activation) {
+    case GemmEpilogue::kRelu:
+      return S::Max(S::Zero(), x);  // x second everywhere: NaN propagates
+    case GemmEpilogue::kClip:
+      return S::Min(S::Set1(t.act_beta), S::Max(S::Set1(t.act_alpha), x));
+    case GemmEpilogue::kLeakyRelu:
+      return S::Select(S::Less(x, S::Zero()), S::Mul(x, S::Set1(t.act_alpha)), x);
+    case GemmEpilogue::kHardSigmoid:
+      return S::Min(S::Set1(1.0f), S::Max(S::Zero(), S::Fma(x, S::Set1(t.act_alpha), S::Set1(t.act_beta))));
+    default:
+      return x;
+  }
+}
+
+// ---- the microkernel ----
+
+// B rows are prefetched this many steps ahead: far enough to cover L2 latency and to pull the
+// next tile's panel into L1 before the tile starts (measured: 16 is too close, 64-128 is flat).
+constexpr int kPrefetchB = 64;
+
+// R rows (R <= MR; the A panel still has MR floats per step) by NV vectors of columns.
+template <class S, int MR, int R, int NV>
+void TileKernel(const F32GemmTile& t) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  V acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = S::Zero();
+
+  // C's rows come from far away (other K blocks touched them long ago): start fetching now so
+  // the loads and stores after the K loop hit L1.
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    __builtin_prefetch(t.c + i * t.ldc, 1, 3);
+    __builtin_prefetch(t.c + i * t.ldc + NV * L - 1, 1, 3);
+  }
+
+  const float* a = t.a;
+  const float* b = t.b;
+  const int64_t bs = t.b_stride;
+  const int64_t kc = t.kc;
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    V bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = S::Load(b + v * L);
+    __builtin_prefetch(b + kPrefetchB * bs, 0, 3);  // never faults, even past the end
+    if constexpr (NV * L > 16) __builtin_prefetch(b + kPrefetchB * bs + 16, 0, 3);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const V av = S::Broadcast(a + i);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = S::Fma(av, bv[v], acc[i][v]);
+    }
+    a += MR;
+    b += bs;
+  }
+
+  const V alpha = S::Set1(t.alpha);
+  const V beta = S::Set1(t.beta);
+  const bool read_c = t.beta != 0.0f;
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    float* crow = t.c + i * t.ldc;
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      const int cols = t.nr - v * L;
+      if (cols <= 0) break;
+      V r = S::Mul(acc[i][v], alpha);
+      if (read_c) r = S::Fma(S::LoadN(crow + v * L, cols), beta, r);
+      if (t.finish) {
+        if (t.bias_row != nullptr) r = S::Add(r, S::Set1(t.bias_row[i]));
+        if (t.bias_col != nullptr) r = S::Add(r, S::LoadN(t.bias_col + v * L, cols));
+        if (t.residual != nullptr) r = S::Add(r, S::LoadN(t.residual + i * t.ldr + v * L, cols));
+        r = ActivateLinear<S>(r, t);
+      }
+      S::StoreN(crow + v * L, r, cols);
+    }
+  }
+  // The tile is in L1 now: finish transcendental activations before moving on.
+  if (t.finish && IsTranscendental(t.activation)) ActivateBlock<S>(t.activation, t.c, t.ldc, R, t.nr);
+}
+
+// Function tables indexed by the tile's row count - 1.
+template <class S, int MR, int NV>
+struct TileTable {
+  F32GemmTileFn fns[MR];
+};
+
+template <class S, int MR, int NV, int... Rm1>
+constexpr TileTable<S, MR, NV> MakeTileTable(std::integer_sequence<int, Rm1...>) {
+  return TileTable<S, MR, NV>{{&TileKernel<S, MR, Rm1 + 1, NV>...}};
+}
+
+// Dispatches a tile to the kernel of exactly its row count, and of half the width when the
+// columns fit in NV - 1 vectors (edge tiles cost what they compute).
+template <class S, int MR, int NV>
+void Tile(const F32GemmTile& t) {
+  static constexpr TileTable<S, MR, NV> kFull = MakeTileTable<S, MR, NV>(std::make_integer_sequence<int, MR>{});
+  if constexpr (NV > 1) {
+    static constexpr TileTable<S, MR, NV - 1> kNarrow =
+        MakeTileTable<S, MR, NV - 1>(std::make_integer_sequence<int, MR>{});
+    if (t.nr <= (NV - 1) * S::kLanes) return kNarrow.fns[t.mr - 1](t);
+  }
+  kFull.fns[t.mr - 1](t);
+}
+
+// ---- packing ----
+// Transposing packs go through S::Transpose (an L x L block in registers); plain copies are
+// vector loads and stores. Rows or columns past the valid ones are written as zeros.
+
+// op(A) rows [0, rows) of a row-major A: each MR x L block is read as rows and transposed.
+template <class S, int MR>
+void PackARows(const float* a, int64_t lda, int64_t rows, int64_t kc, float* out) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  for (int64_t i0 = 0; i0 < rows; i0 += MR, out += kc * MR) {
+    const int64_t r = rows - i0 < MR ? rows - i0 : MR;
+    for (int64_t p0 = 0; p0 < kc; p0 += L) {
+      const int steps = kc - p0 < L ? static_cast<int>(kc - p0) : L;
+#pragma GCC unroll 4
+      for (int ig = 0; ig < MR; ig += L) {
+        V block[L];
+#pragma GCC unroll 16
+        for (int i = 0; i < L; ++i)
+          block[i] = ig + i < r ? S::LoadN(a + (i0 + ig + i) * lda + p0, steps) : S::Zero();
+        S::Transpose(block);
+        const int width = MR - ig < L ? MR - ig : L;
+        for (int q = 0; q < steps; ++q) S::StoreN(out + (p0 + q) * MR + ig, block[q], width);
+      }
+    }
+  }
+}
+
+template <class S, int MR>
+void PackA(bool trans, const float* a, int64_t lda, int64_t rows, int64_t kc, float* out) {
+  if (!trans) return PackARows<S, MR>(a, lda, rows, kc, out);
+  constexpr int L = S::kLanes;
+  // A stored [K, M]: each step's MR values are contiguous.
+  for (int64_t i0 = 0; i0 < rows; i0 += MR, out += kc * MR) {
+    const int r = rows - i0 < MR ? static_cast<int>(rows - i0) : MR;
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = a + p * lda + i0;
+      float* dst = out + p * MR;
+#pragma GCC unroll 4
+      for (int i = 0; i < MR; i += L) {
+        const int width = MR - i < L ? MR - i : L;
+        S::StoreN(dst + i, r - i > 0 ? S::LoadN(src + i, r - i) : S::Zero(), width);
+      }
+    }
+  }
+}
+
+template <class S, int NR>
+void PackB(bool trans, const float* b, int64_t ldb, int64_t cols, int64_t kc, float* out) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  if (!trans) {
+    // Row by row, so B is read sequentially; each row scatters into the panels.
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = b + p * ldb;
+      float* dst = out + p * NR;
+      for (int64_t j0 = 0; j0 < cols; j0 += NR, dst += kc * NR) {
+        const int c = cols - j0 < NR ? static_cast<int>(cols - j0) : NR;
+#pragma GCC unroll 8
+        for (int j = 0; j < NR; j += L) S::StoreN(dst + j, c > j ? S::LoadN(src + j0 + j, c - j) : S::Zero(), L);
+      }
+    }
+    return;
+  }
+  // B stored [N, K]: transpose L columns x L steps at a time.
+  for (int64_t j0 = 0; j0 < cols; j0 += NR, out += kc * NR) {
+    const int64_t c = cols - j0 < NR ? cols - j0 : NR;
+    for (int64_t p0 = 0; p0 < kc; p0 += L) {
+      const int steps = kc - p0 < L ? static_cast<int>(kc - p0) : L;
+#pragma GCC unroll 8
+      for (int jg = 0; jg < NR; jg += L) {
+        V block[L];
+#pragma GCC unroll 16
+        for (int j = 0; j < L; ++j)
+          block[j] = jg + j < c ? S::LoadN(b + (j0 + jg + j) * ldb + p0, steps) : S::Zero();
+        S::Transpose(block);
+        for (int q = 0; q < steps; ++q) S::StoreN(out + (p0 + q) * NR + jg, block[q], L);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onyx::linalg

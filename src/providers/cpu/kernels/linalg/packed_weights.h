@@ -1,0 +1,22 @@
+// Constant float right-hand operands (MatMul/Gemm weights) packed once when the session is
+// created, in the layout the SGEMM microkernel reads.
+#pragma once
+
+#include <memory>
+
+#include "linalg/gemm.h"
+#include "providers/kernel.h"
+
+namespace onyx::linalg_kernels {
+
+// A packed copy of constant input `index` when it is a 2-D float tensor; null otherwise.
+// trans_b: the constant is stored as [N, K] (Gemm's transB).
+inline std::shared_ptr<const linalg::PackedB> PackConstantB(const KernelInfo& info, size_t index, bool trans_b) {
+  const Tensor* b = info.ConstantInput(index);
+  if (b == nullptr || b->dtype() != DataType::kFloat || b->rank() != 2 || b->size() == 0) return nullptr;
+  const int64_t k = trans_b ? b->dim(1) : b->dim(0);
+  const int64_t n = trans_b ? b->dim(0) : b->dim(1);
+  return std::make_shared<const linalg::PackedB>(trans_b, k, n, b->data<float>(), b->dim(1), info.thread_pool());
+}
+
+}  // namespace onyx::linalg_kernels
