@@ -1,4 +1,5 @@
 // Single-precision 2-D convolution engines (1-D is H = 1), graph-free:
+//   GemmConv       GEMMs on the packed SGEMM (pointwise: the input as is; else im2col tiles).
 //   DirectConv     direct convolution on output channels blocked by the SIMD width (NCHWc
 //                  weights), any kernel / stride / dilation / padding / group; reads NCHW or
 //                  NCHWc input and writes NCHW or NCHWc output.
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "linalg/gemm.h"
 
 namespace onyx {
 class ThreadPool;
@@ -96,6 +99,22 @@ struct ConvRunArgs {
   ConvActivation activation;
   ConvLayout x_layout = ConvLayout::kNchw;
   ConvLayout y_layout = ConvLayout::kNchw;  // the residual has this layout too
+};
+
+// Convolution as GEMMs on the packed SGEMM (gemm.h): pointwise convolutions multiply the input
+// directly, others go through column tiles of im2col. NCHW only.
+class GemmConv {
+ public:
+  GemmConv() = default;
+  GemmConv(const Conv2dShape& s, const float* w);
+  bool empty() const { return packed_.empty(); }
+  std::string name() const;
+  bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
+  void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
+ private:
+  int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
+  std::vector<PackedA> packed_;  // per group: [M / group, C / group * kh * kw]
 };
 
 class DirectConv {

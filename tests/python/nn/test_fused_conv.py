@@ -102,6 +102,7 @@ def test_forced_isa_and_algorithm(monkeypatch, isa, algo):
     """Every ISA variant (on a machine that has it; others fall back to the best available) and
     every convolution path against ORT."""
     monkeypatch.setenv("ONYX_CONV_ISA", isa)
+    monkeypatch.setenv("ONYX_LINALG_ISA", isa)  # the GEMM path
     monkeypatch.setenv("ONYX_CONV_ALGO", algo)
     for shape in sorted(SHAPES):
         xs, ws, attrs = SHAPES[shape]

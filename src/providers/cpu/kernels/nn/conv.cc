@@ -3,10 +3,11 @@
 //   y = activation(conv(X, W) + B + Z)       (activation and Z only for FusedConv)
 // 1-D and 2-D float convolutions run on the linalg engines, chosen when the kernel is made and
 // prepared from a constant W once: depthwise (group == C), Winograd F(4x4, 3x3) (3x3, stride 1,
-// enough channels) or the direct blocked convolution (everything else, 1x1 included).
-// float16/bfloat16 compute in float and round once; double and 3-D convolutions take im2col +
-// GEMM. ONYX_CONV_ALGO=direct|gemm|winograd|depthwise forces a path where it applies (tests,
-// benchmarks).
+// enough channels), GEMM (pointwise: the packed SGEMM straight on the NCHW input) or the direct
+// blocked convolution (everything else). Bias, Z and the activation are fused into each
+// engine's epilogue. float16/bfloat16 compute in float and round once; double and 3-D
+// convolutions take im2col + GEMM. ONYX_CONV_ALGO=direct|gemm|winograd|depthwise forces a path
+// where it applies (tests, benchmarks).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -31,6 +32,7 @@ using nn::WindowGeometry;
 // Winograd pays for its transforms from about this many channels on (measured on ResNet-50,
 // YOLO and PP-OCR shapes).
 constexpr int64_t kWinogradMinChannels = 16;
+constexpr bool kPointwiseAsGemm = true;
 
 enum class ConvAlgo { kAuto, kDirect, kGemm, kWinograd, kDepthwise };
 enum class ConvFlavor { kConv, kMicrosoftFused, kOnyxFused };
@@ -181,12 +183,14 @@ linalg::Conv2dShape MakeShape(const ConvProblem& p) {
 // The float engine for a weight: made once for a constant W, else per run.
 struct FloatEngine {
   ConvAlgo algo = ConvAlgo::kGemm;
+  linalg::GemmConv gemm;
   linalg::DirectConv direct;
   linalg::DepthwiseConv depthwise;
   linalg::WinogradConv winograd;
 
   bool Supports(const linalg::Conv2dShape& s, const linalg::ConvRunArgs& args) const {
     switch (algo) {
+      case ConvAlgo::kGemm: return gemm.Supports(s, args);
       case ConvAlgo::kDirect: return direct.Supports(s, args);
       case ConvAlgo::kDepthwise: return depthwise.Supports(s, args);
       case ConvAlgo::kWinograd: return winograd.Supports(s, args);
@@ -196,6 +200,7 @@ struct FloatEngine {
   void Run(const linalg::Conv2dShape& s, const float* x, float* y, const linalg::ConvRunArgs& args,
            ThreadPool* pool) const {
     switch (algo) {
+      case ConvAlgo::kGemm: gemm.Run(s, x, y, args, pool); break;
       case ConvAlgo::kDirect: direct.Run(s, x, y, args, pool); break;
       case ConvAlgo::kDepthwise: depthwise.Run(s, x, y, args, pool); break;
       case ConvAlgo::kWinograd: winograd.Run(s, x, y, args, pool); break;
@@ -219,6 +224,9 @@ ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s) {
   if (depthwise_ok) return ConvAlgo::kDepthwise;
   if (winograd_ok && s.in_channels >= kWinogradMinChannels && s.out_channels >= kWinogradMinChannels)
     return ConvAlgo::kWinograd;
+  // Pointwise convolutions are plain GEMMs on NCHW: no reorder of input or output.
+  if (kPointwiseAsGemm && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1)
+    return ConvAlgo::kGemm;
   return ConvAlgo::kDirect;
 }
 
@@ -226,6 +234,7 @@ std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape
   auto e = std::make_shared<FloatEngine>();
   e->algo = algo;
   switch (algo) {
+    case ConvAlgo::kGemm: e->gemm = linalg::GemmConv(s, w); break;
     case ConvAlgo::kDirect: e->direct = linalg::DirectConv(s, w); break;
     case ConvAlgo::kDepthwise: e->depthwise = linalg::DepthwiseConv(s, w); break;
     case ConvAlgo::kWinograd: e->winograd = linalg::WinogradConv(s, w); break;
@@ -250,8 +259,7 @@ class Conv final : public OpKernel {
     if (prepared_weight_.dtype() != DataType::kFloat || (w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
       return;
     const linalg::Conv2dShape s = WeightShape(w->shape());
-    const ConvAlgo algo = ChooseAlgo(forced_, s);
-    if (algo != ConvAlgo::kGemm) engine_ = MakeEngine(algo, s, prepared_weight_.data<float>());
+    engine_ = MakeEngine(ChooseAlgo(forced_, s), s, prepared_weight_.data<float>());
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -350,9 +358,7 @@ class Conv final : public OpKernel {
       engine_->Run(s, x, y, args, pool);
       return true;
     }
-    const ConvAlgo algo = ChooseAlgo(forced_, s);
-    if (algo == ConvAlgo::kGemm) return false;
-    const std::shared_ptr<FloatEngine> engine = MakeEngine(algo, s, weights());
+    const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s), s, weights());
     if (!engine->Supports(s, args)) return false;
     engine->Run(s, x, y, args, pool);
     return true;
