@@ -131,8 +131,18 @@ class DirectConv {
   void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
 
  private:
+  // The input as the tiles read it: x itself, or a zero-padded (and maybe blocked) copy.
+  struct PreparedInput {
+    const float* data = nullptr;
+    bool blocked = false;
+    int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
+    std::vector<float> storage;
+  };
+  PreparedInput PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout, ThreadPool* pool) const;
+
   const ConvKernelTable* kernels_ = nullptr;
   int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
+  int64_t taps_per_input_ = 1;
   int64_t out_blocks_per_group_ = 0, in_blocks_per_group_ = 0;
   std::vector<float> packed_;  // [group][out block][in block][kh * kw][B in][B out]
 };

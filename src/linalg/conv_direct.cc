@@ -1,9 +1,10 @@
 // DirectConv: weights packed once into output-channel blocks of the ISA's vector width; each
 // task computes one output row (or, for pointwise convolutions, a run of the flattened image)
-// of a few output blocks. Interior pixels take every kernel tap in register tiles of
-// max_pixels; pixels whose window crosses the left/right padding take only their valid taps.
-// NCHW output goes through a small blocked strip that is transposed into the output rows with
-// the residual and activation applied while it is in L1.
+// of a few output blocks, in register tiles of up to max_pixels pixels. The input is first
+// copied into a zero-padded (and, with enough channels, NCHWc-blocked) image when it has
+// padding or is big, so every tile takes every kernel tap with no edge cases. NCHW output goes
+// through a small blocked strip that is transposed into the output rows with the residual and
+// activation applied while it is in L1.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -18,10 +19,8 @@ namespace {
 // Weights of one input-channel chunk of a task: small enough to stay in L1 while the chunk
 // sweeps a segment of output pixels.
 constexpr int64_t kChunkWeightBytes = 16 << 10;
-// NCHW inputs with at least this many pixels per channel are reordered to NCHWc first.
-constexpr int64_t kBlockInputMinPixels = 256;
-
-int64_t CeilDivPos(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+// NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
+constexpr int64_t kBlockInputMinWork = 256;
 
 }  // namespace
 
@@ -31,7 +30,8 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
       group_(s.group),
       in_per_group_(s.in_channels / s.group),
       kernel_h_(s.kernel_h),
-      kernel_w_(s.kernel_w) {
+      kernel_w_(s.kernel_w),
+      taps_per_input_(s.kernel_h * s.kernel_w) {
   const int64_t b = kernels_->block;
   const int64_t mg = out_channels_ / group_, cg = in_per_group_, taps = kernel_h_ * kernel_w_;
   out_blocks_per_group_ = (mg + b - 1) / b;
@@ -68,31 +68,24 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t b = k.block;
   const int64_t mg = out_channels_ / group_, cg = in_per_group_;
   const int64_t taps_total = kernel_h_ * kernel_w_;
-  bool x_blocked = args.x_layout == ConvLayout::kNchwc;
   const bool y_blocked = args.y_layout == ConvLayout::kNchwc;
-  const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  const int64_t out_plane = s.out_h * s.out_w;
   if (out_plane == 0 || s.batch == 0) return;
 
-  // A big NCHW image is blocked once: the tiles then broadcast from a few contiguous streams
-  // instead of one plane per input channel (which also alias in L1 for power-of-two planes).
-  std::vector<float> blocked_input;
-  if (!x_blocked && in_plane >= kBlockInputMinPixels && cg >= b / 2 && (group_ == 1 || cg % b == 0)) {
-    blocked_input.resize(static_cast<size_t>(s.batch * ((s.in_channels + b - 1) / b) * b * in_plane));
-    ReorderToNchwc(x, s.batch, s.in_channels, in_plane, static_cast<int>(b), blocked_input.data(), pool);
-    x = blocked_input.data();
-    x_blocked = true;
-  }
-
+  // The input the tiles read: padded (so every tap of every pixel is inside it) and, when there
+  // are enough channels, blocked (so a tile broadcasts from a few contiguous streams instead of
+  // one plane per channel).
+  const PreparedInput in = PrepareInput(s, x, args.x_layout, pool);
+  const bool x_blocked = in.blocked;
   // A pointwise convolution is one row of out_plane pixels.
-  const bool flat = s.IsPointwise();
-  const int64_t ih_n = flat ? 1 : s.in_h, iw_n = flat ? in_plane : s.in_w;
+  const bool flat = in.pad_top == 0 && in.pad_left == 0 && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
+                    s.stride_w == 1;
   const int64_t oh_n = flat ? 1 : s.out_h, ow_n = flat ? out_plane : s.out_w;
-
-  // Input addressing (element index relative to the image and group start).
-  const int64_t x_col = x_blocked ? b : 1, x_row = iw_n * x_col;
-  const int64_t x_channel = x_blocked ? 1 : in_plane, x_block = x_blocked ? in_plane * b : b * in_plane;
-  const int64_t x_image = x_blocked ? (group_ * cg + b - 1) / b * in_plane * b : s.in_channels * in_plane;
-  const int64_t x_group = x_blocked ? cg / b * in_plane * b : cg * in_plane;  // group > 1: cg % b == 0
+  const int64_t plane = in.rows * in.cols;
+  const int64_t x_col = x_blocked ? b : 1, x_row = in.cols * x_col;
+  const int64_t x_channel = x_blocked ? 1 : plane, x_block = b * plane;
+  const int64_t x_image = x_blocked ? (s.in_channels + b - 1) / b * plane * b : s.in_channels * plane;
+  const int64_t x_group = x_blocked ? cg / b * plane * b : cg * plane;  // group > 1 blocked: cg % b == 0
   const int64_t out_blocks_total = (out_channels_ + b - 1) / b;
   const int64_t y_image = y_blocked ? out_blocks_total * out_plane * b : out_channels_ * out_plane;
 
@@ -104,99 +97,68 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       for (int64_t m = 0; m < mg; ++m) bias[g * out_blocks_per_group_ * b + m] = args.bias[g * mg + m];
   }
 
+  // Every tap of the padded input.
+  std::vector<int64_t> tap_off(static_cast<size_t>(taps_total));
+  std::vector<int32_t> tap_idx(static_cast<size_t>(taps_total));
+  for (int64_t kh = 0, t = 0; kh < kernel_h_; ++kh)
+    for (int64_t kw = 0; kw < kernel_w_; ++kw, ++t) {
+      tap_off[t] = kh * s.dilation_h * x_row + kw * s.dilation_w * x_col;
+      tap_idx[t] = static_cast<int32_t>(t);
+    }
+
   // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
   const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
   const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
-  const int64_t items = s.batch * group_ * chunks * oh_n;
-  const double cost = 2.0 * static_cast<double>(per_chunk * b * ow_n * cg * taps_total) + 1.0;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = 16 * k.max_pixels;  // output pixels per staged segment
   const int64_t chunk_blocks = std::clamp<int64_t>(
       kChunkWeightBytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
       in_blocks_per_group_);
-
-  // Interior output columns: every kernel column inside the input.
-  const int64_t ow_lo_raw = CeilDivPos(s.pad_left, s.stride_w);
-  const int64_t last_start = iw_n - 1 - (kernel_w_ - 1) * s.dilation_w + s.pad_left;
-  const int64_t ow_hi = flat ? ow_n : std::min(ow_n, last_start < 0 ? 0 : last_start / s.stride_w + 1);
-  const int64_t ow_lo = flat ? 0 : std::min(ow_lo_raw, ow_hi);
+  // Short rows are grouped so a weight chunk serves a whole segment of pixels.
+  const int64_t rows_per_task = ow_n >= segment ? 1 : std::max<int64_t>(1, segment / ow_n);
+  const int64_t row_groups = (oh_n + rows_per_task - 1) / rows_per_task;
+  const int64_t seg_cols = rows_per_task > 1 ? ow_n : segment;
+  const int64_t items = s.batch * group_ * chunks * row_groups;
+  const double cost = 2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) + 1.0;
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
     std::vector<float> strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
-    std::vector<int64_t> interior_off(static_cast<size_t>(taps_total)), edge_off(static_cast<size_t>(taps_total));
-    std::vector<int32_t> interior_idx(static_cast<size_t>(taps_total)), edge_idx(static_cast<size_t>(taps_total));
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t oh = item % oh_n;
-      int64_t rest = item / oh_n;
+      const int64_t rg = item % row_groups;
+      int64_t rest = item / row_groups;
       const int64_t chunk = rest % chunks;
       rest /= chunks;
       const int64_t g = rest % group_, n = rest / group_;
       const int64_t ob0 = chunk * per_chunk;
       const int fb = static_cast<int>(std::min(per_chunk, out_blocks_per_group_ - ob0));
       if (fb <= 0) continue;
-
-      // Valid kernel rows for this output row.
-      const int64_t ih0 = flat ? 0 : oh * s.stride_h - s.pad_top;
-      const int64_t kh_lo = flat ? 0 : std::min(kernel_h_, CeilDivPos(-ih0, s.dilation_h));
-      const int64_t kh_hi = flat ? 1 : std::min(kernel_h_, CeilDivPos(ih_n - ih0, s.dilation_h));
-      int64_t interior_taps = 0;
-      for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-        for (int64_t kw = 0; kw < kernel_w_; ++kw) {
-          interior_off[interior_taps] = kh * s.dilation_h * x_row + kw * s.dilation_w * x_col;
-          interior_idx[interior_taps++] = static_cast<int32_t>(kh * kernel_w_ + kw);
-        }
+      const int64_t oh0 = rg * rows_per_task, oh1 = std::min(oh_n, oh0 + rows_per_task);
 
       DirectTileArgs a;
-      const float* x_start = x + n * x_image + g * x_group;
+      const float* x_start = in.data + n * x_image + g * x_group;
       const float* w_start = packed_.data() + (g * out_blocks_per_group_ + ob0) * w_fb_stride;
       a.x_pixel_stride = s.stride_w * x_col;
       a.x_channel_stride = x_channel;
       a.x_block_stride = x_block;
+      a.tap_offsets = tap_off.data();
+      a.tap_index = tap_idx.data();
+      a.taps = taps_total;
       a.kernel_taps = taps_total;
       a.w_fb_stride = w_fb_stride;
       a.bias = bias.empty() ? nullptr : bias.data() + (g * out_blocks_per_group_ + ob0) * b;
-      // Output of the tile starting at column ow.
-      float* y_row = nullptr;
-      const float* r_row = nullptr;
+      a.y_pixel_stride = b;
+      const int64_t y_base = y_blocked ? n * y_image + ((g * mg) / b + ob0) * out_plane * b : 0;
       if (y_blocked) {
-        const int64_t off = n * y_image + ((g * mg) / b + ob0) * out_plane * b + oh * ow_n * b;
-        y_row = y + off;
-        r_row = args.residual != nullptr ? args.residual + off : nullptr;
-        a.y_pixel_stride = b;
         a.y_fb_stride = out_plane * b;
         a.act = &args.activation;
       } else {
-        a.y_pixel_stride = b;
         a.y_fb_stride = segment * b;
       }
 
-      for (int64_t s0 = 0; s0 < ow_n; s0 += segment) {
-        const int64_t s1 = std::min(ow_n, s0 + segment);
-        auto tile = [&](int64_t ow, int px, const int64_t* off, const int32_t* idx, int64_t taps) {
-          a.x_base = ih0 * x_row + (flat ? ow : ow * s.stride_w - s.pad_left) * x_col;
-          a.tap_offsets = off;
-          a.tap_index = idx;
-          a.taps = taps;
-          if (y_blocked) {
-            a.y = y_row + ow * b;
-            a.residual = r_row != nullptr ? r_row + ow * b : nullptr;
-          } else {
-            a.y = strip.data() + (ow - s0) * b;
-          }
-          k.direct_tile(a, fb, px);
-        };
-        auto edge = [&](int64_t ow) {
-          const int64_t iw0 = ow * s.stride_w - s.pad_left;
-          const int64_t kw_lo = std::min(kernel_w_, CeilDivPos(-iw0, s.dilation_w));
-          const int64_t kw_hi = std::min(kernel_w_, CeilDivPos(iw_n - iw0, s.dilation_w));
-          int64_t taps = 0;
-          for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-            for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
-              edge_off[taps] = kh * s.dilation_h * x_row + kw * s.dilation_w * x_col;
-              edge_idx[taps++] = static_cast<int32_t>(kh * kernel_w_ + kw);
-            }
-          tile(ow, 1, edge_off.data(), edge_idx.data(), taps);
-        };
+      for (int64_t s0 = 0; s0 < ow_n; s0 += seg_cols) {
+        const int64_t s1 = std::min(ow_n, s0 + seg_cols);
+        // Tiles of at most max_pixels, evened out (27 pixels -> 6, 6, 5, 5, 5).
+        const int64_t tiles = (s1 - s0 + k.max_pixels - 1) / k.max_pixels;
         for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks) {
           const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
           a.x = x_start + cb0 * x_block;
@@ -205,29 +167,95 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
           a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
           a.accumulate = cb0 > 0;
           a.finish = cb0 + cbn == in_blocks_per_group_;
-          int64_t ow = s0;
-          for (; ow < std::min(s1, ow_lo); ++ow) edge(ow);
-          const int64_t in_end = std::min(s1, ow_hi);
-          while (ow < in_end) {
-            const int px = static_cast<int>(std::min<int64_t>(k.max_pixels, in_end - ow));
-            tile(ow, px, interior_off.data(), interior_idx.data(), interior_taps);
-            ow += px;
+          for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
+            const int64_t strip_row = (oh - oh0) * (s1 - s0);
+            int64_t ow = s0;
+            for (int64_t t = 0; t < tiles; ++t) {
+              const int px = static_cast<int>((s1 - ow) / (tiles - t) + ((s1 - ow) % (tiles - t) != 0));
+              a.x_base = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+              if (y_blocked) {
+                const int64_t off = y_base + (oh * ow_n + ow) * b;
+                a.y = y + off;
+                a.residual = args.residual != nullptr ? args.residual + off : nullptr;
+              } else {
+                a.y = strip.data() + (strip_row + ow - s0) * b;
+              }
+              k.direct_tile(a, fb, px);
+              ow += px;
+            }
           }
-          for (; ow < s1; ++ow) edge(ow);
         }
-
         if (!y_blocked) {
-          for (int f = 0; f < fb; ++f) {
-            const int64_t m0 = (ob0 + f) * b;
-            const int64_t channels = std::min<int64_t>(b, mg - m0);
-            const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
-            k.unblock(strip.data() + f * segment * b, s1 - s0, channels, y + off, out_plane,
-                      args.residual != nullptr ? args.residual + off : nullptr, out_plane, &args.activation);
-          }
+          for (int64_t oh = oh0; oh < oh1; ++oh)
+            for (int f = 0; f < fb; ++f) {
+              const int64_t m0 = (ob0 + f) * b;
+              const int64_t channels = std::min<int64_t>(b, mg - m0);
+              const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
+              k.unblock(strip.data() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
+                        out_plane, args.residual != nullptr ? args.residual + off : nullptr, out_plane,
+                        &args.activation);
+            }
         }
       }
     }
   });
+}
+
+DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout,
+                                                   ThreadPool* pool) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block, cg = in_per_group_;
+  const bool padded = s.pad_top > 0 || s.pad_left > 0 || s.pad_bottom > 0 || s.pad_right > 0;
+  PreparedInput in;
+  in.data = x;
+  in.rows = s.in_h;
+  in.cols = s.in_w;
+  in.blocked = layout == ConvLayout::kNchwc;
+  const bool block = !in.blocked && cg >= b / 2 && (group_ == 1 || cg % b == 0) &&
+                     s.in_h * s.in_w * taps_per_input_ >= kBlockInputMinWork;
+  if (!padded && !block) return in;  // read as given
+  // Only the rows and columns some window reaches.
+  const int64_t need_rows = (s.out_h - 1) * s.stride_h + (kernel_h_ - 1) * s.dilation_h + 1;
+  const int64_t need_cols = (s.out_w - 1) * s.stride_w + (kernel_w_ - 1) * s.dilation_w + 1;
+  in.pad_top = s.pad_top;
+  in.pad_left = s.pad_left;
+  in.rows = std::max(need_rows, s.pad_top + s.in_h);
+  in.cols = std::max(need_cols, s.pad_left + s.in_w);
+  const bool out_blocked = in.blocked || block;
+  const int64_t blocks = (s.in_channels + b - 1) / b;
+  const int64_t plane = in.rows * in.cols;
+  const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
+  const int64_t unit_floats = out_blocked ? plane * b : plane;
+  in.storage.resize(static_cast<size_t>(units * unit_floats));
+  float* dst = in.storage.data();
+  const int64_t in_plane = s.in_h * s.in_w;
+  ThreadPool::For(pool, units, static_cast<double>(unit_floats) * 2.0, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      float* d = dst + u * unit_floats;
+      const int64_t width = out_blocked ? b : 1;  // floats per pixel
+      std::fill(d, d + in.pad_top * in.cols * width, 0.0f);
+      std::fill(d + (in.pad_top + s.in_h) * in.cols * width, d + plane * width, 0.0f);
+      for (int64_t ih = 0; ih < s.in_h; ++ih) {
+        float* row = d + (in.pad_top + ih) * in.cols * width;
+        std::fill(row, row + in.pad_left * width, 0.0f);
+        std::fill(row + (in.pad_left + s.in_w) * width, row + in.cols * width, 0.0f);
+        float* body = row + in.pad_left * width;
+        if (in.blocked) {  // NCHWc given: copy rows of block u
+          std::copy_n(x + (u * in_plane + ih * s.in_w) * b, s.in_w * b, body);
+        } else if (out_blocked) {  // NCHW -> NCHWc, block u = (n, cb)
+          const int64_t n = u / blocks, c0 = (u % blocks) * b;
+          k.block_rows(x + ((n * s.in_channels + c0) * s.in_h + ih) * s.in_w, in_plane,
+                       std::min<int64_t>(b, s.in_channels - c0), s.in_w, body);
+        } else {  // NCHW plane u, padded
+          std::copy_n(x + u * in_plane + ih * s.in_w, s.in_w, body);
+        }
+      }
+    }
+  });
+  in.data = dst;
+  in.blocked = out_blocked;
+  return in;
 }
 
 }  // namespace onyx::linalg

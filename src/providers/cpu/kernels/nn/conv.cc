@@ -32,7 +32,7 @@ using nn::WindowGeometry;
 // Winograd pays for its transforms from about this many channels on (measured on ResNet-50,
 // YOLO and PP-OCR shapes).
 constexpr int64_t kWinogradMinChannels = 16;
-constexpr bool kPointwiseAsGemm = true;
+constexpr int64_t kGemmMaxOutputPixels = 64;
 
 enum class ConvAlgo { kAuto, kDirect, kGemm, kWinograd, kDepthwise };
 enum class ConvFlavor { kConv, kMicrosoftFused, kOnyxFused };
@@ -210,8 +210,9 @@ struct FloatEngine {
 };
 
 // Picks the path from what the weight and attributes fix: the group, the channel counts, the
-// kernel, strides and dilations (never the image size, unknown here).
-ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s) {
+// kernel, strides and dilations, and the output size when shape inference knows it
+// (out_plane > 0).
+ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, int64_t out_plane = -1) {
   const bool depthwise_ok = s.group > 1 && s.group == s.in_channels && s.out_channels % s.group == 0;
   const bool winograd_ok = linalg::WinogradConv::Applicable(s);
   switch (forced) {
@@ -224,9 +225,11 @@ ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s) {
   if (depthwise_ok) return ConvAlgo::kDepthwise;
   if (winograd_ok && s.in_channels >= kWinogradMinChannels && s.out_channels >= kWinogradMinChannels)
     return ConvAlgo::kWinograd;
-  // Pointwise convolutions are plain GEMMs on NCHW: no reorder of input or output.
-  if (kPointwiseAsGemm && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1)
-    return ConvAlgo::kGemm;
+  // 1x1 convolutions are plain GEMMs on NCHW (strided ones on a subsampled copy): no reorder
+  // of input or output. Tiny outputs (a 7x7 map) give the direct tiles too few pixels per
+  // weight load; im2col is cheap there.
+  if (s.kernel_h == 1 && s.kernel_w == 1) return ConvAlgo::kGemm;
+  if (out_plane > 0 && out_plane <= kGemmMaxOutputPixels) return ConvAlgo::kGemm;
   return ConvAlgo::kDirect;
 }
 
@@ -259,7 +262,7 @@ class Conv final : public OpKernel {
     if (prepared_weight_.dtype() != DataType::kFloat || (w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
       return;
     const linalg::Conv2dShape s = WeightShape(w->shape());
-    engine_ = MakeEngine(ChooseAlgo(forced_, s), s, prepared_weight_.data<float>());
+    engine_ = MakeEngine(ChooseAlgo(forced_, s, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>());
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -343,6 +346,36 @@ class Conv final : public OpKernel {
       s.dilation_h = at(attrs_.dilations, 0);
     }
     return s;
+  }
+
+  // Output pixels per channel when the input's spatial size is static, else -1.
+  int64_t StaticOutputPlane(const KernelInfo& info, const linalg::Conv2dShape& w_shape) const {
+    const std::shared_ptr<const TypeInfo> t = info.InputType(0);
+    if (t == nullptr || !t->shape.has_value()) return -1;
+    const std::vector<Dim>& d = *t->shape;
+    const size_t r = d.size();
+    if (r != 3 && r != 4) return -1;
+    int64_t plane = 1;
+    for (size_t i = 2; i < r; ++i) {
+      if (!d[i].known()) return -1;
+      const size_t a = i - 2;  // attribute index
+      const int64_t in = d[i].value, k = r == 4 && a == 0 ? w_shape.kernel_h : w_shape.kernel_w;
+      const int64_t stride = r == 4 && a == 0 ? w_shape.stride_h : w_shape.stride_w;
+      const int64_t dil = r == 4 && a == 0 ? w_shape.dilation_h : w_shape.dilation_w;
+      int64_t out;
+      if (attrs_.auto_pad == nn::AutoPad::kSameUpper || attrs_.auto_pad == nn::AutoPad::kSameLower) {
+        out = (in + stride - 1) / stride;
+      } else {
+        const int64_t pads = attrs_.auto_pad == nn::AutoPad::kNotSet && attrs_.pads.size() == 2 * (r - 2)
+                                 ? attrs_.pads[a] + attrs_.pads[a + r - 2]
+                                 : 0;
+        const int64_t span = in + pads - (k - 1) * dil - 1;
+        if (span < 0) return -1;
+        out = span / stride + 1;
+      }
+      plane *= out;
+    }
+    return plane;
   }
 
   // The linalg engines; false when the problem needs the GEMM path.
