@@ -16,18 +16,18 @@
 namespace onyx::linalg {
 namespace {
 
-#define ONYX_CONV_TABLE(ns, block, fb, px)                                                                  \
+#define ONYX_CONV_TABLE(ns, block, fb, ...)                                                                 \
   ConvKernelTable {                                                                                        \
-    #ns, block, fb, px, &ns::DirectTile, &ns::Unblock, &ns::Block, &ns::EpilogueRow, &ns::EpilogueBlocked, \
+    #ns, block, fb, __VA_ARGS__, &ns::DirectTile, &ns::Unblock, &ns::Block, &ns::EpilogueRow, &ns::EpilogueBlocked, \
         &ns::DepthwisePlane, &ns::DepthwiseBlocked, &ns::WinogradInput, &ns::WinogradOutput                \
   }
 
 // Block = vector width; the register tiles must match kMaxFilterBlocks / kMaxPixels of the ISA
 // files.
-const ConvKernelTable kScalarTable = ONYX_CONV_TABLE(scalar, 8, 1, 4);
+const ConvKernelTable kScalarTable = ONYX_CONV_TABLE(scalar, 8, 1, {0, 4});
 #if defined(__x86_64__)
-const ConvKernelTable kAvx2Table = ONYX_CONV_TABLE(avx2, 8, 2, 6);
-const ConvKernelTable kAvx512Table = ONYX_CONV_TABLE(avx512, 16, 4, 6);
+const ConvKernelTable kAvx2Table = ONYX_CONV_TABLE(avx2, 8, 2, {0, 12, 6});
+const ConvKernelTable kAvx512Table = ONYX_CONV_TABLE(avx512, 16, 4, {0, 16, 12, 8, 6});
 #endif
 
 struct Candidate {

@@ -19,6 +19,8 @@ namespace {
 // Weights of one input-channel chunk of a task: small enough to stay in L1 while the chunk
 // sweeps a segment of output pixels.
 constexpr int64_t kChunkWeightBytes = 16 << 10;
+// Output pixels per staged segment: a multiple of every register tile width.
+constexpr int64_t kSegmentPixels = 96;
 // NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
 constexpr int64_t kBlockInputMinWork = 256;
 
@@ -110,10 +112,17 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
   const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
-  const int64_t segment = 16 * k.max_pixels;  // output pixels per staged segment
+  const int64_t segment = kSegmentPixels;
   const int64_t chunk_blocks = std::clamp<int64_t>(
       kChunkWeightBytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
       in_blocks_per_group_);
+  // With a single input block (few channels, e.g. an RGB first layer) the chunks split the
+  // kernel taps instead: a tap's weights are only the block's channels.
+  const int64_t tap_chunk =
+      in_blocks_per_group_ > 1
+          ? taps_total
+          : std::clamp<int64_t>(kChunkWeightBytes / (per_chunk * cg * b * static_cast<int64_t>(sizeof(float))), 1,
+                                taps_total);
   // Short rows are grouped so a weight chunk serves a whole segment of pixels.
   const int64_t rows_per_task = ow_n >= segment ? 1 : std::max<int64_t>(1, segment / ow_n);
   const int64_t row_groups = (oh_n + rows_per_task - 1) / rows_per_task;
@@ -140,9 +149,6 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       a.x_pixel_stride = s.stride_w * x_col;
       a.x_channel_stride = x_channel;
       a.x_block_stride = x_block;
-      a.tap_offsets = tap_off.data();
-      a.tap_index = tap_idx.data();
-      a.taps = taps_total;
       a.kernel_taps = taps_total;
       a.w_fb_stride = w_fb_stride;
       a.bias = bias.empty() ? nullptr : bias.data() + (g * out_blocks_per_group_ + ob0) * b;
@@ -158,15 +164,20 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       for (int64_t s0 = 0; s0 < ow_n; s0 += seg_cols) {
         const int64_t s1 = std::min(ow_n, s0 + seg_cols);
         // Tiles of at most max_pixels, evened out (27 pixels -> 6, 6, 5, 5, 5).
-        const int64_t tiles = (s1 - s0 + k.max_pixels - 1) / k.max_pixels;
-        for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks) {
+        const int64_t max_px = k.max_pixels[fb];
+        const int64_t tiles = (s1 - s0 + max_px - 1) / max_px;
+        for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks)
+          for (int64_t t0 = 0; t0 < taps_total; t0 += tap_chunk) {
           const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
           a.x = x_start + cb0 * x_block;
           a.w = w_start + cb0 * taps_total * b * b;
           a.in_blocks = cbn;
           a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
-          a.accumulate = cb0 > 0;
-          a.finish = cb0 + cbn == in_blocks_per_group_;
+          a.tap_offsets = tap_off.data() + t0;
+          a.tap_index = tap_idx.data() + t0;
+          a.taps = std::min(tap_chunk, taps_total - t0);
+          a.accumulate = cb0 > 0 || t0 > 0;
+          a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
           for (int64_t oh = oh0; oh < oh1; ++oh) {
             const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
             const int64_t strip_row = (oh - oh0) * (s1 - s0);

@@ -152,11 +152,13 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
       a.in_blocks = cbn;
       a.last_block_channels = cb0 + cbn == cb_n ? in_channels_ - (cb_n - 1) * b : b;
       a.accumulate = cb0 > 0;
-      for (int64_t t = 0; t < tiles; t += k.max_pixels) {
-        const int px = static_cast<int>(std::min<int64_t>(k.max_pixels, tiles - t));
+      const int64_t max_px = k.max_pixels[fb], parts = (tiles + max_px - 1) / max_px;
+      for (int64_t t = 0, part = 0; t < tiles; ++part) {  // even tile widths
+        const int px = static_cast<int>((tiles - t + (parts - part) - 1) / (parts - part));
         a.x_base = t * cpad;
         a.y = m + ((xi * ob_n + ob0) * chunk_tiles + t) * b;
         k.direct_tile(a, fb, px);
+        t += px;
       }
     }
   };

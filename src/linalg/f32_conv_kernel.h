@@ -105,7 +105,7 @@ struct ConvKernelTable {
   const char* isa;
   int block;  // B: floats per vector
   int max_filter_blocks;
-  int max_pixels;
+  int max_pixels[5];  // per filter-block count (index 1 .. max_filter_blocks)
   void (*direct_tile)(const DirectTileArgs& a, int filter_blocks, int pixels);
   // Pixel vectors src[p][0..B) -> rows dst[c * dst_stride + p] for c < channels, adding
   // residual[c * residual_stride + p] and applying act (either may be null).

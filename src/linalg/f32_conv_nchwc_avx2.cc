@@ -3,7 +3,9 @@
 
 namespace onyx::linalg::avx2 {
 constexpr int kMaxFilterBlocks = 2;
-constexpr int kMaxPixels = 6;
+// Pixels per tile for each filter-block count: FB * PX accumulators + FB weights + 1 broadcast
+// fit the register file.
+constexpr int kMaxPixels[kMaxFilterBlocks + 1] = {0, 12, 6};
 }  // namespace onyx::linalg::avx2
 
 #include "linalg/f32_conv_nchwc_impl.h"

@@ -1,6 +1,7 @@
 // Direct convolution tiles on blocked output channels, NCHWc <-> NCHW strip reorders and the
 // row epilogues, written once against `Vec` (see simd_<isa>.h). The including file defines
-// kMaxFilterBlocks / kMaxPixels (the register tile) in ONYX_SIMD_NS before including this.
+// kMaxFilterBlocks and kMaxPixels[filter blocks] (the register tiles) in ONYX_SIMD_NS before
+// including this.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,8 @@ namespace onyx::linalg::ONYX_SIMD_NS {
 
 // acc[p][f] accumulates output pixel p of filter block f. Each step loads FB weight vectors and
 // broadcasts PX input values, so the tile needs FB * PX + FB + 1 registers.
-template <int FB, int PX>
+// NC > 0: every input block holds exactly NC channels (an RGB first layer), unrolled.
+template <int FB, int PX, int NC>
 void DirectTileT(const DirectTileArgs& a) {
   constexpr int B = Vec::kWidth;
   constexpr int64_t kTapFloats = int64_t{B} * B;
@@ -20,30 +22,31 @@ void DirectTileT(const DirectTileArgs& a) {
   if (a.accumulate) {
 #pragma GCC unroll 4
     for (int f = 0; f < FB; ++f)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
       for (int p = 0; p < PX; ++p) acc[p][f] = Vec::Load(a.y + f * a.y_fb_stride + p * a.y_pixel_stride);
   } else {
 #pragma GCC unroll 4
     for (int f = 0; f < FB; ++f) {
       const Vec b = a.bias != nullptr ? Vec::Load(a.bias + f * B) : Vec::Zero();
-#pragma GCC unroll 8
+#pragma GCC unroll 16
       for (int p = 0; p < PX; ++p) acc[p][f] = b;
     }
   }
   const int64_t ps = a.x_pixel_stride, cs = a.x_channel_stride, wfs = a.w_fb_stride;
   for (int64_t cb = 0; cb < a.in_blocks; ++cb) {
-    const int64_t nc = cb + 1 == a.in_blocks ? a.last_block_channels : B;
+    const int64_t nc = NC > 0 ? NC : cb + 1 == a.in_blocks ? a.last_block_channels : B;
     const float* wcb = a.w + cb * a.kernel_taps * kTapFloats;
     const int64_t xcb = a.x_base + cb * a.x_block_stride;
     for (int64_t t = 0; t < a.taps; ++t) {
       const float* xt = a.x + (xcb + a.tap_offsets[t]);
       const float* wt = wcb + a.tap_index[t] * kTapFloats;
+#pragma GCC unroll 4
       for (int64_t c = 0; c < nc; ++c) {
         Vec wv[FB];
 #pragma GCC unroll 4
         for (int f = 0; f < FB; ++f) wv[f] = Vec::Load(wt + f * wfs + c * B);
         const float* xc = xt + c * cs;
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int p = 0; p < PX; ++p) {
           const Vec xb = Vec::Set1(xc[p * ps]);
 #pragma GCC unroll 4
@@ -56,7 +59,7 @@ void DirectTileT(const DirectTileArgs& a) {
   const float* residual = a.finish ? a.residual : nullptr;
 #pragma GCC unroll 4
   for (int f = 0; f < FB; ++f) {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int p = 0; p < PX; ++p) {
       const int64_t off = f * a.y_fb_stride + p * a.y_pixel_stride;
       Vec v = acc[p][f];
@@ -70,7 +73,10 @@ void DirectTileT(const DirectTileArgs& a) {
 template <int FB, int PX>
 void DispatchPixels(const DirectTileArgs& a, int pixels) {
   if constexpr (PX > 0) {
-    if (pixels == PX) return DirectTileT<FB, PX>(a);
+    if (pixels == PX) {
+      if (a.in_blocks == 1 && a.last_block_channels == 3) return DirectTileT<FB, PX, 3>(a);
+      return DirectTileT<FB, PX, 0>(a);
+    }
     return DispatchPixels<FB, PX - 1>(a, pixels);
   }
 }
@@ -78,7 +84,7 @@ void DispatchPixels(const DirectTileArgs& a, int pixels) {
 template <int FB>
 void DispatchFilterBlocks(const DirectTileArgs& a, int filter_blocks, int pixels) {
   if constexpr (FB > 0) {
-    if (filter_blocks == FB) return DispatchPixels<FB, kMaxPixels>(a, pixels);
+    if (filter_blocks == FB) return DispatchPixels<FB, kMaxPixels[FB]>(a, pixels);
     return DispatchFilterBlocks<FB - 1>(a, filter_blocks, pixels);
   }
 }
