@@ -159,6 +159,9 @@ class DepthwiseConv {
   void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
 
  private:
+  static bool PreferRows(const Conv2dShape& s, int64_t block);
+  void RunTransposed(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
   const ConvKernelTable* kernels_ = nullptr;
   int64_t channels_ = 0, out_channels_ = 0, kernel_h_ = 0, kernel_w_ = 0;
   std::vector<float> weights_;  // as given: [M][kh * kw]

@@ -1,5 +1,7 @@
-// DepthwiseConv: one task per output channel plane (NCHW, vectorized over the output width) or
-// per channel block and row range (NCHWc, vectorized over channels).
+// DepthwiseConv: NCHW images with long unit-stride rows take one task per output channel plane,
+// vectorized over the width; the others (short rows, strides) are transposed a channel block at
+// a time into NCHWc scratch, run through the channel-vectorized kernel and transposed back with
+// the residual and activation. NCHWc tensors run that kernel directly, per block and row range.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -9,6 +11,12 @@
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
+namespace {
+
+// Output rows at least this many floats wide (in AVX-512 vectors of 16) take the row kernel.
+constexpr int64_t kRowPathMinWidth = 24;
+
+}  // namespace
 
 DepthwiseConv::DepthwiseConv(const Conv2dShape& s, const float* w)
     : kernels_(&SelectedConvKernels()),
@@ -87,6 +95,10 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
   }
 
   const int64_t multiplier = out_channels_ / channels_;
+  if (multiplier == 1 && !PreferRows(s, k.block)) {
+    RunTransposed(s, x, y, args, pool);
+    return;
+  }
   DepthwisePlaneArgs proto;
   proto.in_h = s.in_h;
   proto.in_w = s.in_w;
@@ -115,6 +127,56 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
       a.y = y + i * out_plane;
       a.scratch = buffer.data();
       k.depthwise_plane(a);
+    }
+  });
+}
+
+bool DepthwiseConv::PreferRows(const Conv2dShape& s, int64_t block) {
+  // Rows vectorize well when they are long and unit-stride; otherwise the NCHWc kernel on a
+  // transposed copy keeps every lane busy.
+  return s.stride_w == 1 && s.out_w >= kRowPathMinWidth * block / 16;
+}
+
+void DepthwiseConv::RunTransposed(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args,
+                                  ThreadPool* pool) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block, blocks = (channels_ + b - 1) / b, taps = kernel_h_ * kernel_w_;
+  const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+  std::vector<float> bias;
+  if (args.bias != nullptr) {
+    bias.assign(static_cast<size_t>(blocks * b), 0.0f);
+    std::copy(args.bias, args.bias + channels_, bias.begin());
+  }
+  const double cost = 2.0 * static_cast<double>(out_plane * taps * b) + 4.0 * static_cast<double>(in_plane * b);
+  ThreadPool::For(pool, s.batch * blocks, cost, [&](int64_t begin, int64_t end) {
+    std::vector<float> in_buf(static_cast<size_t>(in_plane * b)), out_buf(static_cast<size_t>(out_plane * b));
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t n = i / blocks, cb = i % blocks, c0 = cb * b;
+      const int64_t channels = std::min<int64_t>(b, channels_ - c0);
+      k.block_rows(x + (n * channels_ + c0) * in_plane, in_plane, channels, in_plane, in_buf.data());
+      DepthwiseBlockedArgs a;
+      a.x = in_buf.data();
+      a.in_h = s.in_h;
+      a.in_w = s.in_w;
+      a.w = blocked_.data() + cb * taps * b;
+      a.bias = bias.empty() ? nullptr : bias.data() + c0;
+      a.y = out_buf.data();
+      a.out_h = s.out_h;
+      a.out_w = s.out_w;
+      a.oh_begin = 0;
+      a.oh_end = s.out_h;
+      a.kernel_h = s.kernel_h;
+      a.kernel_w = s.kernel_w;
+      a.stride_h = s.stride_h;
+      a.stride_w = s.stride_w;
+      a.dilation_h = s.dilation_h;
+      a.dilation_w = s.dilation_w;
+      a.pad_top = s.pad_top;
+      a.pad_left = s.pad_left;
+      k.depthwise_blocked(a);
+      const int64_t off = (n * channels_ + c0) * out_plane;
+      k.unblock(out_buf.data(), out_plane, channels, y + off, out_plane,
+                args.residual != nullptr ? args.residual + off : nullptr, out_plane, &args.activation);
     }
   });
 }
