@@ -117,6 +117,7 @@ TypeMap InferGraphTypes(const ir::Graph& graph) {
 
 TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes) {
   TypeMap known;
+  std::map<std::string, std::vector<Dim>> values;  // small integer tensors' elements
   for (const auto& [name, t] : graph.initializers) known[name] = TypeOfInitializer(t);
   for (const auto& in : graph.inputs)
     if (in.type) known[in.name] = in.type;
@@ -132,12 +133,21 @@ TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*
       const Tensor* c = graph.FindInitializer(in);
       constants.push_back(c && !graph.IsGraphInput(in) ? c : nullptr);
     }
+    std::vector<const std::vector<Dim>*> input_values;
+    for (const auto& in : node->inputs) {
+      auto it = values.find(in);
+      input_values.push_back(it == values.end() ? nullptr : &it->second);
+    }
     InferenceContext ctx(*node, std::move(inputs), std::move(constants));
+    ctx.set_input_values(std::move(input_values));
     try {
       (*rule)(ctx);
     } catch (const Error&) {
       continue;
     }
+    auto out_values = PropagateShapeValues(ctx);
+    for (size_t i = 0; i < out_values.size() && i < node->outputs.size(); ++i)
+      if (out_values[i] && !node->outputs[i].empty()) values.emplace(node->outputs[i], std::move(*out_values[i]));
     for (size_t i = 0; i < node->outputs.size(); ++i) {
       const auto& out = ctx.outputs()[i];
       if (!out || node->outputs[i].empty()) continue;

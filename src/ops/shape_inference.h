@@ -38,6 +38,12 @@ class InferenceContext {
   // A constant integer tensor's values (int32/int64), when known.
   std::optional<std::vector<int64_t>> constant_ints(size_t i) const;
 
+  // Input i's elements when it is a small 0-D/1-D integer tensor whose values are known at least
+  // symbolically: a shape or pieces of one (Shape, Gather, Concat, ... of dims) or constants.
+  // Null otherwise. InferNodeTypes fills them in (see PropagateShapeValues).
+  const std::vector<Dim>* input_values(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
+  void set_input_values(std::vector<const std::vector<Dim>*> values) { values_ = std::move(values); }
+
   int64_t attr_int(const std::string& name, int64_t fallback) const;
   std::vector<int64_t> attr_ints(const std::string& name) const;
   bool has_attr(const std::string& name) const { return node_.FindAttribute(name) != nullptr; }
@@ -53,6 +59,7 @@ class InferenceContext {
   std::vector<std::shared_ptr<const TypeInfo>> inputs_;
   std::vector<const Tensor*> constants_;
   std::vector<std::shared_ptr<const TypeInfo>> outputs_;
+  std::vector<const std::vector<Dim>*> values_;
 };
 
 using InferenceRule = std::function<void(InferenceContext&)>;
@@ -79,6 +86,19 @@ using TypeMap = std::map<std::string, std::shared_ptr<const TypeInfo>>;
 TypeMap InferGraphTypes(const ir::Graph& graph);
 // The same over `nodes`, which must be in topological order (a subset of graph.nodes).
 TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes);
+
+// The elements of a node's small integer outputs as dims (known numbers or symbols), computed
+// from its inputs' values: Shape, Constant, Gather, Slice, Concat, Unsqueeze, Squeeze, Cast,
+// Identity, integer Add/Sub/Mul/Div, Equal and Where. This is how a Reshape or Expand whose
+// shape is computed from other values' dims (as exporters write them) gets symbolic dims.
+// An entry is nullopt when unknown.
+std::vector<std::optional<std::vector<Dim>>> PropagateShapeValues(const InferenceContext& ctx);
+// Elements of shape values are dims, or negative numbers (Reshape's -1) written as a Dim whose
+// param is "#<number>"; these never become dims of a tensor.
+Dim ShapeValueLiteral(int64_t v);
+// Input i's shape value: propagated, or from a small integer constant.
+std::optional<std::vector<Dim>> InputShapeValues(const InferenceContext& ctx, size_t i);
+std::optional<int64_t> ShapeValueNumber(const Dim& d);
 
 // Helpers shared by rules.
 std::vector<Dim> KnownDims(const Shape& shape);

@@ -50,7 +50,10 @@ const std::vector<ir::Node*> kNoNodes;
 
 }  // namespace
 
-GraphEditor::GraphEditor(ir::Graph& graph) : graph_(graph) { Index(); }
+GraphEditor::GraphEditor(ir::Graph& graph, std::map<std::string, int64_t> opset_imports)
+    : graph_(graph), opset_imports_(std::move(opset_imports)) {
+  Index();
+}
 
 void GraphEditor::Index() {
   producer_.clear();
@@ -169,6 +172,8 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
   node->op_type = op_type;
   node->domain = domain;
   node->name = UniqueName(name_hint);
+  auto opset = opset_imports_.find(domain);
+  node->opset = opset == opset_imports_.end() ? 1 : static_cast<int>(opset->second);
   node->inputs = std::move(inputs);
   node->outputs = std::move(outputs);
   ir::Node* raw = graph_.AddNode(std::move(node));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <memory>
 #include <string>
@@ -18,7 +19,8 @@ namespace onyx {
 
 class GraphEditor {
  public:
-  explicit GraphEditor(ir::Graph& graph);
+  // opset_imports: the model's, so new nodes get their domain's version.
+  explicit GraphEditor(ir::Graph& graph, std::map<std::string, int64_t> opset_imports = {});
 
   ir::Graph& graph() { return graph_; }
   const ir::Graph& graph() const { return graph_; }
@@ -45,7 +47,8 @@ class GraphEditor {
   const Tensor* Constant(const std::string& value) const;
   void set_fold_overridable(bool allow) { fold_overridable_ = allow; }
 
-  // Adds a node (inserted before the first consumer of its outputs when the graph is sorted
+  // Adds a node with the model's opset for its domain (1 when the model does not import it;
+  // passes may set another), inserted before the first consumer of its outputs when the graph is sorted
   // again at the end of the pass).
   ir::Node* AddNode(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
                     std::vector<std::string> outputs, const std::string& name_hint);
@@ -74,6 +77,7 @@ class GraphEditor {
   bool fold_overridable_ = false;
   int counter_ = 0;
   std::optional<TypeMap> types_;  // reset by every change
+  std::map<std::string, int64_t> opset_imports_;
 };
 
 }  // namespace onyx

@@ -33,6 +33,10 @@ struct OptimizerOptions {
   std::vector<std::string> only_passes;
   // Providers the session uses, by priority; passes can skip nodes none of them suits.
   std::vector<std::string> providers = {"CPU"};
+  // Fusions create only nodes that one of `providers` has a kernel for (a session must run what
+  // it optimized, and ONNX Runtime too fuses only for execution providers that have the fused
+  // op). Off for offline optimization (`onyx optimize`), which writes every fusion.
+  bool require_kernels = true;
 };
 
 struct PassContext {

@@ -81,6 +81,16 @@ bool Suits(const Pass& pass, const OptimizerOptions& options) {
 
 constexpr int kMaxRounds = 16;
 
+// Fused nodes may use domains the model did not import (com.microsoft, com.onyx): import them
+// so that the saved model names its operator sets.
+void ImportUsedDomains(ir::Model& model) {
+  std::vector<ir::Graph*> graphs;
+  CollectGraphs(*model.graph, graphs);
+  for (ir::Graph* g : graphs)
+    for (const auto& node : g->nodes)
+      if (!model.opset_imports.count(node->domain)) model.opset_imports[node->domain] = std::max(node->opset, 1);
+}
+
 }  // namespace
 
 std::map<std::string, int> CountOps(const ir::Graph& graph) {
@@ -169,7 +179,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
       std::reverse(graphs.begin(), graphs.end());
       PassReport& pr = report.passes[report_index[pass->name()]];
       for (ir::Graph* graph : graphs) {
-        GraphEditor editor(*graph);
+        GraphEditor editor(*graph, model.opset_imports);
         editor.set_fold_overridable(options.fold_overridable_initializers);
         PassContext ctx{editor, options, pr.counts};
         int n = 0;
@@ -186,6 +196,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
     }
     if (changed == 0) break;
   }
+  ImportUsedDomains(model);
   report.op_counts_after = CountOps(*model.graph);
   return report;
 }

@@ -19,6 +19,7 @@ struct OptimizeArgs {
   std::string external_data;
   int64_t external_min_bytes = 1024;
   bool report = false;
+  bool require_kernels = false;
 };
 
 int64_t InitializerBytes(const ir::Graph& g) {
@@ -33,6 +34,7 @@ void Optimize(const OptimizeArgs& args) {
   options.level = ParseOptLevel(args.level);
   options.disabled_passes = args.disabled;
   options.only_passes = args.only;
+  options.require_kernels = args.require_kernels;
   const OptimizationReport report = OptimizeModel(*model, options);
   SaveOptions save;
   // Protobuf cannot hold 2 GB: large models get external data even when not asked.
@@ -58,6 +60,8 @@ void AddOptimizeCommand(CLI::App& app) {
   cmd->add_option("--external-data", args->external_data, "Write weights to this file beside the output");
   cmd->add_option("--external-min-bytes", args->external_min_bytes, "Smallest tensor put in external data");
   cmd->add_flag("--report", args->report, "Print what each pass changed and the node counts by op type");
+  cmd->add_flag("--require-kernels", args->require_kernels,
+                "Fuse only into ops Onyx has kernels for, as a session does (default: every fusion)");
   cmd->callback([args] { Optimize(*args); });
 }
 

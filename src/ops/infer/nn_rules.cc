@@ -156,6 +156,13 @@ void AttentionRule(InferenceContext& ctx) {
   ctx.set_output(0, ctx.input_dtype(0), out);
 }
 
+// SkipLayerNormalization / SkipSimplifiedLayerNormalization: the output and input_skip_bias_sum
+// (output 3) have the input's type; mean and inv_std_var are left unknown.
+void SkipNormalizationRule(InferenceContext& ctx) {
+  SameAsInput0(ctx);
+  if (ctx.num_outputs() > 3 && ctx.input(0)) ctx.set_output_type(3, std::make_shared<TypeInfo>(*ctx.input(0)));
+}
+
 struct Registrations {
   Registrations() {
     RegisterInferenceRule("", "MatMul", MatMulRule);
@@ -173,10 +180,11 @@ struct Registrations {
     RegisterInferenceRule("", "ArgMax", ArgRule);
     RegisterInferenceRule("", "ArgMin", ArgRule);
     RegisterInferenceRule("", "TopK", TopKRule);
-    for (const char* op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization",
-                           "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization", "LayerNormalization",
-                           "BiasSoftmax"})
+    for (const char* op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "SimplifiedLayerNormalization",
+                           "LayerNormalization", "BiasSoftmax"})
       RegisterInferenceRule("com.microsoft", op, SameAsInput0);
+    for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})
+      RegisterInferenceRule("com.microsoft", op, SkipNormalizationRule);
     RegisterInferenceRule("com.microsoft", "Attention", AttentionRule);
     RegisterInferenceRule("com.microsoft", "MultiHeadAttention", AttentionRule);
   }

@@ -35,11 +35,72 @@ void CastRule(InferenceContext& ctx) {
 
 void CastLikeRule(InferenceContext& ctx) { ctx.set_output(0, ctx.input_dtype(1), Maybe(ctx.input_dims(0))); }
 
+// A shape value's element as a target dim: a size, a symbol, or unknown.
+Dim TargetDim(const Dim& v) {
+  auto n = ShapeValueNumber(v);
+  if (n) return *n >= 0 ? Dim{*n, ""} : Dim{};
+  return v;  // a symbol or unknown
+}
+
+// Reshape's -1 when sizes are symbolic: the input dims the other output dims do not account
+// for (matching sizes or symbols cancel) must leave one symbol, or known sizes only.
+Dim InferredDim(const Dims& in, const Dims& out, size_t infer_at) {
+  std::vector<Dim> rest;
+  for (const Dim& d : in)
+    if (!(d.known() && d.value == 1)) rest.push_back(d);
+  int64_t unmatched = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Dim& d = out[i];
+    if (i == infer_at || (d.known() && d.value == 1)) continue;
+    auto it = std::find_if(rest.begin(), rest.end(), [&](const Dim& r) {
+      return d.known() ? r.known() && r.value == d.value : !d.param.empty() && r.param == d.param;
+    });
+    if (it != rest.end()) rest.erase(it);
+    else if (d.known()) unmatched *= d.value;
+    else return Dim{};
+  }
+  int64_t known = 1;
+  std::vector<Dim> symbols;
+  for (const Dim& r : rest) {
+    if (r.known()) known *= r.value;
+    else if (!r.param.empty()) symbols.push_back(r);
+    else return Dim{};
+  }
+  if (symbols.empty()) return unmatched > 0 && known % unmatched == 0 ? Dim{known / unmatched, ""} : Dim{};
+  if (symbols.size() == 1 && known == unmatched) return symbols[0];
+  return Dim{};
+}
+
+// Reshape whose shape is computed (not constant) but whose elements are known as dims.
+bool ReshapeFromValues(InferenceContext& ctx) {
+  auto values = InputShapeValues(ctx, 1);
+  if (!values) return false;
+  const Dims* in = ctx.input_dims(0);
+  const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
+  Dims out;
+  std::optional<size_t> infer_at;
+  for (size_t i = 0; i < values->size(); ++i) {
+    auto n = ShapeValueNumber((*values)[i]);
+    if (n && *n == 0 && !allow_zero) {
+      out.push_back(in && i < in->size() ? (*in)[i] : Dim{});
+    } else if (n && *n == -1) {
+      infer_at = i;
+      out.push_back(Dim{});
+    } else {
+      out.push_back(TargetDim((*values)[i]));
+    }
+  }
+  if (infer_at && in) out[*infer_at] = InferredDim(*in, out, *infer_at);
+  ctx.set_output(0, ctx.input_dtype(0), out);
+  return true;
+}
+
 void ReshapeRule(InferenceContext& ctx) {
   const DataType dt = ctx.input_dtype(0);
   std::optional<std::vector<int64_t>> shape =
       ctx.opset() < 5 ? std::optional<std::vector<int64_t>>(ctx.attr_ints("shape")) : ctx.constant_ints(1);
   if (!shape) {
+    if (ctx.opset() >= 5 && ReshapeFromValues(ctx)) return;
     // Rank is the shape input's length when that is known.
     const Dims* s = ctx.input_dims(1);
     if (s && s->size() == 1 && (*s)[0].known()) return ctx.set_output(0, dt, Dims(static_cast<size_t>((*s)[0].value)));
@@ -73,6 +134,7 @@ void ReshapeRule(InferenceContext& ctx) {
       else known_out *= out[i].value;
     }
     if (all_known && known_out > 0) out[infer_at] = Dim{total / known_out, ""};
+    else out[infer_at] = InferredDim(*in, out, static_cast<size_t>(infer_at));
   }
   ctx.set_output(0, dt, out);
 }
@@ -223,7 +285,13 @@ void SliceRule(InferenceContext& ctx) {
 
 void ExpandRule(InferenceContext& ctx) {
   auto shape = ctx.constant_ints(1);
-  if (!shape) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  if (!shape) {
+    auto values = InputShapeValues(ctx, 1);
+    if (!values) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    Dims target;
+    for (const Dim& v : *values) target.push_back(TargetDim(v));
+    return ctx.set_output(0, ctx.input_dtype(0), BroadcastDims({ctx.input_dims(0), &target}));
+  }
   const Dims target = KnownDims(*shape);
   ctx.set_output(0, ctx.input_dtype(0), BroadcastDims({ctx.input_dims(0), &target}));
 }
@@ -232,6 +300,13 @@ void ConstantOfShapeRule(InferenceContext& ctx) {
   const ir::Attribute* value = ctx.node().FindAttribute("value");
   const DataType dt = value && value->t.defined() ? value->t.dtype() : DataType::kFloat;
   auto shape = ctx.constant_ints(0);
+  if (!shape) {
+    if (auto values = InputShapeValues(ctx, 0)) {
+      Dims dims;
+      for (const Dim& v : *values) dims.push_back(TargetDim(v));
+      return ctx.set_output(0, dt, dims);
+    }
+  }
   ctx.set_output(0, dt, shape ? std::optional<Dims>(KnownDims(*shape)) : std::nullopt);
 }
 
@@ -282,7 +357,21 @@ void NonZeroRule(InferenceContext& ctx) {
                                          : std::optional<Dims>(Dims(2)));
 }
 
-void RangeRule(InferenceContext& ctx) { ctx.set_output(0, ctx.input_dtype(0), Dims{Dim{}}); }
+// Range's length: from integer values, or the limit's symbol for Range(0, n, 1).
+void RangeRule(InferenceContext& ctx) {
+  Dim length;
+  auto start = InputShapeValues(ctx, 0), limit = InputShapeValues(ctx, 1), delta = InputShapeValues(ctx, 2);
+  if (start && limit && delta && start->size() == 1 && limit->size() == 1 && delta->size() == 1) {
+    auto s = ShapeValueNumber((*start)[0]), l = ShapeValueNumber((*limit)[0]), d = ShapeValueNumber((*delta)[0]);
+    if (s && l && d && *d != 0) {
+      const int64_t n = (*l - *s + *d + (*d > 0 ? -1 : 1)) / *d;
+      length = Dim{std::max<int64_t>(n, 0), ""};
+    } else if (s == 0 && d == 1 && !(*limit)[0].param.empty() && (*limit)[0].param[0] != '#') {
+      length = (*limit)[0];
+    }
+  }
+  ctx.set_output(0, ctx.input_dtype(0), Dims{length});
+}
 
 struct Registrations {
   Registrations() {

@@ -156,3 +156,29 @@ TEST(OptimizedModelFilepath, SavesALoadableModelInlineOrWithExternalData) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// Two graph outputs that end up holding the same value keep their names through an Identity
+// the editor adds; that node must carry the model's opset (or no kernel would match it).
+TEST(GraphEditor, IdentityItAddsCarriesTheModelOpset) {
+  test::ModelBuilder b(13);
+  b.Input("x", DataType::kFloat, {2}).Output("a", DataType::kFloat, {2}).Output("y", DataType::kFloat, {2});
+  b.Node("Add", {"x", "x"}, {"a"});
+  b.Node("Identity", {"a"}, {"y"});
+  const std::string bytes = b.Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  GraphEditor editor(*model->graph, model->opset_imports);
+  ir::Node* identity = editor.NodesOfType("Identity")[0];
+  editor.RemoveNode(identity);
+  editor.ReplaceAllUses("y", "a");
+  editor.Finish();
+  ASSERT_EQ(editor.NodesOfType("Identity").size(), 1u);
+  EXPECT_EQ(editor.NodesOfType("Identity")[0]->opset, 13);
+  const std::string optimized = SerializeModel(*model);
+  test::ExpectSameOutputs(bytes, optimized, {{"x", test::FloatTensor({2}, 1.0f)}});
+}
+
+}  // namespace
+}  // namespace onyx

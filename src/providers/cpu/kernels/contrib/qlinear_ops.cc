@@ -1,0 +1,298 @@
+// com.microsoft QLinear* pointwise ops on uint8/int8 with per-tensor scales and zero points,
+// computed with ONNX Runtime's float formulas and round-to-nearest-even so results match it
+// bit for bit:
+//   QLinearAdd    c = (a - za) sa/sc + (b - zb) sb/sc + zc   (as fixed + a*rAC + b*rBC, fused)
+//   QLinearMul    c = (a - za)(b - zb) * (sa sb / sc) + zc
+//   QLinearSigmoid, QLinearLeakyRelu(alpha): a 256-entry table y = q(f(dq(x)))
+//   QLinearConcat(Y_scale, Y_zp, (X, X_scale, X_zp)...): each input requantized to Y's params
+//   QLinearSoftmax(axis, opset): ONNX Runtime's lookup-table algorithm (exp table shifted by the
+//   row maximum, float sums, y = round(e * floor(1 / y_scale) / sum) + y_zp).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ops/broadcast.h"
+#include "platform/thread_pool.h"
+#include "providers/kernel.h"
+
+namespace onyx::contrib {
+namespace {
+
+bool IsQuant8(DataType dt) { return dt == DataType::kUInt8 || dt == DataType::kInt8; }
+
+float ScalarFloat(KernelContext& ctx, size_t index, const char* name) {
+  const Tensor& t = ctx.required_input(index);
+  if (t.dtype() != DataType::kFloat || t.size() != 1) ctx.Fail(StrCat("input '", name, "' must be a float scalar"));
+  return t.data<float>()[0];
+}
+
+// An optional zero point of type dt (0 when absent).
+int32_t ZeroPoint(KernelContext& ctx, size_t index, DataType dt, const char* name) {
+  const Tensor* t = ctx.input(index);
+  if (t == nullptr) return 0;
+  if (t->dtype() != dt || t->size() != 1) ctx.Fail(StrCat("input '", name, "' must be a scalar of type ", DataTypeName(dt)));
+  return dt == DataType::kUInt8 ? t->data<uint8_t>()[0] : t->data<int8_t>()[0];
+}
+
+template <typename T>
+inline T Saturate(float v) {
+  const float lo = static_cast<float>(std::numeric_limits<T>::lowest());
+  const float hi = static_cast<float>(std::numeric_limits<T>::max());
+  return static_cast<T>(static_cast<int32_t>(std::nearbyint(std::clamp(v, lo, hi))));
+}
+
+// MlasQuantizeLinear: round(x / scale) + zp, saturated.
+template <typename T>
+inline T QuantizeValue(float x, float scale, int32_t zp) {
+  const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::lowest()) - zp);
+  const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::max()) - zp);
+  return static_cast<T>(static_cast<int32_t>(std::nearbyint(std::clamp(x / scale, lo, hi))) + zp);
+}
+
+template <typename Fn>
+void DispatchQuant8(KernelContext& ctx, DataType dt, Fn&& fn) {
+  if (dt == DataType::kUInt8) fn(uint8_t{});
+  else if (dt == DataType::kInt8) fn(int8_t{});
+  else ctx.Fail(StrCat("element type ", DataTypeName(dt), " is not supported (uint8 or int8)"));
+}
+
+class QLinearBinary final : public OpKernel {
+ public:
+  QLinearBinary(const KernelInfo&, bool mul) : mul_(mul) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(3);
+    if (b.dtype() != a.dtype()) ctx.Fail("A and B must have the same element type");
+    const float sa = ScalarFloat(ctx, 1, "A_scale"), sb = ScalarFloat(ctx, 4, "B_scale"), sc = ScalarFloat(ctx, 6, "C_scale");
+    const int32_t za = ZeroPoint(ctx, 2, a.dtype(), "A_zero_point"), zb = ZeroPoint(ctx, 5, a.dtype(), "B_zero_point"),
+                  zc = ZeroPoint(ctx, 7, a.dtype(), "C_zero_point");
+    const Shape out_shape = BroadcastShapes({a.shape(), b.shape()});
+    Tensor& c = ctx.AllocateOutput(0, a.dtype(), out_shape);
+    if (c.size() == 0) return;
+    DispatchQuant8(ctx, a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* ad = a.data<T>();
+      const T* bd = b.data<T>();
+      T* cd = c.data<T>();
+      const float rac = sa / sc, rbc = sb / sc;
+      const float fixed = static_cast<float>(zc) - (rac * static_cast<float>(za) + rbc * static_cast<float>(zb));
+      const float ratio = sa * sb / sc;
+      const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::lowest()) - zc);
+      const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::max()) - zc);
+      ForEachBroadcastRun(out_shape, {a.shape(), b.shape()}, [&](const BroadcastRun& run) {
+        const T* ap = ad + run.in[0];
+        const T* bp = bd + run.in[1];
+        T* cp = cd + run.out;
+        if (mul_) {
+          for (int64_t i = 0; i < run.count; ++i) {
+            const int32_t prod =
+                (static_cast<int32_t>(ap[i * run.step[0]]) - za) * (static_cast<int32_t>(bp[i * run.step[1]]) - zb);
+            const float v = std::clamp(static_cast<float>(prod) * ratio, lo, hi);
+            cp[i] = Saturate<T>(v + static_cast<float>(zc));  // zc joins before rounding, as ONNX Runtime
+          }
+        } else if (run.step[0] == 0 && run.count > 1) {
+          // A constant along the run joins the fixed part (ONNX Runtime's scalar-A kernel).
+          const float f = std::fma(static_cast<float>(ap[0]), rac, fixed);
+          for (int64_t i = 0; i < run.count; ++i) cp[i] = Saturate<T>(std::fma(static_cast<float>(bp[i * run.step[1]]), rbc, f));
+        } else {
+          for (int64_t i = 0; i < run.count; ++i) {
+            const float t = std::fma(static_cast<float>(bp[i * run.step[1]]), rbc, fixed);
+            cp[i] = Saturate<T>(std::fma(static_cast<float>(ap[i * run.step[0]]), rac, t));
+          }
+        }
+      });
+    });
+  }
+
+ private:
+  bool mul_;
+};
+
+enum class LutKind { kSigmoid, kLeakyRelu };
+
+class QLinearLut final : public OpKernel {
+ public:
+  QLinearLut(const KernelInfo& info, LutKind kind) : kind_(kind), alpha_(info.GetFloatOr("alpha", 0.01f)) {}
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const float sx = ScalarFloat(ctx, 1, "X_scale"), sy = ScalarFloat(ctx, 3, "Y_scale");
+    const int32_t zx = ZeroPoint(ctx, 2, x.dtype(), "X_zero_point"), zy = ZeroPoint(ctx, 4, x.dtype(), "Y_zero_point");
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
+    DispatchQuant8(ctx, x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T table[256];
+      for (int i = 0; i < 256; ++i) {
+        const float v = sx * static_cast<float>(static_cast<int32_t>(static_cast<T>(i)) - zx);
+        float f;
+        if (kind_ == LutKind::kSigmoid) f = 1.0f / (1.0f + std::exp(-v));
+        else f = v >= 0.0f ? v : v * alpha_;
+        table[i] = QuantizeValue<T>(f, sy, zy);
+      }
+      const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
+      T* yd = y.data<T>();
+      ThreadPool::For(ctx.thread_pool(), x.size(), 1.0, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) yd[i] = table[xd[i]];
+      });
+    });
+  }
+
+ private:
+  LutKind kind_;
+  float alpha_;
+};
+
+class QLinearConcat final : public OpKernel {
+ public:
+  explicit QLinearConcat(const KernelInfo& info) : axis_(info.GetInt("axis")) {
+    if (info.num_inputs() < 5 || (info.num_inputs() - 2) % 3 != 0)
+      info.Fail("inputs must be Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) triples");
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const float sy = ScalarFloat(ctx, 0, "Y_scale");
+    const Tensor& zy_t = ctx.required_input(1);
+    const DataType dt = zy_t.dtype();
+    if (!IsQuant8(dt) || zy_t.size() != 1) ctx.Fail("Y_zero_point must be a uint8 or int8 scalar");
+    const int32_t zy = ZeroPoint(ctx, 1, dt, "Y_zero_point");
+    const size_t n_in = (ctx.num_inputs() - 2) / 3;
+    const Tensor& first = ctx.required_input(2);
+    if (first.rank() == 0) ctx.Fail("inputs must have rank >= 1");
+    const int64_t rank = static_cast<int64_t>(first.rank());
+    const int64_t axis = NormalizeAxis(axis_, rank);
+    Shape out_shape = first.shape();
+    out_shape[axis] = 0;
+    for (size_t i = 0; i < n_in; ++i) {
+      const Tensor& t = ctx.required_input(2 + 3 * i);
+      if (t.dtype() != dt) ctx.Fail("every input must have Y_zero_point's element type");
+      if (static_cast<int64_t>(t.rank()) != rank) ctx.Fail("inputs must have the same rank");
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && t.dim(d) != first.dim(d)) ctx.Fail("input shapes differ outside the concatenation axis");
+      out_shape[axis] += t.dim(axis);
+    }
+    Tensor& y = ctx.AllocateOutput(0, dt, out_shape);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[d];
+    const int64_t out_row = out_shape[axis] * inner;
+    DispatchQuant8(ctx, dt, [&](auto tag) {
+      using T = decltype(tag);
+      int64_t offset = 0;
+      for (size_t i = 0; i < n_in; ++i) {
+        const Tensor& t = ctx.required_input(2 + 3 * i);
+        const float sx = ScalarFloat(ctx, 3 + 3 * i, "X_scale");
+        const int32_t zx = ZeroPoint(ctx, 4 + 3 * i, dt, "X_zero_point");
+        const bool same = sx == sy && zx == zy;
+        T table[256];
+        if (!same)
+          for (int v = 0; v < 256; ++v)
+            table[v] = QuantizeValue<T>(sx * static_cast<float>(static_cast<int32_t>(static_cast<T>(v)) - zx), sy, zy);
+        const int64_t row = t.dim(axis) * inner;
+        const uint8_t* src = static_cast<const uint8_t*>(t.raw_data());
+        for (int64_t o = 0; o < outer; ++o) {
+          T* dst = y.data<T>() + o * out_row + offset;
+          const uint8_t* s = src + o * row;
+          if (same) std::memcpy(dst, s, static_cast<size_t>(row));
+          else for (int64_t k = 0; k < row; ++k) dst[k] = table[s[k]];
+        }
+        offset += row;
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+};
+
+class QLinearSoftmax final : public OpKernel {
+ public:
+  explicit QLinearSoftmax(const KernelInfo& info) : opset_(info.GetInt("opset")) {
+    axis_ = info.GetIntOr("axis", opset_ < 13 ? 1 : -1);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const float sx = ScalarFloat(ctx, 1, "X_scale"), sy = ScalarFloat(ctx, 3, "y_scale");
+    const int32_t zy = ZeroPoint(ctx, 4, x.dtype(), "y_zero_point");
+    if (x.rank() == 0) ctx.Fail("X must have rank >= 1");
+    Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
+    if (x.size() == 0) return;
+    const int64_t axis = NormalizeAxis(axis_, static_cast<int64_t>(x.rank()));
+    // Rows of D elements with stride `stride` between elements (opset 13: the axis only).
+    int64_t D = 1, stride = 1;
+    if (opset_ < 13) {
+      for (size_t d = static_cast<size_t>(axis); d < x.rank(); ++d) D *= x.dim(d);
+    } else {
+      D = x.dim(static_cast<size_t>(axis));
+      for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) stride *= x.dim(d);
+    }
+    const bool is_signed = x.dtype() == DataType::kInt8;
+    if (!IsQuant8(x.dtype())) ctx.Fail("X must be uint8 or int8");
+    // exp table, shifted so that the largest sum of D terms stays finite.
+    float table[256];
+    double shift = std::log(static_cast<double>(std::numeric_limits<float>::max()) / static_cast<double>(D));
+    shift = std::max(0.0, shift - 5.0) / static_cast<double>(sx);
+    for (int i = 0; i < 256; ++i) {
+      const uint8_t index = static_cast<uint8_t>(is_signed ? i - 128 : i);
+      table[index] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(sx)));
+    }
+    const float y_mult = std::floor(1.0f / sy);
+    const int64_t rows = x.size() / D;
+    const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
+    uint8_t* yd = static_cast<uint8_t*>(y.raw_data());
+    ThreadPool::For(ctx.thread_pool(), rows, 4.0 * D, [&](int64_t begin, int64_t end) {
+      std::vector<uint8_t> idx(static_cast<size_t>(D));
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t base = (r / stride) * D * stride + r % stride;
+        // Table indices: the row shifted so its maximum lands on the table's top entry.
+        if (is_signed) {
+          int32_t mx = -128;
+          for (int64_t i = 0; i < D; ++i) mx = std::max<int32_t>(mx, static_cast<int8_t>(xd[base + i * stride]));
+          for (int64_t i = 0; i < D; ++i)
+            idx[i] = static_cast<uint8_t>(127 - mx + static_cast<int8_t>(xd[base + i * stride]));
+        } else {
+          int32_t mx = 0;
+          for (int64_t i = 0; i < D; ++i) mx = std::max<int32_t>(mx, xd[base + i * stride]);
+          for (int64_t i = 0; i < D; ++i) idx[i] = static_cast<uint8_t>(255 - mx + xd[base + i * stride]);
+        }
+        float sum = 0.0f;
+        for (int64_t i = 0; i < D; ++i) sum += table[idx[i]];
+        for (int64_t i = 0; i < D; ++i) {
+          const int32_t q = static_cast<int32_t>(std::nearbyint((table[idx[i]] * y_mult) / sum)) + zy;
+          uint8_t& out = yd[base + i * stride];
+          if (is_signed) out = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(q, -128, 127)));
+          else out = static_cast<uint8_t>(std::clamp(q, 0, 255));
+        }
+      }
+    });
+  }
+
+ private:
+  int64_t opset_;
+  int64_t axis_;
+};
+
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "QLinearAdd", 1, kOpsetMax,
+                        [](const KernelInfo& info) -> std::unique_ptr<OpKernel> {
+                          return std::make_unique<QLinearBinary>(info, false);
+                        });
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "QLinearMul", 1, kOpsetMax,
+                        [](const KernelInfo& info) -> std::unique_ptr<OpKernel> {
+                          return std::make_unique<QLinearBinary>(info, true);
+                        });
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "QLinearSigmoid", 1, kOpsetMax,
+                        [](const KernelInfo& info) -> std::unique_ptr<OpKernel> {
+                          return std::make_unique<QLinearLut>(info, LutKind::kSigmoid);
+                        });
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "QLinearLeakyRelu", 1, kOpsetMax,
+                        [](const KernelInfo& info) -> std::unique_ptr<OpKernel> {
+                          return std::make_unique<QLinearLut>(info, LutKind::kLeakyRelu);
+                        });
+ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "QLinearConcat", 1, kOpsetMax, QLinearConcat);
+ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "QLinearSoftmax", 1, kOpsetMax, QLinearSoftmax);
+
+}  // namespace
+}  // namespace onyx::contrib

@@ -1,0 +1,318 @@
+// Integer matrix products of com.microsoft quantization, all on exact int32 accumulation
+// acc[m, n] = sum_k (A[m, k] - a_zp) * (B[k, n] - b_zp[n]):
+//   MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?)
+//       Y = acc * (a_scale * b_scale[n]) + bias[n], numpy batch broadcasting;
+//   DynamicQuantizeMatMul(A float, B, b_scale, b_zp?, bias?): A is first quantized to uint8 with
+//       DynamicQuantizeLinear's per-tensor parameters, then as above;
+//   QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?) with transA/transB/alpha:
+//       acc += C (int32, broadcast to (M, N)); scale = alpha * a_scale * b_scale[n] (/ y_scale);
+//       Y = round(acc * scale) + y_zp saturated when y_zp is given, else acc * scale (float).
+// b_scale/b_zp are scalars or per column (N). Rounding is to nearest even, as ONNX Runtime.
+// A constant B and zero point are centered into int16 once, when the kernel is created.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops/broadcast.h"
+#include "platform/thread_pool.h"
+#include "providers/kernel.h"
+
+namespace onyx::contrib {
+namespace {
+
+// Values of an 8-bit tensor (uint8 or int8) as int32.
+std::vector<int32_t> Int8Values(KernelContext& ctx, const Tensor& t, const char* name) {
+  std::vector<int32_t> v(static_cast<size_t>(t.size()));
+  if (t.dtype() == DataType::kUInt8) {
+    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<uint8_t>()[i];
+  } else if (t.dtype() == DataType::kInt8) {
+    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<int8_t>()[i];
+  } else {
+    ctx.Fail(StrCat("input '", name, "' must be uint8 or int8, got ", DataTypeName(t.dtype())));
+  }
+  return v;
+}
+
+// A scalar or per-column (N) parameter expanded to N values.
+template <typename V>
+std::vector<V> PerColumn(KernelContext& ctx, const std::vector<V>& values, int64_t n, const char* name) {
+  if (values.size() == 1) return std::vector<V>(static_cast<size_t>(n), values[0]);
+  if (static_cast<int64_t>(values.size()) != n)
+    ctx.Fail(StrCat("input '", name, "' must be a scalar or have ", n, " values, got ", values.size()));
+  return values;
+}
+
+std::vector<float> FloatValues(KernelContext& ctx, const Tensor& t, const char* name) {
+  if (t.dtype() != DataType::kFloat) ctx.Fail(StrCat("input '", name, "' must be float"));
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.size());
+}
+
+// acc[M, N] = (A - za)(B - zb) for one matrix pair; A row-major [M, K] (lda), B [K, N] (ldb = N).
+void IntGemm(const int32_t* a, int64_t lda, int32_t za, const int16_t* b_centered, int64_t M, int64_t N, int64_t K,
+             int32_t* acc, ThreadPool* pool) {
+  ThreadPool::For(pool, M, 2.0 * N * K, [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) {
+      int32_t* row = acc + m * N;
+      for (int64_t k = 0; k < K; ++k) {
+        const int32_t av = a[m * lda + k] - za;
+        if (av == 0) continue;
+        const int16_t* br = b_centered + k * N;
+        for (int64_t n = 0; n < N; ++n) row[n] += av * br[n];
+      }
+    }
+  });
+}
+
+// (B - zb[n]) as int16 [K, N].
+std::vector<int16_t> CenterB(const std::vector<int32_t>& b, const std::vector<int32_t>& zb, int64_t K, int64_t N,
+                             int64_t offset) {
+  std::vector<int16_t> c(static_cast<size_t>(K * N));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) c[k * N + n] = static_cast<int16_t>(b[offset + k * N + n] - zb[n]);
+  return c;
+}
+
+// (B - zb) as int16 [K, N] from a constant 2-D B ([K, N], or [N, K] when trans_b) and its
+// constant zero point (null: 0); empty when they do not fit (Compute then reports the problem).
+std::vector<int16_t> PrepackB(const Tensor* b, const Tensor* zp, bool has_zp, bool trans_b) {
+  if (!b || b->rank() != 2 || (has_zp && !zp)) return {};
+  auto value = [](const Tensor& t, int64_t i) -> int32_t {
+    return t.dtype() == DataType::kUInt8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+  };
+  if (b->dtype() != DataType::kUInt8 && b->dtype() != DataType::kInt8) return {};
+  const int64_t K = trans_b ? b->dim(1) : b->dim(0), N = trans_b ? b->dim(0) : b->dim(1);
+  if (zp && (zp->dtype() != b->dtype() || (zp->size() != 1 && zp->size() != N))) return {};
+  std::vector<int16_t> c(static_cast<size_t>(K * N));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) {
+      const int32_t z = zp ? value(*zp, zp->size() == 1 ? 0 : n) : 0;
+      c[k * N + n] = static_cast<int16_t>(value(*b, trans_b ? n * K + k : k * N + n) - z);
+    }
+  return c;
+}
+
+// Batched A[..., M, K] x B[..., K, N] with numpy broadcasting of the batch dims; returns the
+// int32 accumulators and sets the output shape.
+std::vector<int32_t> BatchedIntMatMul(KernelContext& ctx, const Shape& as, const std::vector<int32_t>& a, int32_t za,
+                                      const Shape& bs, const std::vector<int32_t>& b, const std::vector<int32_t>& zb,
+                                      const std::vector<int16_t>* packed_b, Shape& out_shape) {
+  if (as.empty() || bs.empty()) ctx.Fail("A and B must have rank >= 1");
+  Shape a2 = as, b2 = bs;
+  if (a2.size() == 1) a2.insert(a2.begin(), 1);
+  if (b2.size() == 1) b2.push_back(1);
+  const int64_t M = a2[a2.size() - 2], K = a2.back(), N = b2.back();
+  if (b2[b2.size() - 2] != K) ctx.Fail(StrCat("inner dimensions differ: ", K, " vs ", b2[b2.size() - 2]));
+  const Shape ab(a2.begin(), a2.end() - 2), bb(b2.begin(), b2.end() - 2);
+  const Shape batch = BroadcastShapes({ab, bb});
+  out_shape = batch;
+  if (as.size() > 1) out_shape.push_back(M);
+  if (bs.size() > 1) out_shape.push_back(N);
+  const std::vector<int32_t> zbn = packed_b ? std::vector<int32_t>{} : PerColumn(ctx, zb, N, "b_zero_point");
+  const int64_t batches = ShapeSize(batch);
+  std::vector<int32_t> acc(static_cast<size_t>(batches * M * N), 0);
+  const auto a_str = BroadcastStrides(ab, batch), b_str = BroadcastStrides(bb, batch);
+  const int64_t b_batches = ShapeSize(bb);
+  std::vector<std::vector<int16_t>> centered(static_cast<size_t>(b_batches));
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t ao = 0, bo = 0, rem = bi;
+    for (size_t d = batch.size(); d-- > 0;) {
+      const int64_t idx = rem % batch[d];
+      rem /= batch[d];
+      ao += idx * a_str[d];
+      bo += idx * b_str[d];
+    }
+    const int16_t* bc = packed_b ? packed_b->data() : nullptr;
+    if (!bc) {
+      if (centered[bo].empty() && K * N > 0) centered[bo] = CenterB(b, zbn, K, N, bo * K * N);
+      bc = centered[bo].data();
+    }
+    IntGemm(a.data() + ao * M * K, K, za, bc, M, N, K, acc.data() + bi * M * N, ctx.thread_pool());
+  }
+  return acc;
+}
+
+class MatMulIntegerToFloat final : public OpKernel {
+ public:
+  MatMulIntegerToFloat(const KernelInfo& info, bool dynamic) : dynamic_(dynamic) {
+    const size_t zp_index = dynamic ? 3 : 5;
+    packed_b_ = PrepackB(info.ConstantInput(1), info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr,
+                         info.has_input(zp_index), false);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(1);
+    // Input positions differ: DynamicQuantizeMatMul(A, B, b_scale, b_zp, bias),
+    // MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp, b_zp, bias).
+    const Tensor& b_scale = ctx.required_input(dynamic_ ? 2 : 3);
+    const Tensor* b_zp = ctx.input(dynamic_ ? 3 : 5);
+    const Tensor* bias = ctx.input(dynamic_ ? 4 : 6);
+    std::vector<int32_t> av;
+    float a_scale = 1.0f;
+    int32_t za = 0;
+    if (dynamic_) {
+      if (a.dtype() != DataType::kFloat) ctx.Fail("A must be float");
+      av = QuantizeDynamic(a, a_scale, za);
+    } else {
+      av = Int8Values(ctx, a, "A");
+      const std::vector<float> as = FloatValues(ctx, ctx.required_input(2), "a_scale");
+      if (as.size() != 1) ctx.Fail("a_scale must be a scalar (per-tensor)");
+      a_scale = as[0];
+      if (const Tensor* a_zp = ctx.input(4)) {
+        if (a_zp->dtype() != a.dtype() || a_zp->size() != 1) ctx.Fail("a_zero_point must be a scalar of A's type");
+        za = Int8Values(ctx, *a_zp, "a_zero_point")[0];
+      }
+    }
+    const bool packed = !packed_b_.empty();
+    const std::vector<int32_t> bv = packed ? std::vector<int32_t>{} : Int8Values(ctx, b, "B");
+    std::vector<int32_t> zb{0};
+    if (b_zp) {
+      if (b_zp->dtype() != b.dtype()) ctx.Fail("b_zero_point must have B's type");
+      if (!packed) zb = Int8Values(ctx, *b_zp, "b_zero_point");
+    }
+    Shape out_shape;
+    const std::vector<int32_t> acc =
+        BatchedIntMatMul(ctx, a.shape(), av, za, b.shape(), bv, zb, packed ? &packed_b_ : nullptr, out_shape);
+    const int64_t N = b.rank() > 1 ? b.shape().back() : 1;
+    const std::vector<float> bs = PerColumn(ctx, FloatValues(ctx, b_scale, "b_scale"), N, "b_scale");
+    std::vector<float> bias_v;
+    if (bias) {
+      bias_v = FloatValues(ctx, *bias, "bias");
+      if (static_cast<int64_t>(bias_v.size()) != N) ctx.Fail(StrCat("bias must have ", N, " values"));
+    }
+    std::vector<float> mult(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) mult[n] = a_scale * bs[n];
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
+    float* yd = y.data<float>();
+    for (int64_t i = 0; i < y.size(); ++i) {
+      const int64_t n = i % N;
+      yd[i] = static_cast<float>(acc[i]) * mult[n] + (bias ? bias_v[n] : 0.0f);
+    }
+  }
+
+ private:
+  // DynamicQuantizeLinear: uint8 with scale = (max(0, max) - min(0, min)) / 255 and a rounded zero point.
+  static std::vector<int32_t> QuantizeDynamic(const Tensor& a, float& scale, int32_t& zp) {
+    const float* d = a.data<float>();
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < a.size(); ++i) {
+      lo = std::min(lo, d[i]);
+      hi = std::max(hi, d[i]);
+    }
+    scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    zp = static_cast<int32_t>(std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f)));
+    std::vector<int32_t> q(static_cast<size_t>(a.size()));
+    for (int64_t i = 0; i < a.size(); ++i)
+      q[i] = std::clamp(static_cast<int32_t>(std::nearbyint(d[i] / scale)) + zp, 0, 255);
+    return q;
+  }
+
+  bool dynamic_;
+  std::vector<int16_t> packed_b_;  // (B - b_zp) when both are constant
+};
+
+class QGemm final : public OpKernel {
+ public:
+  explicit QGemm(const KernelInfo& info)
+      : alpha_(info.GetFloatOr("alpha", 1.0f)),
+        trans_a_(info.GetIntOr("transA", 0) != 0),
+        trans_b_(info.GetIntOr("transB", 0) != 0) {
+    packed_b_ = PrepackB(info.ConstantInput(3), info.ConstantInput(5), true, trans_b_);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.required_input(0);
+    const Tensor& b = ctx.required_input(3);
+    const Tensor* c = ctx.input(6);
+    const Tensor* y_scale = ctx.input(7);
+    const Tensor* y_zp = ctx.input(8);
+    if (a.rank() != 2 || b.rank() != 2) ctx.Fail("A and B must be 2-D");
+    const int64_t M = trans_a_ ? a.dim(1) : a.dim(0), K = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t Kb = trans_b_ ? b.dim(1) : b.dim(0), N = trans_b_ ? b.dim(0) : b.dim(1);
+    if (K != Kb) ctx.Fail(StrCat("inner dimensions differ: ", K, " vs ", Kb));
+    const std::vector<float> as = FloatValues(ctx, ctx.required_input(1), "a_scale");
+    const Tensor& a_zp = ctx.required_input(2);
+    if (as.size() != 1 || a_zp.size() != 1 || a_zp.dtype() != a.dtype())
+      ctx.Fail("a_scale and a_zero_point must be scalars (a_zero_point of A's type)");
+    const int32_t za = Int8Values(ctx, a_zp, "a_zero_point")[0];
+    const Tensor& b_zp_t = ctx.required_input(5);
+    if (b_zp_t.dtype() != b.dtype()) ctx.Fail("b_zero_point must have B's type");
+    const std::vector<float> bs = PerColumn(ctx, FloatValues(ctx, ctx.required_input(4), "b_scale"), N, "b_scale");
+    const std::vector<int32_t> zb = PerColumn(ctx, Int8Values(ctx, b_zp_t, "b_zero_point"), N, "b_zero_point");
+    float ys = 1.0f;
+    if (y_scale) {
+      const std::vector<float> v = FloatValues(ctx, *y_scale, "y_scale");
+      if (v.size() != 1) ctx.Fail("y_scale must be a scalar");
+      ys = v[0];
+    }
+    if (y_zp && (y_zp->size() != 1 || (y_zp->dtype() != DataType::kUInt8 && y_zp->dtype() != DataType::kInt8)))
+      ctx.Fail("y_zero_point must be a uint8 or int8 scalar");
+
+    // A as [M, K] and B as centered [K, N].
+    const std::vector<int32_t> a_raw = Int8Values(ctx, a, "A");
+    std::vector<int32_t> a_mk(static_cast<size_t>(M * K));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t k = 0; k < K; ++k) a_mk[m * K + k] = trans_a_ ? a_raw[k * M + m] : a_raw[m * K + k];
+    std::vector<int16_t> b_local;
+    if (packed_b_.empty()) {
+      const std::vector<int32_t> b_raw = Int8Values(ctx, b, "B");
+      b_local.resize(static_cast<size_t>(K * N));
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n)
+          b_local[k * N + n] = static_cast<int16_t>((trans_b_ ? b_raw[n * K + k] : b_raw[k * N + n]) - zb[n]);
+    }
+    const int16_t* b_kn = packed_b_.empty() ? b_local.data() : packed_b_.data();
+    std::vector<int32_t> acc(static_cast<size_t>(M * N), 0);
+    if (c) {
+      if (c->dtype() != DataType::kInt32) ctx.Fail("C must be int32");
+      const Shape& cs = c->shape();
+      Shape target{M, N};
+      bool ok = cs.size() <= 2;
+      for (size_t i = 0; ok && i < cs.size(); ++i) ok = cs[i] == 1 || cs[i] == target[2 - cs.size() + i];
+      if (!ok) ctx.Fail(StrCat("C shape ", ShapeToString(cs), " does not broadcast to (", M, ", ", N, ")"));
+      const auto strides = BroadcastStrides(cs, target);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) acc[m * N + n] = c->data<int32_t>()[m * strides[0] + n * strides[1]];
+    }
+    IntGemm(a_mk.data(), K, za, b_kn, M, N, K, acc.data(), ctx.thread_pool());
+    std::vector<float> scale(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      scale[n] = alpha_ * as[0] * bs[n];
+      if (y_scale) scale[n] /= ys;
+    }
+    if (y_zp) {
+      Tensor& y = ctx.AllocateOutput(0, y_zp->dtype(), {M, N});
+      const bool is_signed = y_zp->dtype() == DataType::kInt8;
+      const int32_t zy = is_signed ? y_zp->data<int8_t>()[0] : y_zp->data<uint8_t>()[0];
+      const float lo = static_cast<float>((is_signed ? -128 : 0) - zy), hi = static_cast<float>((is_signed ? 127 : 255) - zy);
+      for (int64_t i = 0; i < M * N; ++i) {
+        const float v = std::clamp(static_cast<float>(acc[i]) * scale[i % N], lo, hi);
+        const int32_t q = static_cast<int32_t>(std::nearbyint(v)) + zy;
+        if (is_signed) y.data<int8_t>()[i] = static_cast<int8_t>(q);
+        else y.data<uint8_t>()[i] = static_cast<uint8_t>(q);
+      }
+    } else {
+      Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, {M, N});
+      for (int64_t i = 0; i < M * N; ++i) y.data<float>()[i] = static_cast<float>(acc[i]) * scale[i % N];
+    }
+  }
+
+ private:
+  float alpha_;
+  bool trans_a_, trans_b_;
+  std::vector<int16_t> packed_b_;  // (B - b_zp) as [K, N] when both are constant
+};
+
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "MatMulIntegerToFloat", 1, kOpsetMax,
+                        [](const KernelInfo& info) -> std::unique_ptr<OpKernel> {
+                          return std::make_unique<MatMulIntegerToFloat>(info, false);
+                        });
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "DynamicQuantizeMatMul", 1, kOpsetMax,
+                        [](const KernelInfo& info) -> std::unique_ptr<OpKernel> {
+                          return std::make_unique<MatMulIntegerToFloat>(info, true);
+                        });
+ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "QGemm", 1, kOpsetMax, QGemm);
+
+}  // namespace
+}  // namespace onyx::contrib
