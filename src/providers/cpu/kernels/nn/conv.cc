@@ -263,6 +263,8 @@ class Conv final : public OpKernel {
       return;
     const linalg::Conv2dShape s = WeightShape(w->shape());
     engine_ = MakeEngine(ChooseAlgo(forced_, s, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>());
+    // The engine's packed form replaces W (an engine supports every input W admits).
+    prepared_weight_ = Tensor();
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -323,7 +325,7 @@ class Conv final : public OpKernel {
       }
       if (!done) {
         RunGemmConv<C>(p, xp, weights(), bp, yp, ctx.thread_pool());
-        ApplyEpilogue(p, zp, yp, y.size(), ctx.thread_pool());
+        ApplyEpilogue(zp, yp, y.size(), ctx.thread_pool());
       }
       nn::StoreFromCompute(yp, y.size(), y.data<T>());
     });
@@ -399,7 +401,7 @@ class Conv final : public OpKernel {
 
   // Z and the activation after the GEMM path (the bias is already in).
   template <typename C>
-  void ApplyEpilogue(const ConvProblem& p, const C* z, C* y, int64_t count, ThreadPool* pool) const {
+  void ApplyEpilogue(const C* z, C* y, int64_t count, ThreadPool* pool) const {
     if (z == nullptr && activation_.kind == ConvActivation::kNone) return;
     if constexpr (std::is_same_v<C, float>) {
       linalg::ApplyConvEpilogue(y, 1, 1, count, nullptr, z, activation_, pool);
