@@ -13,8 +13,10 @@
 namespace onyx::linalg {
 namespace {
 
-// Output rows at least this many floats wide (in AVX-512 vectors of 16) take the row kernel.
-constexpr int64_t kRowPathMinWidth = 24;
+// Output rows at least this wide (scaled to the vector width, measured with AVX-512's 16) take
+// the row kernel.
+constexpr int64_t kRowPathMinWidth = 12;
+constexpr int64_t kRowPathMinWidthStride2 = 48;
 
 }  // namespace
 
@@ -132,9 +134,10 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
 }
 
 bool DepthwiseConv::PreferRows(const Conv2dShape& s, int64_t block) {
-  // Rows vectorize well when they are long and unit-stride; otherwise the NCHWc kernel on a
-  // transposed copy keeps every lane busy.
-  return s.stride_w == 1 && s.out_w >= kRowPathMinWidth * block / 16;
+  // Rows vectorize well when they are long enough (stride 2 loads twice the width); otherwise
+  // the NCHWc kernel on a transposed copy keeps every lane busy.
+  if (s.stride_w == 1) return s.out_w >= kRowPathMinWidth * block / 16;
+  return s.stride_w == 2 && s.out_w >= kRowPathMinWidthStride2 * block / 16;
 }
 
 void DepthwiseConv::RunTransposed(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args,

@@ -53,9 +53,9 @@ struct DepthwisePlaneArgs {
 // plane kernel reads: stride_w phases of rows x cols floats, then one padded input row.
 struct DepthwisePlaneLayout {
   int64_t rows = 0, cols = 0;  // cols is a multiple of the vector width
-  int64_t edge_masks = 0;  // stride 1 reads the input directly and keeps only edge lane masks
+  int64_t edge_masks = 0;  // strides 1 and 2 read the input directly and keep only edge lane masks
   int64_t Floats(int64_t stride_w) const {
-    return stride_w == 1 ? edge_masks : stride_w * (rows + 1) * cols;
+    return stride_w <= 2 ? edge_masks : stride_w * (rows + 1) * cols;
   }
 };
 inline DepthwisePlaneLayout GetDepthwisePlaneLayout(const DepthwisePlaneArgs& a, int width) {
@@ -64,8 +64,9 @@ inline DepthwisePlaneLayout GetDepthwisePlaneLayout(const DepthwisePlaneArgs& a,
   const int64_t out_w_padded = (a.out_w + width - 1) / width * width;
   const int64_t cols = out_w_padded + ((a.kernel_w - 1) * a.dilation_w) / a.stride_w + 1;
   l.cols = (cols + width - 1) / width * width;
-  // At most one mask (<= 32 bytes) per output vector and kernel column, plus alignment slack.
-  l.edge_masks = out_w_padded / width * a.kernel_w * 8 + 8;
+  // At most two masks (<= 32 bytes each) per output vector and kernel column, plus alignment
+  // slack.
+  l.edge_masks = out_w_padded / width * a.kernel_w * 16 + 8;
   return l;
 }
 

@@ -1,8 +1,9 @@
 // Depthwise convolution kernels written once against `Vec` (see simd_<isa>.h):
 //   DepthwisePlane    one NCHW channel plane, vectorized over the output width. With stride 1
-//                     along the width every tap is an unaligned load from the input row (masked
-//                     at the edges); larger strides first copy the plane into zero-padded rows
-//                     split into stride_w column phases, so taps are again plain vector loads.
+//                     or 2 along the width every tap is an unaligned load from the input row
+//                     (stride 2: two, keeping the even lanes; masked at the edges); larger
+//                     strides first copy the plane into zero-padded rows split into stride_w
+//                     column phases, so taps are again plain vector loads.
 //   DepthwiseBlocked  one NCHWc channel block, vectorized over the B channels.
 #pragma once
 
@@ -98,53 +99,95 @@ inline void PlaneRowChunk(const DepthwisePlaneArgs& a, const DepthwisePlaneLayou
   }
 }
 
-// Stride 1 along the width: NV vectors of one output row straight from the input rows.
-// `masks` (null for interior vectors, whose taps all lie inside the row) holds per vector and
-// kernel column the lanes that fall inside the row; the others read as zero padding.
-template <int K, int NV>
-inline void DirectRowChunk(const DepthwisePlaneArgs& a, const Vec* wk, int64_t oh, int64_t ow0,
+// Stride SW (1 or 2) along the width: NV vectors of NR output rows straight from the input rows
+// (stride 2 loads twice the width and keeps the even lanes). `masks` (MASKED: vectors whose
+// taps reach the padding) holds per vector and kernel column the lanes inside the row (SW masks,
+// one per loaded vector); the others read as zero. With NR > 1 (stride 1 and dilation 1 down
+// the column) each loaded input row feeds every output row it overlaps, and the NR x NV
+// accumulators are independent FMA chains.
+template <int K, int SW, int NR, int NV, bool MASKED>
+inline void DirectRowChunk(const DepthwisePlaneArgs& a, const Vec* wk, int64_t oh0, int64_t ow0,
                            const typename Vec::LaneMask* masks, bool has_act) {
   constexpr int B = Vec::kWidth;
   const int64_t kh_n = K > 0 ? K : a.kernel_h, kw_n = K > 0 ? K : a.kernel_w;
-  Vec acc[NV];
+  // A fixed kernel width keeps its edge masks in registers for the whole chunk.
+  typename Vec::LaneMask m[MASKED && K > 0 ? NV * K * SW : 1];
+  if constexpr (MASKED && K > 0)
+    for (int i = 0; i < NV * K * SW; ++i) m[i] = masks[i];
+  const typename Vec::LaneMask* mk = MASKED && K > 0 ? m : masks;
+  Vec acc[NR][NV];
   const Vec b = Vec::Set1(a.bias);
 #pragma GCC unroll 4
-  for (int i = 0; i < NV; ++i) acc[i] = b;
-  const int64_t ih0 = oh * a.stride_h - a.pad_top;
-  for (int64_t kh = 0; kh < kh_n; ++kh) {
-    const int64_t ih = ih0 + kh * a.dilation_h;
+  for (int j = 0; j < NR; ++j)
+#pragma GCC unroll 4
+    for (int i = 0; i < NV; ++i) acc[j][i] = b;
+  // NR == 1: input row t of the window is kernel row t (any stride / dilation down the column).
+  // NR > 1: input rows oh0 - pad_top + t, kernel row t - j for output row oh0 + j.
+  const int64_t rows = NR == 1 ? kh_n : kh_n + NR - 1;
+#pragma GCC unroll 8
+  for (int64_t t = 0; t < rows; ++t) {
+    const int64_t ih = NR == 1 ? oh0 * a.stride_h - a.pad_top + t * a.dilation_h : oh0 - a.pad_top + t;
     if (ih < 0 || ih >= a.in_h) continue;
     const float* row = a.x + ih * a.in_w;
 #pragma GCC unroll 5
     for (int64_t kw = 0; kw < kw_n; ++kw) {
-      const int64_t c0 = ow0 - a.pad_left + kw * a.dilation_w;
-      const Vec wv = K > 0 ? wk[kh * K + kw] : Vec::Set1(a.w[kh * kw_n + kw]);
+      const int64_t c0 = SW * ow0 - a.pad_left + kw * a.dilation_w;
 #pragma GCC unroll 4
       for (int i = 0; i < NV; ++i) {
-        const float* p = row + (c0 + i * B);
-        acc[i] = Vec::Fma(wv, masks == nullptr ? Vec::Load(p) : Vec::LoadMasked(p, masks[i * kw_n + kw]), acc[i]);
+        const float* p = row + (c0 + i * SW * B);
+        Vec v;
+        if constexpr (SW == 1) {
+          v = MASKED ? Vec::LoadMasked(p, mk[i * kw_n + kw]) : Vec::Load(p);
+        } else {
+          v = MASKED ? Vec::LoadEvenMasked(p, mk[(i * kw_n + kw) * 2], mk[(i * kw_n + kw) * 2 + 1]) : Vec::LoadEven(p);
+        }
+#pragma GCC unroll 4
+        for (int j = 0; j < NR; ++j) {
+          const int64_t kh = t - j;
+          if (kh < 0 || kh >= kh_n) continue;
+          const Vec wv = K > 0 ? wk[kh * K + kw] : Vec::Set1(a.w[kh * kw_n + kw]);
+          acc[j][i] = Vec::Fma(wv, v, acc[j][i]);
+        }
       }
     }
   }
 #pragma GCC unroll 4
-  for (int i = 0; i < NV; ++i) {
-    const int64_t ow = ow0 + i * B;
-    const int64_t n = a.out_w - ow < B ? a.out_w - ow : B;
-    if (n <= 0) break;
-    Vec v = acc[i];
-    if (a.residual != nullptr) {
-      const float* res = a.residual + oh * a.out_w + ow;
-      v = Vec::Add(v, n == B ? Vec::Load(res) : Vec::LoadPartial(res, n));
+  for (int j = 0; j < NR; ++j) {
+    const int64_t oh = oh0 + j;
+#pragma GCC unroll 4
+    for (int i = 0; i < NV; ++i) {
+      const int64_t ow = ow0 + i * B;
+      const int64_t n = a.out_w - ow < B ? a.out_w - ow : B;
+      if (n <= 0) break;
+      Vec v = acc[j][i];
+      if (a.residual != nullptr) {
+        const float* res = a.residual + oh * a.out_w + ow;
+        v = Vec::Add(v, n == B ? Vec::Load(res) : Vec::LoadPartial(res, n));
+      }
+      if (has_act) v = Activate(v, *a.act);
+      float* d = a.y + oh * a.out_w + ow;
+      if (n == B) Vec::Store(d, v);
+      else Vec::StorePartial(d, v, n);
     }
-    if (has_act) v = Activate(v, *a.act);
-    float* d = a.y + oh * a.out_w + ow;
-    if (n == B) Vec::Store(d, v);
-    else Vec::StorePartial(d, v, n);
   }
 }
 
+// One block of NR output rows: edge vectors one at a time (masked), interior ones NV at a time.
+template <int K, int SW, int NR, int NV>
+inline void DirectRowBlock(const DepthwisePlaneArgs& a, const Vec* wk, int64_t oh0, int64_t lo, int64_t hi,
+                           int64_t vectors, const typename Vec::LaneMask* mask_buf, int64_t masks_per_vector,
+                           bool has_act) {
+  constexpr int B = Vec::kWidth;
+  auto masks_of = [&](int64_t v) { return mask_buf + (v < lo ? v : lo + v - hi) * masks_per_vector; };
+  for (int64_t v = 0; v < lo; ++v) DirectRowChunk<K, SW, NR, 1, true>(a, wk, oh0, v * B, masks_of(v), has_act);
+  int64_t v = lo;
+  for (; v + NV <= hi; v += NV) DirectRowChunk<K, SW, NR, NV, false>(a, wk, oh0, v * B, nullptr, has_act);
+  for (; v < hi; ++v) DirectRowChunk<K, SW, NR, 1, false>(a, wk, oh0, v * B, nullptr, has_act);
+  for (v = hi; v < vectors; ++v) DirectRowChunk<K, SW, NR, 1, true>(a, wk, oh0, v * B, masks_of(v), has_act);
+}
+
 // Vectors [0, lo) and [hi, vectors) of each row touch the padding; [lo, hi) never do.
-template <int K>
+template <int K, int SW>
 inline void DirectRows(const DepthwisePlaneArgs& a, typename Vec::LaneMask* mask_buf) {
   constexpr int B = Vec::kWidth;
   Vec wk[K > 0 ? K * K : 1];
@@ -153,37 +196,29 @@ inline void DirectRows(const DepthwisePlaneArgs& a, typename Vec::LaneMask* mask
   const bool has_act = HasActivation(a.act);
   const int64_t vectors = (a.out_w + B - 1) / B;
   const int64_t kw_n = a.kernel_w, span = (kw_n - 1) * a.dilation_w;
-  const int64_t lo = (a.pad_left + B - 1) / B < vectors ? (a.pad_left + B - 1) / B : vectors;
-  int64_t hi = a.in_w - span + a.pad_left < 0 ? 0 : (a.in_w - span + a.pad_left) / B;
+  constexpr int64_t W = SW * B;  // input floats a vector loads
+  const int64_t lo = (a.pad_left + W - 1) / W < vectors ? (a.pad_left + W - 1) / W : vectors;
+  int64_t hi = a.in_w - span + a.pad_left < 0 ? 0 : (a.in_w - span + a.pad_left) / W;
   hi = hi < lo ? lo : hi > vectors ? vectors : hi;
-  // Lane masks of the edge vectors, per kernel column.
-  auto masks_of = [&](int64_t v) {
-    typename Vec::LaneMask* m = mask_buf + (v < lo ? v : lo + v - hi) * kw_n;
-    return m;
-  };
-  for (int64_t v = 0; v < vectors; ++v) {
+  auto masks_of = [&](int64_t v) { return mask_buf + (v < lo ? v : lo + v - hi) * kw_n * SW; };
+  for (int64_t v = 0; v < vectors; ++v) {  // lane masks of the edge vectors, per kernel column
     if (v == lo) v = hi;
     if (v >= vectors) break;
-    for (int64_t kw = 0; kw < kw_n; ++kw) {
-      const int64_t c = v * B - a.pad_left + kw * a.dilation_w;
-      int64_t l = c < 0 ? -c : 0, h = a.in_w - c < B ? a.in_w - c : B;
-      if (l > B) l = B;
-      if (h < l) h = l;
-      masks_of(v)[kw] = Vec::RangeMask(l, h);
-    }
+    for (int64_t kw = 0; kw < kw_n; ++kw)
+      for (int64_t h = 0; h < SW; ++h) {  // each loaded vector of the tap
+        const int64_t c = SW * v * B - a.pad_left + kw * a.dilation_w + h * B;
+        int64_t l = c < 0 ? -c : 0, e = a.in_w - c < B ? a.in_w - c : B;
+        if (l > B) l = B;
+        if (e < l) e = l;
+        masks_of(v)[kw * SW + h] = Vec::RangeMask(l, e);
+      }
   }
-  for (int64_t oh = 0; oh < a.out_h; ++oh) {
-    for (int64_t v = 0; v < lo; ++v) DirectRowChunk<K, 1>(a, wk, oh, v * B, masks_of(v), has_act);
-    int64_t v = lo;
-    for (; v + 4 <= hi; v += 4) DirectRowChunk<K, 4>(a, wk, oh, v * B, nullptr, has_act);
-    switch (hi - v) {
-      case 3: DirectRowChunk<K, 3>(a, wk, oh, v * B, nullptr, has_act); break;
-      case 2: DirectRowChunk<K, 2>(a, wk, oh, v * B, nullptr, has_act); break;
-      case 1: DirectRowChunk<K, 1>(a, wk, oh, v * B, nullptr, has_act); break;
-      default: break;
-    }
-    for (v = hi; v < vectors; ++v) DirectRowChunk<K, 1>(a, wk, oh, v * B, masks_of(v), has_act);
-  }
+  // Two output rows at a time when consecutive output rows read consecutive input rows.
+  int64_t oh = 0;
+  if (K > 0 && a.stride_h == 1 && a.dilation_h == 1)
+    for (; oh + 2 <= a.out_h; oh += 2)
+      DirectRowBlock<K, SW, 2, 2>(a, wk, oh, lo, hi, vectors, mask_buf, kw_n * SW, has_act);
+  for (; oh < a.out_h; ++oh) DirectRowBlock<K, SW, 1, 4>(a, wk, oh, lo, hi, vectors, mask_buf, kw_n * SW, has_act);
 }
 
 template <int K>
@@ -209,13 +244,20 @@ inline void PlaneRows(const DepthwisePlaneArgs& a, const DepthwisePlaneLayout& l
 }  // namespace dw
 
 void DepthwisePlane(const DepthwisePlaneArgs& a) {
-  if (a.stride_w == 1) {
+  if (a.stride_w <= 2) {
     // Edge-vector lane masks live in the scratch (DepthwisePlaneLayout::Floats reserves them).
     const uintptr_t aligned = (reinterpret_cast<uintptr_t>(a.scratch) + 31) & ~uintptr_t{31};
     auto* masks = reinterpret_cast<typename Vec::LaneMask*>(aligned);
-    if (a.kernel_h == 3 && a.kernel_w == 3) dw::DirectRows<3>(a, masks);
-    else if (a.kernel_h == 5 && a.kernel_w == 5) dw::DirectRows<5>(a, masks);
-    else dw::DirectRows<0>(a, masks);
+    const int k = a.kernel_h == a.kernel_w && (a.kernel_w == 3 || a.kernel_w == 5) ? static_cast<int>(a.kernel_w) : 0;
+    if (a.stride_w == 1) {
+      if (k == 3) dw::DirectRows<3, 1>(a, masks);
+      else if (k == 5) dw::DirectRows<5, 1>(a, masks);
+      else dw::DirectRows<0, 1>(a, masks);
+    } else {
+      if (k == 3) dw::DirectRows<3, 2>(a, masks);
+      else if (k == 5) dw::DirectRows<5, 2>(a, masks);
+      else dw::DirectRows<0, 2>(a, masks);
+    }
     return;
   }
   const DepthwisePlaneLayout l = GetDepthwisePlaneLayout(a, Vec::kWidth);

@@ -36,6 +36,11 @@ struct Vec {
     return {_mm256_castsi256_ps(_mm256_slli_epi32(e, 23))};
   }
 
+  static Vec LoadEven(const float* p) { return Even(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)); }
+  static Vec LoadEvenMasked(const float* p, LaneMask m0, LaneMask m1) {
+    return Even(_mm256_maskload_ps(p, m0), _mm256_maskload_ps(p + 8, m1));
+  }
+
   static void Deinterleave2(const float* p, Vec& even, Vec& odd) {
     const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
     // Within 128-bit lanes: a0 a2 b0 b2 | a4 a6 b4 b6, then fix the 64-bit order.
@@ -64,6 +69,10 @@ struct Vec {
   }
 
  private:
+  static Vec Even(__m256 a, __m256 b) {
+    const __m256 e = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
+    return {_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8))};
+  }
   static __m256i Mask(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }

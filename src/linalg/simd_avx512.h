@@ -43,6 +43,14 @@ struct Vec {
     return {_mm512_castsi512_ps(_mm512_slli_epi32(e, 23))};
   }
 
+  // The even lanes of 2 * kWidth floats: p[0], p[2], ... (masked: m0 / m1 for each half).
+  static Vec LoadEven(const float* p) {
+    return {_mm512_permutex2var_ps(_mm512_loadu_ps(p), EvenIndex(), _mm512_loadu_ps(p + 16))};
+  }
+  static Vec LoadEvenMasked(const float* p, LaneMask m0, LaneMask m1) {
+    return {_mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m0, p), EvenIndex(), _mm512_maskz_loadu_ps(m1, p + 16))};
+  }
+
   // even[i] = p[2i], odd[i] = p[2i + 1] for 2 * kWidth floats.
   static void Deinterleave2(const float* p, Vec& even, Vec& odd) {
     const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
@@ -79,6 +87,7 @@ struct Vec {
   }
 
  private:
+  static __m512i EvenIndex() { return _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); }
   static __mmask16 Mask(int64_t n) { return static_cast<__mmask16>((1u << (n < 0 ? 0 : n)) - 1u); }
 };
 

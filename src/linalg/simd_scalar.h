@@ -80,6 +80,20 @@ struct Vec {
     for (int i = 0; i < kWidth; ++i) n.v[i] = std::ldexp(1.0f, static_cast<int>(n.v[i]));
     return n;
   }
+  static Vec LoadEven(const float* p) {
+    Vec r;
+    for (int i = 0; i < kWidth; ++i) r.v[i] = p[2 * i];
+    return r;
+  }
+  static Vec LoadEvenMasked(const float* p, LaneMask m0, LaneMask m1) {
+    Vec r = Zero();
+    for (int i = 0; i < kWidth; ++i) {
+      const int64_t j = 2 * i;  // element j: first half lanes [m0.lo, m0.hi), second half m1
+      const bool in = j < kWidth ? (j >= m0.lo && j < m0.hi) : (j - kWidth >= m1.lo && j - kWidth < m1.hi);
+      if (in) r.v[i] = p[j];
+    }
+    return r;
+  }
   static void Deinterleave2(const float* p, Vec& even, Vec& odd) {
     for (int i = 0; i < kWidth; ++i) {
       even.v[i] = p[2 * i];

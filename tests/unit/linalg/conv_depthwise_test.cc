@@ -38,7 +38,10 @@ TEST(ConvDepthwise, MobileNetShapes) {
     for (const Conv2dShape& s :
          {Depthwise(5, 13, 13, 3, 1, 1), Depthwise(6, 14, 15, 3, 2, 1), Depthwise(3, 11, 9, 5, 1, 2),
           Depthwise(7, 17, 20, 5, 2, 2), Depthwise(4, 7, 7, 5, 1, 2), Depthwise(2, 40, 37, 3, 1, 1),
-          Depthwise(18, 8, 8, 3, 2, 1, 1, 1, 2), Depthwise(3, 1, 1, 3, 1, 1)}) {
+          Depthwise(18, 8, 8, 3, 2, 1, 1, 1, 2), Depthwise(3, 1, 1, 3, 1, 1),
+          // long rows: the row kernel with stride 2 (even lanes of two loads), masked edges
+          Depthwise(4, 9, 111, 3, 2, 1), Depthwise(3, 7, 130, 5, 2, 2), Depthwise(2, 9, 120, 4, 2, 1),
+          Depthwise(3, 6, 99, 3, 2, 0), Depthwise(2, 11, 100, 3, 2, 1, 1, 2)}) {
       for (bool blocked : {false, true}) {
         CheckProblem(s, MakeDepthwise, rng, true, false, {}, blocked, nullptr, 1e-4f);
         ConvActivation clip;
