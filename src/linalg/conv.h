@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,7 +137,7 @@ class DirectConv {
     const float* data = nullptr;
     bool blocked = false;
     int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
-    std::vector<float> storage;
+    std::unique_ptr<float[]> storage;
   };
   PreparedInput PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout, ThreadPool* pool) const;
 

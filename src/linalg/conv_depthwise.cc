@@ -4,6 +4,7 @@
 // the residual and activation. NCHWc tensors run that kernel directly, per block and row range.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "linalg/conv.h"
@@ -118,7 +119,7 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
   const int64_t scratch = GetDepthwisePlaneLayout(proto, k.block).Floats(s.stride_w);
   const double cost = 2.0 * static_cast<double>(out_plane * taps) + static_cast<double>(in_plane);
   ThreadPool::For(pool, s.batch * out_channels_, cost, [&](int64_t begin, int64_t end) {
-    std::vector<float> buffer(static_cast<size_t>(scratch));
+    const auto buffer = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(scratch));
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / out_channels_, m = i % out_channels_;
       DepthwisePlaneArgs a = proto;
@@ -127,7 +128,7 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
       a.bias = args.bias != nullptr ? args.bias[m] : 0.0f;
       a.residual = args.residual != nullptr ? args.residual + i * out_plane : nullptr;
       a.y = y + i * out_plane;
-      a.scratch = buffer.data();
+      a.scratch = buffer.get();
       k.depthwise_plane(a);
     }
   });
@@ -152,18 +153,19 @@ void DepthwiseConv::RunTransposed(const Conv2dShape& s, const float* x, float* y
   }
   const double cost = 2.0 * static_cast<double>(out_plane * taps * b) + 4.0 * static_cast<double>(in_plane * b);
   ThreadPool::For(pool, s.batch * blocks, cost, [&](int64_t begin, int64_t end) {
-    std::vector<float> in_buf(static_cast<size_t>(in_plane * b)), out_buf(static_cast<size_t>(out_plane * b));
+    const auto in_buf = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(in_plane * b));
+    const auto out_buf = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(out_plane * b));
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / blocks, cb = i % blocks, c0 = cb * b;
       const int64_t channels = std::min<int64_t>(b, channels_ - c0);
-      k.block_rows(x + (n * channels_ + c0) * in_plane, in_plane, channels, in_plane, in_buf.data());
+      k.block_rows(x + (n * channels_ + c0) * in_plane, in_plane, channels, in_plane, in_buf.get());
       DepthwiseBlockedArgs a;
-      a.x = in_buf.data();
+      a.x = in_buf.get();
       a.in_h = s.in_h;
       a.in_w = s.in_w;
       a.w = blocked_.data() + cb * taps * b;
       a.bias = bias.empty() ? nullptr : bias.data() + c0;
-      a.y = out_buf.data();
+      a.y = out_buf.get();
       a.out_h = s.out_h;
       a.out_w = s.out_w;
       a.oh_begin = 0;
@@ -178,7 +180,7 @@ void DepthwiseConv::RunTransposed(const Conv2dShape& s, const float* x, float* y
       a.pad_left = s.pad_left;
       k.depthwise_blocked(a);
       const int64_t off = (n * channels_ + c0) * out_plane;
-      k.unblock(out_buf.data(), out_plane, channels, y + off, out_plane,
+      k.unblock(out_buf.get(), out_plane, channels, y + off, out_plane,
                 args.residual != nullptr ? args.residual + off : nullptr, out_plane, &args.activation);
     }
   });

@@ -7,6 +7,7 @@
 // activation applied while it is in L1.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "linalg/conv.h"
@@ -131,7 +132,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const double cost = 2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) + 1.0;
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
-    std::vector<float> strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    const auto strip = std::make_unique_for_overwrite<float[]>(
+        y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t rg = item % row_groups;
       int64_t rest = item / row_groups;
@@ -190,7 +192,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
                 a.y = y + off;
                 a.residual = args.residual != nullptr ? args.residual + off : nullptr;
               } else {
-                a.y = strip.data() + (strip_row + ow - s0) * b;
+                a.y = strip.get() + (strip_row + ow - s0) * b;
               }
               k.direct_tile(a, fb, px);
               ow += px;
@@ -203,7 +205,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
               const int64_t m0 = (ob0 + f) * b;
               const int64_t channels = std::min<int64_t>(b, mg - m0);
               const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
-              k.unblock(strip.data() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
+              k.unblock(strip.get() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
                         out_plane, args.residual != nullptr ? args.residual + off : nullptr, out_plane,
                         &args.activation);
             }
@@ -238,8 +240,8 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   const int64_t plane = in.rows * in.cols;
   const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
   const int64_t unit_floats = out_blocked ? plane * b : plane;
-  in.storage.resize(static_cast<size_t>(units * unit_floats));
-  float* dst = in.storage.data();
+  in.storage = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(units * unit_floats));
+  float* dst = in.storage.get();
   const int64_t in_plane = s.in_h * s.in_w;
   ThreadPool::For(pool, units, static_cast<double>(unit_floats) * 2.0, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {

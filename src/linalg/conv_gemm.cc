@@ -4,6 +4,7 @@
 // column tile at a time. Bias, residual and activation run in the GEMM's epilogue.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <cstring>
 #include <vector>
 
@@ -95,7 +96,7 @@ void GemmConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvRun
   const int64_t tile = pointwise ? out_plane
                                  : std::clamp<int64_t>(kIm2ColBytes / (k * static_cast<int64_t>(sizeof(float))), 64,
                                                        std::max<int64_t>(out_plane, 64));
-  std::vector<float> col(pointwise ? 0 : static_cast<size_t>(k * std::min(tile, out_plane)));
+  const auto col = std::make_unique_for_overwrite<float[]>(pointwise ? 0 : static_cast<size_t>(k * std::min(tile, out_plane)));
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t g = 0; g < group_; ++g) {
       const float* xg = x + (n * s.in_channels + g * cg) * in_plane;
@@ -108,8 +109,8 @@ void GemmConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvRun
         const float* b = xg + p0;
         int64_t ldb = in_plane;
         if (!pointwise) {
-          Im2Col(s, xg, cg, p0, p1, col.data());
-          b = col.data();
+          Im2Col(s, xg, cg, p0, p1, col.get());
+          b = col.get();
           ldb = p1 - p0;
         }
         SgemmPackedA(false, mg, p1 - p0, k, 1.0f, packed_[g], b, ldb, 0.0f, y + y_off + p0, out_plane, pool, &e);

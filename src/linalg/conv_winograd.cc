@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "linalg/conv.h"
@@ -27,6 +28,9 @@ constexpr double kG[6][3] = {{1.0, 0.0, 0.0},
                              {-16.0 / 15, -8.0 / 15, -4.0 / 15},
                              {1.0 / 15, -2.0 / 15, 4.0 / 15},
                              {0.0, 0.0, 1.0}};
+
+// Per-task buffers: every float is written before it is read.
+std::unique_ptr<float[]> Scratch(size_t floats) { return std::make_unique_for_overwrite<float[]>(floats); }
 
 }  // namespace
 
@@ -207,40 +211,41 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
   if (total_chunks >= 2 * threads || threads == 1) {
     // Whole chunks per task.
     ThreadPool::For(pool, total_chunks, flops_per_tile * static_cast<double>(chunk_tiles), [&](int64_t begin, int64_t end) {
-      std::vector<float> v(v_floats), m(m_floats), patch(patch_floats), rows(rows_floats), strip(strip_floats);
+      const auto v = Scratch(v_floats), m = Scratch(m_floats), patch = Scratch(patch_floats);
+      const auto rows = Scratch(rows_floats), strip = Scratch(strip_floats);
       for (int64_t chunk = begin; chunk < end; ++chunk) {
         int64_t n, band0, band1;
         chunk_range(chunk, &n, &band0, &band1);
         const int64_t tiles = (band1 - band0) * tiles_w;
         for (int64_t band = band0; band < band1; ++band)
-          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, band, band - band0, cb, v.data(), patch.data(), rows.data());
+          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, band, band - band0, cb, v.get(), patch.get(), rows.get());
         for (int64_t xi = 0; xi < 36; ++xi)
-          for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.data(), m.data());
+          for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.get(), m.get());
         for (int64_t band = band0; band < band1; ++band)
-          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, band, band - band0, ob, m.data(), strip.data());
+          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, band, band - band0, ob, m.get(), strip.get());
       }
     });
     return;
   }
 
   // Few chunks: each phase in parallel.
-  std::vector<float> v(v_floats), m(m_floats);
+  const auto v = Scratch(v_floats), m = Scratch(m_floats);
   for (int64_t chunk = 0; chunk < total_chunks; ++chunk) {
     int64_t n, band0, band1;
     chunk_range(chunk, &n, &band0, &band1);
     const int64_t nb = band1 - band0, tiles = nb * tiles_w;
     ThreadPool::For(pool, nb * cb_n, static_cast<double>(tiles_w * b * 200), [&](int64_t begin, int64_t end) {
-      std::vector<float> patch(patch_floats), rows(rows_floats);
+      const auto patch = Scratch(patch_floats), rows = Scratch(rows_floats);
       for (int64_t i = begin; i < end; ++i)
-        input_transform(n, band0 + i / cb_n, i / cb_n, i % cb_n, v.data(), patch.data(), rows.data());
+        input_transform(n, band0 + i / cb_n, i / cb_n, i % cb_n, v.get(), patch.get(), rows.get());
     });
     ThreadPool::For(pool, 36 * fb_chunks, 2.0 * static_cast<double>(tiles * cpad * fb_per * b),
                     [&](int64_t begin, int64_t end) {
-                      for (int64_t i = begin; i < end; ++i) product(i / fb_chunks, (i % fb_chunks) * fb_per, tiles, v.data(), m.data());
+                      for (int64_t i = begin; i < end; ++i) product(i / fb_chunks, (i % fb_chunks) * fb_per, tiles, v.get(), m.get());
                     });
     ThreadPool::For(pool, nb * ob_n, static_cast<double>(tiles_w * b * 150), [&](int64_t begin, int64_t end) {
-      std::vector<float> strip(strip_floats);
-      for (int64_t i = begin; i < end; ++i) output_transform(n, band0 + i / ob_n, i / ob_n, i % ob_n, m.data(), strip.data());
+      const auto strip = Scratch(strip_floats);
+      for (int64_t i = begin; i < end; ++i) output_transform(n, band0 + i / ob_n, i / ob_n, i % ob_n, m.get(), strip.get());
     });
   }
 }
