@@ -170,6 +170,7 @@ struct Registrations {
     RegisterInferenceRule("", "Gemm", GemmRule);
     RegisterInferenceRule("", "Conv", ConvRule);
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
+    RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
     for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) RegisterInferenceRule("", op, PoolRule);
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
       RegisterInferenceRule("", op, GlobalPoolRule);

@@ -1,11 +1,23 @@
-// Conv (opsets 1, 11, 22) over any number of spatial dims: im2col + one GEMM per group and
-// image, skipping im2col for pointwise (1x1, stride 1, unpadded) convolutions. A constant
-// weight is prepared once when the kernel is created; per-run buffers live in Compute.
-// Float runs on linalg::Sgemm, double in double, float16/bfloat16 in float rounded once.
+// Conv (opsets 1, 11, 22), com.microsoft FusedConv (ONNX Runtime's contrib op) and com.onyx
+// FusedConv (adds Silu and HardSwish), one kernel class:
+//   y = activation(conv(X, W) + B + Z)       (activation and Z only for FusedConv)
+// 1-D and 2-D float convolutions run on the linalg engines, chosen when the kernel is made and
+// prepared from a constant W once: depthwise (group == C), Winograd F(4x4, 3x3) (3x3, stride 1,
+// enough channels), GEMM (pointwise: the packed SGEMM straight on the NCHW input) or the direct
+// blocked convolution (everything else). Bias, Z and the activation are fused into each
+// engine's epilogue. float16/bfloat16 compute in float and round once; double and 3-D
+// convolutions take im2col + GEMM. ONYX_CONV_ALGO=direct|gemm|winograd|depthwise forces a path
+// where it applies (tests, benchmarks).
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/conv.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/nn/conv_common.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
@@ -14,16 +26,88 @@
 namespace onyx {
 namespace {
 
+using linalg::ConvActivation;
 using nn::WindowGeometry;
+
+// Winograd pays for its transforms from about this many channels on (measured on ResNet-50,
+// YOLO and PP-OCR shapes).
+constexpr int64_t kWinogradMinChannels = 16;
+constexpr int64_t kGemmMaxOutputPixels = 64;
+
+enum class ConvAlgo { kAuto, kDirect, kGemm, kWinograd, kDepthwise };
+enum class ConvFlavor { kConv, kMicrosoftFused, kOnyxFused };
+
+ConvAlgo AlgoFromEnvironment() {
+  const char* env = std::getenv("ONYX_CONV_ALGO");
+  if (env == nullptr) return ConvAlgo::kAuto;
+  const std::string v = env;
+  if (v == "direct") return ConvAlgo::kDirect;
+  if (v == "gemm") return ConvAlgo::kGemm;
+  if (v == "winograd") return ConvAlgo::kWinograd;
+  if (v == "depthwise") return ConvAlgo::kDepthwise;
+  return ConvAlgo::kAuto;
+}
+
+// FusedConv's activation and activation_params as ONNX Runtime 1.30 reads them: Relu, Tanh and
+// Sigmoid take no parameters; LeakyRelu takes [alpha]; Clip [min, max]; HardSigmoid
+// [alpha, beta], exactly that many. com.onyx adds Silu and HardSwish (no parameters), which
+// ONNX Runtime's FusedConv rejects.
+ConvActivation ParseActivation(const KernelInfo& info, ConvFlavor flavor) {
+  ConvActivation act;
+  if (flavor == ConvFlavor::kConv || !info.HasAttr("activation")) return act;
+  const std::string name = info.GetString("activation");
+  const bool onyx = flavor == ConvFlavor::kOnyxFused;
+  size_t params = 0;
+  if (name == "Relu") act.kind = ConvActivation::kRelu;
+  else if (name == "Tanh") act.kind = ConvActivation::kTanh;
+  else if (name == "Sigmoid") act.kind = ConvActivation::kSigmoid;
+  else if (name == "LeakyRelu") act.kind = ConvActivation::kLeakyRelu, params = 1;
+  else if (name == "Clip") act.kind = ConvActivation::kClip, params = 2;
+  else if (name == "HardSigmoid") act.kind = ConvActivation::kHardSigmoid, params = 2;
+  else if (name == "Silu" && onyx) act.kind = ConvActivation::kSilu;
+  else if (name == "HardSwish" && onyx) act.kind = ConvActivation::kHardSwish;
+  else
+    info.Fail(StrCat("activation '", name, "' is not supported (Relu, Tanh, Sigmoid, LeakyRelu, Clip, HardSigmoid",
+                     onyx ? ", Silu, HardSwish)" : "; Silu and HardSwish only in com.onyx FusedConv)"));
+  if (params > 0) {
+    const std::vector<float> values = info.GetFloatsOr("activation_params", {});
+    if (values.size() != params)
+      info.Fail(StrCat("activation ", name, " needs ", params, " activation_params, got ", values.size()));
+    act.alpha = values[0];
+    if (params > 1) act.beta = values[1];
+  }
+  return act;
+}
+
+// The activation in compute type C (double keeps double).
+template <typename C>
+C Activate(C v, const ConvActivation& a) {
+  if constexpr (std::is_same_v<C, float>) {
+    return linalg::ActivateScalar(v, a);
+  } else {
+    switch (a.kind) {
+      case ConvActivation::kNone: return v;
+      case ConvActivation::kRelu: return v > 0 ? v : C{0};
+      case ConvActivation::kClip: return std::min<C>(std::max<C>(v, a.alpha), a.beta);
+      case ConvActivation::kLeakyRelu: return v < 0 ? C(a.alpha) * v : v;
+      case ConvActivation::kHardSigmoid: return std::max<C>(0, std::min<C>(1, C(a.alpha) * v + C(a.beta)));
+      case ConvActivation::kSigmoid: return C{1} / (C{1} + std::exp(-v));
+      case ConvActivation::kTanh: return std::tanh(v);
+      case ConvActivation::kSilu: return v / (C{1} + std::exp(-v));
+      case ConvActivation::kHardSwish: return v * std::max<C>(0, std::min<C>(1, v / C{6} + C{0.5}));
+    }
+    return v;
+  }
+}
 
 struct ConvProblem {
   int64_t batch = 0, in_channels = 0, out_channels = 0, group = 1;
   WindowGeometry g;
 };
 
-// y = conv(x, w) + bias for compute type C; w is [M, C/group, k...] row-major.
+// y = conv(x, w) + bias by im2col + GEMM for compute type C; w is [M, C/group, k...].
 template <typename C>
-void RunConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, ThreadPool* pool) {
+void RunGemmConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, ThreadPool* pool) {
   const WindowGeometry& g = p.g;
   const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
   const int64_t kdim = cg * g.KernelSize();
@@ -44,7 +128,6 @@ void RunConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, 
       nn::GemmNN<C>(mg, out_size, kdim, wg, kdim, xg, in_size, acc, yg, out_size, tp);
       return;
     }
-    // Column tiles bound the im2col buffer for big images.
     col.resize(static_cast<size_t>(kdim * std::min(tile, out_size)));
     for (int64_t p0 = 0; p0 < out_size; p0 += tile) {
       const int64_t p1 = std::min(out_size, p0 + tile);
@@ -56,7 +139,6 @@ void RunConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, 
   const int64_t jobs = p.batch * p.group;
   const int threads = pool != nullptr ? pool->num_threads() : 1;
   if (p.group > 1 && jobs >= threads) {
-    // Many small GEMMs (grouped / depthwise): one (image, group) per task.
     const double cost = 2.0 * static_cast<double>(mg * kdim) * static_cast<double>(out_size);
     ThreadPool::For(pool, jobs, cost, [&](int64_t begin, int64_t end) {
       std::vector<C> col;
@@ -69,19 +151,129 @@ void RunConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C* y, 
   }
 }
 
+// The 2-D shape of a 1-D or 2-D convolution (1-D as height 1).
+linalg::Conv2dShape MakeShape(const ConvProblem& p) {
+  const WindowGeometry& g = p.g;
+  const size_t r = g.rank(), w = r - 1;
+  linalg::Conv2dShape s;
+  s.batch = p.batch;
+  s.in_channels = p.in_channels;
+  s.out_channels = p.out_channels;
+  s.group = p.group;
+  s.in_w = g.in[w];
+  s.kernel_w = g.kernel[w];
+  s.stride_w = g.stride[w];
+  s.dilation_w = g.dilation[w];
+  s.pad_left = g.pad_begin[w];
+  s.pad_right = g.pad_end[w];
+  s.out_w = g.out[w];
+  s.out_h = 1;
+  if (r == 2) {
+    s.in_h = g.in[0];
+    s.kernel_h = g.kernel[0];
+    s.stride_h = g.stride[0];
+    s.dilation_h = g.dilation[0];
+    s.pad_top = g.pad_begin[0];
+    s.pad_bottom = g.pad_end[0];
+    s.out_h = g.out[0];
+  }
+  return s;
+}
+
+// The float engine for a weight: made once for a constant W, else per run.
+struct FloatEngine {
+  ConvAlgo algo = ConvAlgo::kGemm;
+  linalg::GemmConv gemm;
+  linalg::DirectConv direct;
+  linalg::DepthwiseConv depthwise;
+  linalg::WinogradConv winograd;
+
+  bool Supports(const linalg::Conv2dShape& s, const linalg::ConvRunArgs& args) const {
+    switch (algo) {
+      case ConvAlgo::kGemm: return gemm.Supports(s, args);
+      case ConvAlgo::kDirect: return direct.Supports(s, args);
+      case ConvAlgo::kDepthwise: return depthwise.Supports(s, args);
+      case ConvAlgo::kWinograd: return winograd.Supports(s, args);
+      default: return false;
+    }
+  }
+  void Run(const linalg::Conv2dShape& s, const float* x, float* y, const linalg::ConvRunArgs& args,
+           ThreadPool* pool) const {
+    switch (algo) {
+      case ConvAlgo::kGemm: gemm.Run(s, x, y, args, pool); break;
+      case ConvAlgo::kDirect: direct.Run(s, x, y, args, pool); break;
+      case ConvAlgo::kDepthwise: depthwise.Run(s, x, y, args, pool); break;
+      case ConvAlgo::kWinograd: winograd.Run(s, x, y, args, pool); break;
+      default: break;
+    }
+  }
+};
+
+// Picks the path from what the weight and attributes fix: the group, the channel counts, the
+// kernel, strides and dilations, and the output size when shape inference knows it
+// (out_plane > 0).
+ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, int64_t out_plane = -1) {
+  const bool depthwise_ok = s.group > 1 && s.group == s.in_channels && s.out_channels % s.group == 0;
+  const bool winograd_ok = linalg::WinogradConv::Applicable(s);
+  switch (forced) {
+    case ConvAlgo::kGemm: return ConvAlgo::kGemm;
+    case ConvAlgo::kDirect: return ConvAlgo::kDirect;
+    case ConvAlgo::kWinograd: return winograd_ok ? ConvAlgo::kWinograd : ConvAlgo::kDirect;
+    case ConvAlgo::kDepthwise: return depthwise_ok ? ConvAlgo::kDepthwise : ConvAlgo::kDirect;
+    case ConvAlgo::kAuto: break;
+  }
+  if (depthwise_ok) return ConvAlgo::kDepthwise;
+  if (winograd_ok && s.in_channels >= kWinogradMinChannels && s.out_channels >= kWinogradMinChannels)
+    return ConvAlgo::kWinograd;
+  // 1x1 convolutions are plain GEMMs on NCHW (strided ones on a subsampled copy): no reorder
+  // of input or output. Tiny outputs (a 7x7 map) give the direct tiles too few pixels per
+  // weight load; im2col is cheap there.
+  if (s.kernel_h == 1 && s.kernel_w == 1) return ConvAlgo::kGemm;
+  if (out_plane > 0 && out_plane <= kGemmMaxOutputPixels) return ConvAlgo::kGemm;
+  return ConvAlgo::kDirect;
+}
+
+std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape& s, const float* w) {
+  auto e = std::make_shared<FloatEngine>();
+  e->algo = algo;
+  switch (algo) {
+    case ConvAlgo::kGemm: e->gemm = linalg::GemmConv(s, w); break;
+    case ConvAlgo::kDirect: e->direct = linalg::DirectConv(s, w); break;
+    case ConvAlgo::kDepthwise: e->depthwise = linalg::DepthwiseConv(s, w); break;
+    case ConvAlgo::kWinograd: e->winograd = linalg::WinogradConv(s, w); break;
+    default: break;
+  }
+  return e;
+}
+
 class Conv final : public OpKernel {
  public:
-  explicit Conv(const KernelInfo& info) : attrs_(nn::ParseWindowAttrs(info)), group_(info.GetIntOr("group", 1)) {
+  Conv(const KernelInfo& info, ConvFlavor flavor)
+      : attrs_(nn::ParseWindowAttrs(info)),
+        group_(info.GetIntOr("group", 1)),
+        flavor_(flavor),
+        activation_(ParseActivation(info, flavor)),
+        forced_(AlgoFromEnvironment()) {
     if (group_ < 1) info.Fail(StrCat("group must be >= 1, got ", group_));
-    if (const Tensor* w = info.ConstantInput(1)) prepared_weight_ = nn::ToComputeTensor(*w);
+    const Tensor* w = info.ConstantInput(1);
+    if (w == nullptr) return;
+    prepared_weight_ = nn::ToComputeTensor(*w);
+    // A constant float-like 3-D/4-D weight: prepare its engine now.
+    if (prepared_weight_.dtype() != DataType::kFloat || (w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
+      return;
+    const linalg::Conv2dShape s = WeightShape(w->shape());
+    engine_ = MakeEngine(ChooseAlgo(forced_, s, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>());
+    // The engine's packed form replaces W (an engine supports every input W admits).
+    prepared_weight_ = Tensor();
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& w = ctx.required_input(1);
     const Tensor* b = ctx.input(2);
-    if (w.dtype() != x.dtype() || (b != nullptr && b->dtype() != x.dtype()))
-      ctx.Fail("X, W and B must have the same element type");
+    const Tensor* z = flavor_ != ConvFlavor::kConv ? ctx.input(3) : nullptr;
+    if (w.dtype() != x.dtype() || (b != nullptr && b->dtype() != x.dtype()) || (z != nullptr && z->dtype() != x.dtype()))
+      ctx.Fail("X, W, B (and Z) must have the same element type");
     if (x.rank() < 3) ctx.Fail("X must have rank >= 3 (N, C, spatial...)");
     if (w.rank() != x.rank()) ctx.Fail("W must have the same rank as X");
     ConvProblem p;
@@ -103,18 +295,18 @@ class Conv final : public OpKernel {
 
     Shape y_shape = {p.batch, p.out_channels};
     y_shape.insert(y_shape.end(), p.g.out.begin(), p.g.out.end());
+    if (z != nullptr && z->shape() != y_shape)
+      ctx.Fail(StrCat("Z must have the output's shape ", ShapeToString(y_shape), ", got ", ShapeToString(z->shape())));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), y_shape);
     if (y.size() == 0) return;
 
     Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
-      std::vector<C> x_buf, w_buf, b_buf, y_buf;
+      std::vector<C> x_buf, w_buf, b_buf, z_buf, y_buf;
       const C* xp = nn::ComputeView<T, C>(x, x_buf);
-      const C* wp = prepared_weight_.defined() && prepared_weight_.dtype() == DataTypeOf<C>()
-                        ? prepared_weight_.data<C>()
-                        : nn::ComputeView<T, C>(w, w_buf);
       const C* bp = b != nullptr ? nn::ComputeView<T, C>(*b, b_buf) : nullptr;
+      const C* zp = z != nullptr ? nn::ComputeView<T, C>(*z, z_buf) : nullptr;
       C* yp;
       if constexpr (std::is_same_v<T, C>) {
         yp = y.data<C>();
@@ -122,20 +314,126 @@ class Conv final : public OpKernel {
         y_buf.resize(static_cast<size_t>(y.size()));
         yp = y_buf.data();
       }
-      RunConv<C>(p, xp, wp, bp, yp, ctx.thread_pool());
+      auto weights = [&]() -> const C* {
+        return prepared_weight_.defined() && prepared_weight_.dtype() == DataTypeOf<C>()
+                   ? prepared_weight_.data<C>()
+                   : nn::ComputeView<T, C>(w, w_buf);
+      };
+      bool done = false;
+      if constexpr (std::is_same_v<C, float>) {
+        if (p.g.rank() <= 2) done = RunFloat(p, xp, weights, bp, zp, yp, ctx.thread_pool());
+      }
+      if (!done) {
+        RunGemmConv<C>(p, xp, weights(), bp, yp, ctx.thread_pool());
+        ApplyEpilogue(zp, yp, y.size(), ctx.thread_pool());
+      }
       nn::StoreFromCompute(yp, y.size(), y.data<T>());
     });
   }
 
  private:
+  linalg::Conv2dShape WeightShape(const Shape& w_shape) const {
+    linalg::Conv2dShape s;
+    s.out_channels = w_shape[0];
+    s.group = group_;
+    s.in_channels = w_shape[1] * group_;
+    s.kernel_w = w_shape.back();
+    s.kernel_h = w_shape.size() == 4 ? w_shape[2] : 1;
+    const size_t r = w_shape.size() - 2;
+    auto at = [&](const std::vector<int64_t>& v, size_t d) { return v.size() == r ? v[d] : 1; };
+    s.stride_w = at(attrs_.strides, r - 1);
+    s.dilation_w = at(attrs_.dilations, r - 1);
+    if (r == 2) {
+      s.stride_h = at(attrs_.strides, 0);
+      s.dilation_h = at(attrs_.dilations, 0);
+    }
+    return s;
+  }
+
+  // Output pixels per channel when the input's spatial size is static, else -1.
+  int64_t StaticOutputPlane(const KernelInfo& info, const linalg::Conv2dShape& w_shape) const {
+    const std::shared_ptr<const TypeInfo> t = info.InputType(0);
+    if (t == nullptr || !t->shape.has_value()) return -1;
+    const std::vector<Dim>& d = *t->shape;
+    const size_t r = d.size();
+    if (r != 3 && r != 4) return -1;
+    int64_t plane = 1;
+    for (size_t i = 2; i < r; ++i) {
+      if (!d[i].known()) return -1;
+      const size_t a = i - 2;  // attribute index
+      const int64_t in = d[i].value, k = r == 4 && a == 0 ? w_shape.kernel_h : w_shape.kernel_w;
+      const int64_t stride = r == 4 && a == 0 ? w_shape.stride_h : w_shape.stride_w;
+      const int64_t dil = r == 4 && a == 0 ? w_shape.dilation_h : w_shape.dilation_w;
+      int64_t out;
+      if (attrs_.auto_pad == nn::AutoPad::kSameUpper || attrs_.auto_pad == nn::AutoPad::kSameLower) {
+        out = (in + stride - 1) / stride;
+      } else {
+        const int64_t pads = attrs_.auto_pad == nn::AutoPad::kNotSet && attrs_.pads.size() == 2 * (r - 2)
+                                 ? attrs_.pads[a] + attrs_.pads[a + r - 2]
+                                 : 0;
+        const int64_t span = in + pads - (k - 1) * dil - 1;
+        if (span < 0) return -1;
+        out = span / stride + 1;
+      }
+      plane *= out;
+    }
+    return plane;
+  }
+
+  // The linalg engines; false when the problem needs the GEMM path.
+  template <typename WeightFn>
+  bool RunFloat(const ConvProblem& p, const float* x, WeightFn&& weights, const float* bias, const float* z, float* y,
+                ThreadPool* pool) const {
+    const linalg::Conv2dShape s = MakeShape(p);
+    linalg::ConvRunArgs args;
+    args.bias = bias;
+    args.residual = z;
+    args.activation = activation_;
+    if (engine_ != nullptr && engine_->Supports(s, args)) {
+      engine_->Run(s, x, y, args, pool);
+      return true;
+    }
+    const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s), s, weights());
+    if (!engine->Supports(s, args)) return false;
+    engine->Run(s, x, y, args, pool);
+    return true;
+  }
+
+  // Z and the activation after the GEMM path (the bias is already in).
+  template <typename C>
+  void ApplyEpilogue(const C* z, C* y, int64_t count, ThreadPool* pool) const {
+    if (z == nullptr && activation_.kind == ConvActivation::kNone) return;
+    if constexpr (std::is_same_v<C, float>) {
+      linalg::ApplyConvEpilogue(y, 1, 1, count, nullptr, z, activation_, pool);
+    } else {
+      ThreadPool::For(pool, count, 8.0, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = Activate<C>(z != nullptr ? y[i] + z[i] : y[i], activation_);
+      });
+    }
+  }
+
   nn::WindowAttrs attrs_;
   int64_t group_;
-  Tensor prepared_weight_;  // W in its compute type when W is a constant
+  ConvFlavor flavor_;
+  ConvActivation activation_;
+  ConvAlgo forced_;
+  Tensor prepared_weight_;                // W in its compute type when W is a constant
+  std::shared_ptr<FloatEngine> engine_;  // prepared from a constant float W
 };
 
-ONYX_CPU_KERNEL("Conv", 1, 10, Conv);
-ONYX_CPU_KERNEL("Conv", 11, 21, Conv);
-ONYX_CPU_KERNEL("Conv", 22, kOpsetMax, Conv);
+std::unique_ptr<OpKernel> MakeConv(const KernelInfo& info) { return std::make_unique<Conv>(info, ConvFlavor::kConv); }
+std::unique_ptr<OpKernel> MakeMicrosoftFusedConv(const KernelInfo& info) {
+  return std::make_unique<Conv>(info, ConvFlavor::kMicrosoftFused);
+}
+std::unique_ptr<OpKernel> MakeOnyxFusedConv(const KernelInfo& info) {
+  return std::make_unique<Conv>(info, ConvFlavor::kOnyxFused);
+}
+
+ONYX_REGISTER_KERNEL_FN("CPU", "", "Conv", 1, 10, MakeConv);
+ONYX_REGISTER_KERNEL_FN("CPU", "", "Conv", 11, 21, MakeConv);
+ONYX_REGISTER_KERNEL_FN("CPU", "", "Conv", 22, kOpsetMax, MakeConv);
+ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "FusedConv", 1, kOpsetMax, MakeMicrosoftFusedConv);
+ONYX_REGISTER_KERNEL_FN("CPU", "com.onyx", "FusedConv", 1, kOpsetMax, MakeOnyxFusedConv);
 
 }  // namespace
 }  // namespace onyx

@@ -1,0 +1,191 @@
+// Single-precision 2-D convolution engines (1-D is H = 1), graph-free:
+//   GemmConv       GEMMs on the packed SGEMM (pointwise: the input as is; else im2col tiles).
+//   DirectConv     direct convolution on output channels blocked by the SIMD width (NCHWc
+//                  weights), any kernel / stride / dilation / padding / group; reads NCHW or
+//                  NCHWc input and writes NCHW or NCHWc output.
+//   DepthwiseConv  group == C convolutions (channel multiplier m: M = m * C), vectorized over the
+//                  output width in NCHW (or over channels in NCHWc).
+//   WinogradConv   F(4x4, 3x3) for 3x3, stride 1, dilation 1, group 1 convolutions.
+// Every engine packs or transforms its weights once, when it is made, with the ISA variant
+// selected then (best first: avx512, avx2, scalar; ForceConvIsa / ONYX_CONV_ISA pick another),
+// and applies bias, residual add and activation to each output tile while it is hot:
+//   y = activation(conv(x, w) + bias[m] + residual)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "linalg/gemm.h"
+
+namespace onyx {
+class ThreadPool;
+}
+
+namespace onyx::linalg {
+
+struct ConvActivation {
+  enum Kind {
+    kNone,
+    kRelu,
+    kClip,         // min(max(v, alpha), beta)
+    kLeakyRelu,    // v < 0 ? alpha * v : v
+    kHardSigmoid,  // max(0, min(1, alpha * v + beta))
+    kSigmoid,
+    kTanh,
+    kSilu,       // v * sigmoid(v)
+    kHardSwish,  // v * max(0, min(1, v / 6 + 1 / 2))
+  };
+  Kind kind = kNone;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+};
+
+// The activation of one value, in plain C++ (the reference the vector forms are tested against).
+float ActivateScalar(float v, const ConvActivation& act);
+
+// One convolution's sizes. Weights are [out_channels, in_channels / group, kernel_h, kernel_w].
+struct Conv2dShape {
+  int64_t batch = 1, in_channels = 0, in_h = 1, in_w = 0;
+  int64_t out_channels = 0, group = 1;
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t out_h = 0, out_w = 0;
+
+  // Fills out_h / out_w from the rest; false when the window does not fit the padded input.
+  bool ComputeOutputSize();
+  bool IsDepthwise() const { return group == in_channels && group > 1 && out_channels % group == 0; }
+  bool IsPointwise() const;
+};
+
+// Memory layout of an activation tensor. NCHWc is [N, ceil(C / B), H, W, B] with B =
+// ConvBlockSize() of the engine's ISA; channels past C in the last block are zero on input and
+// unspecified on output.
+enum class ConvLayout { kNchw, kNchwc };
+
+// The plain loop nest every engine is tested against (NCHW in and out, double accumulation).
+void ConvReference(const Conv2dShape& s, const float* x, const float* w, const float* bias, const float* residual,
+                   const ConvActivation& act, float* y);
+
+// ISA selection for the convolution kernels: "avx512", "avx2", "scalar"; "" or "auto" restores
+// the best. False (nothing changes) for an unknown ISA or one this CPU lacks. Engines keep the
+// ISA they were made with. ONYX_CONV_ISA (else ONYX_LINALG_ISA) sets the initial choice.
+bool ForceConvIsa(std::string_view isa);
+std::string ConvIsa();
+std::vector<std::string> SupportedConvIsas();
+// Channel block (SIMD width in floats) of the selected ISA: the B of NCHWc.
+int ConvBlockSize();
+
+// NCHW <-> NCHWc reorders for `batch` images of `channels` x `pixels` with block size `block`
+// (ConvBlockSize() of the engine that consumes or produced them).
+void ReorderToNchwc(const float* x, int64_t batch, int64_t channels, int64_t pixels, int block, float* y,
+                    ThreadPool* pool);
+void ReorderFromNchwc(const float* x, int64_t batch, int64_t channels, int64_t pixels, int block, float* y,
+                      ThreadPool* pool);
+
+// y[n][m][p] = activation(y[n][m][p] + bias[m] + residual[n][m][p]) over NCHW `y` (bias and
+// residual may be null): the epilogue of convolutions computed by a plain GEMM.
+void ApplyConvEpilogue(float* y, int64_t batch, int64_t channels, int64_t plane, const float* bias,
+                       const float* residual, const ConvActivation& act, ThreadPool* pool);
+
+struct ConvKernelTable;
+
+// What Run needs besides the input and output.
+struct ConvRunArgs {
+  const float* bias = nullptr;      // [out_channels] or null
+  const float* residual = nullptr;  // laid out as y, or null; must not overlap y
+  ConvActivation activation;
+  ConvLayout x_layout = ConvLayout::kNchw;
+  ConvLayout y_layout = ConvLayout::kNchw;  // the residual has this layout too
+};
+
+// Convolution as GEMMs on the packed SGEMM (gemm.h): pointwise convolutions multiply the input
+// directly, others go through column tiles of im2col. NCHW only.
+class GemmConv {
+ public:
+  GemmConv() = default;
+  GemmConv(const Conv2dShape& s, const float* w);
+  bool empty() const { return packed_.empty(); }
+  std::string name() const;
+  bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
+  void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
+ private:
+  int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
+  std::vector<PackedA> packed_;  // per group: [M / group, C / group * kh * kw]
+};
+
+class DirectConv {
+ public:
+  DirectConv() = default;
+  // w is [M, C / group, kernel_h, kernel_w]; only the weight-related fields of `s` are read.
+  DirectConv(const Conv2dShape& s, const float* w);
+  bool empty() const { return kernels_ == nullptr; }
+  int block() const;
+  std::string name() const;
+  // Supports s (same weights, group and kernel as when made, and NCHWc layouts only when the
+  // group's channel counts are multiples of the block)?
+  bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
+  void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
+ private:
+  // The input as the tiles read it: x itself, or a zero-padded (and maybe blocked) copy.
+  struct PreparedInput {
+    const float* data = nullptr;
+    bool blocked = false;
+    int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
+    std::unique_ptr<float[]> storage;
+  };
+  PreparedInput PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout, ThreadPool* pool) const;
+
+  const ConvKernelTable* kernels_ = nullptr;
+  int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
+  int64_t taps_per_input_ = 1;
+  int64_t out_blocks_per_group_ = 0, in_blocks_per_group_ = 0;
+  std::vector<float> packed_;  // [group][out block][in block][kh * kw][B in][B out]
+};
+
+class DepthwiseConv {
+ public:
+  DepthwiseConv() = default;
+  // w is [M, 1, kernel_h, kernel_w] with M = multiplier * group.
+  DepthwiseConv(const Conv2dShape& s, const float* w);
+  bool empty() const { return kernels_ == nullptr; }
+  int block() const;
+  std::string name() const;
+  bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
+  void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
+ private:
+  static bool PreferRows(const Conv2dShape& s, int64_t block);
+  void RunTransposed(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
+  const ConvKernelTable* kernels_ = nullptr;
+  int64_t channels_ = 0, out_channels_ = 0, kernel_h_ = 0, kernel_w_ = 0;
+  std::vector<float> weights_;  // as given: [M][kh * kw]
+  std::vector<float> blocked_;  // NCHWc form (multiplier 1): [C blocks][kh * kw][B]
+};
+
+class WinogradConv {
+ public:
+  WinogradConv() = default;
+  // w is [M, C, 3, 3].
+  WinogradConv(const Conv2dShape& s, const float* w);
+  // 3x3, stride 1, dilation 1, group 1.
+  static bool Applicable(const Conv2dShape& s);
+  bool empty() const { return kernels_ == nullptr; }
+  int block() const;
+  std::string name() const;
+  bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
+  void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+
+ private:
+  const ConvKernelTable* kernels_ = nullptr;
+  int64_t in_channels_ = 0, out_channels_ = 0, in_blocks_ = 0, out_blocks_ = 0;
+  std::vector<float> transformed_;  // [36][out block][in block][B in][B out]
+};
+
+}  // namespace onyx::linalg

@@ -1,0 +1,274 @@
+// DirectConv: weights packed once into output-channel blocks of the ISA's vector width; each
+// task computes one output row (or, for pointwise convolutions, a run of the flattened image)
+// of a few output blocks, in register tiles of up to max_pixels pixels. The input is first
+// copied into a zero-padded (and, with enough channels, NCHWc-blocked) image when it has
+// padding or is big, so every tile takes every kernel tap with no edge cases. NCHW output goes
+// through a small blocked strip that is transposed into the output rows with the residual and
+// activation applied while it is in L1.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "linalg/conv.h"
+#include "linalg/f32_conv_kernel.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+namespace {
+
+// Weights of one input-channel chunk of a task: small enough to stay in L1 while the chunk
+// sweeps a segment of output pixels.
+constexpr int64_t kChunkWeightBytes = 16 << 10;
+// Output pixels per staged segment: a multiple of every register tile width.
+constexpr int64_t kSegmentPixels = 96;
+// NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
+constexpr int64_t kBlockInputMinWork = 256;
+
+}  // namespace
+
+DirectConv::DirectConv(const Conv2dShape& s, const float* w)
+    : kernels_(&SelectedConvKernels()),
+      out_channels_(s.out_channels),
+      group_(s.group),
+      in_per_group_(s.in_channels / s.group),
+      kernel_h_(s.kernel_h),
+      kernel_w_(s.kernel_w),
+      taps_per_input_(s.kernel_h * s.kernel_w) {
+  const int64_t b = kernels_->block;
+  const int64_t mg = out_channels_ / group_, cg = in_per_group_, taps = kernel_h_ * kernel_w_;
+  out_blocks_per_group_ = (mg + b - 1) / b;
+  in_blocks_per_group_ = (cg + b - 1) / b;
+  packed_.assign(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b), 0.0f);
+  float* dst = packed_.data();
+  for (int64_t g = 0; g < group_; ++g)
+    for (int64_t ob = 0; ob < out_blocks_per_group_; ++ob)
+      for (int64_t cb = 0; cb < in_blocks_per_group_; ++cb)
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t c = 0; c < b; ++c)
+            for (int64_t o = 0; o < b; ++o, ++dst) {
+              const int64_t m = ob * b + o, ci = cb * b + c;
+              if (m < mg && ci < cg) *dst = w[((g * mg + m) * cg + ci) * taps + t];
+            }
+}
+
+int DirectConv::block() const { return kernels_->block; }
+
+std::string DirectConv::name() const { return std::string("f32_conv_nchwc_") + kernels_->isa; }
+
+bool DirectConv::Supports(const Conv2dShape& s, const ConvRunArgs& args) const {
+  if (empty() || s.group != group_ || s.out_channels != out_channels_ || s.in_channels != group_ * in_per_group_ ||
+      s.kernel_h != kernel_h_ || s.kernel_w != kernel_w_)
+    return false;
+  const int64_t b = kernels_->block;
+  if (args.x_layout == ConvLayout::kNchwc && group_ > 1 && in_per_group_ % b != 0) return false;
+  if (args.y_layout == ConvLayout::kNchwc && group_ > 1 && (out_channels_ / group_) % b != 0) return false;
+  return true;
+}
+
+void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block;
+  const int64_t mg = out_channels_ / group_, cg = in_per_group_;
+  const int64_t taps_total = kernel_h_ * kernel_w_;
+  const bool y_blocked = args.y_layout == ConvLayout::kNchwc;
+  const int64_t out_plane = s.out_h * s.out_w;
+  if (out_plane == 0 || s.batch == 0) return;
+
+  // The input the tiles read: padded (so every tap of every pixel is inside it) and, when there
+  // are enough channels, blocked (so a tile broadcasts from a few contiguous streams instead of
+  // one plane per channel).
+  const PreparedInput in = PrepareInput(s, x, args.x_layout, pool);
+  const bool x_blocked = in.blocked;
+  // A pointwise convolution is one row of out_plane pixels.
+  const bool flat = in.pad_top == 0 && in.pad_left == 0 && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
+                    s.stride_w == 1;
+  const int64_t oh_n = flat ? 1 : s.out_h, ow_n = flat ? out_plane : s.out_w;
+  const int64_t plane = in.rows * in.cols;
+  const int64_t x_col = x_blocked ? b : 1, x_row = in.cols * x_col;
+  const int64_t x_channel = x_blocked ? 1 : plane, x_block = b * plane;
+  const int64_t x_image = x_blocked ? (s.in_channels + b - 1) / b * plane * b : s.in_channels * plane;
+  const int64_t x_group = x_blocked ? cg / b * plane * b : cg * plane;  // group > 1 blocked: cg % b == 0
+  const int64_t out_blocks_total = (out_channels_ + b - 1) / b;
+  const int64_t y_image = y_blocked ? out_blocks_total * out_plane * b : out_channels_ * out_plane;
+
+  // Bias padded to whole blocks per group.
+  std::vector<float> bias;
+  if (args.bias != nullptr) {
+    bias.assign(static_cast<size_t>(group_ * out_blocks_per_group_ * b), 0.0f);
+    for (int64_t g = 0; g < group_; ++g)
+      for (int64_t m = 0; m < mg; ++m) bias[g * out_blocks_per_group_ * b + m] = args.bias[g * mg + m];
+  }
+
+  // Every tap of the padded input.
+  std::vector<int64_t> tap_off(static_cast<size_t>(taps_total));
+  std::vector<int32_t> tap_idx(static_cast<size_t>(taps_total));
+  for (int64_t kh = 0, t = 0; kh < kernel_h_; ++kh)
+    for (int64_t kw = 0; kw < kernel_w_; ++kw, ++t) {
+      tap_off[t] = kh * s.dilation_h * x_row + kw * s.dilation_w * x_col;
+      tap_idx[t] = static_cast<int32_t>(t);
+    }
+
+  // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
+  const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
+  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
+  const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
+  const int64_t segment = kSegmentPixels;
+  const int64_t chunk_blocks = std::clamp<int64_t>(
+      kChunkWeightBytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
+      in_blocks_per_group_);
+  // With a single input block (few channels, e.g. an RGB first layer) the chunks split the
+  // kernel taps instead: a tap's weights are only the block's channels.
+  const int64_t tap_chunk =
+      in_blocks_per_group_ > 1
+          ? taps_total
+          : std::clamp<int64_t>(kChunkWeightBytes / (per_chunk * cg * b * static_cast<int64_t>(sizeof(float))), 1,
+                                taps_total);
+  // Short rows are grouped so a weight chunk serves a whole segment of pixels.
+  const int64_t rows_per_task = ow_n >= segment ? 1 : std::max<int64_t>(1, segment / ow_n);
+  const int64_t row_groups = (oh_n + rows_per_task - 1) / rows_per_task;
+  const int64_t seg_cols = rows_per_task > 1 ? ow_n : segment;
+  const int64_t items = s.batch * group_ * chunks * row_groups;
+  const double cost = 2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) + 1.0;
+
+  ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
+    const auto strip = std::make_unique_for_overwrite<float[]>(
+        y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t rg = item % row_groups;
+      int64_t rest = item / row_groups;
+      const int64_t chunk = rest % chunks;
+      rest /= chunks;
+      const int64_t g = rest % group_, n = rest / group_;
+      const int64_t ob0 = chunk * per_chunk;
+      const int fb = static_cast<int>(std::min(per_chunk, out_blocks_per_group_ - ob0));
+      if (fb <= 0) continue;
+      const int64_t oh0 = rg * rows_per_task, oh1 = std::min(oh_n, oh0 + rows_per_task);
+
+      DirectTileArgs a;
+      const float* x_start = in.data + n * x_image + g * x_group;
+      const float* w_start = packed_.data() + (g * out_blocks_per_group_ + ob0) * w_fb_stride;
+      a.x_pixel_stride = s.stride_w * x_col;
+      a.x_channel_stride = x_channel;
+      a.x_block_stride = x_block;
+      a.kernel_taps = taps_total;
+      a.w_fb_stride = w_fb_stride;
+      a.bias = bias.empty() ? nullptr : bias.data() + (g * out_blocks_per_group_ + ob0) * b;
+      a.y_pixel_stride = b;
+      const int64_t y_base = y_blocked ? n * y_image + ((g * mg) / b + ob0) * out_plane * b : 0;
+      if (y_blocked) {
+        a.y_fb_stride = out_plane * b;
+        a.act = &args.activation;
+      } else {
+        a.y_fb_stride = segment * b;
+      }
+
+      for (int64_t s0 = 0; s0 < ow_n; s0 += seg_cols) {
+        const int64_t s1 = std::min(ow_n, s0 + seg_cols);
+        // Tiles of at most max_pixels, evened out (27 pixels -> 6, 6, 5, 5, 5).
+        const int64_t max_px = k.max_pixels[fb];
+        const int64_t tiles = (s1 - s0 + max_px - 1) / max_px;
+        for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks)
+          for (int64_t t0 = 0; t0 < taps_total; t0 += tap_chunk) {
+          const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
+          a.x = x_start + cb0 * x_block;
+          a.w = w_start + cb0 * taps_total * b * b;
+          a.in_blocks = cbn;
+          a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
+          a.tap_offsets = tap_off.data() + t0;
+          a.tap_index = tap_idx.data() + t0;
+          a.taps = std::min(tap_chunk, taps_total - t0);
+          a.accumulate = cb0 > 0 || t0 > 0;
+          a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
+          for (int64_t oh = oh0; oh < oh1; ++oh) {
+            const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
+            const int64_t strip_row = (oh - oh0) * (s1 - s0);
+            int64_t ow = s0;
+            for (int64_t t = 0; t < tiles; ++t) {
+              const int px = static_cast<int>((s1 - ow) / (tiles - t) + ((s1 - ow) % (tiles - t) != 0));
+              a.x_base = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+              if (y_blocked) {
+                const int64_t off = y_base + (oh * ow_n + ow) * b;
+                a.y = y + off;
+                a.residual = args.residual != nullptr ? args.residual + off : nullptr;
+              } else {
+                a.y = strip.get() + (strip_row + ow - s0) * b;
+              }
+              k.direct_tile(a, fb, px);
+              ow += px;
+            }
+          }
+        }
+        if (!y_blocked) {
+          for (int64_t oh = oh0; oh < oh1; ++oh)
+            for (int f = 0; f < fb; ++f) {
+              const int64_t m0 = (ob0 + f) * b;
+              const int64_t channels = std::min<int64_t>(b, mg - m0);
+              const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
+              k.unblock(strip.get() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
+                        out_plane, args.residual != nullptr ? args.residual + off : nullptr, out_plane,
+                        &args.activation);
+            }
+        }
+      }
+    }
+  });
+}
+
+DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout,
+                                                   ThreadPool* pool) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block, cg = in_per_group_;
+  const bool padded = s.pad_top > 0 || s.pad_left > 0 || s.pad_bottom > 0 || s.pad_right > 0;
+  PreparedInput in;
+  in.data = x;
+  in.rows = s.in_h;
+  in.cols = s.in_w;
+  in.blocked = layout == ConvLayout::kNchwc;
+  const bool block = !in.blocked && cg >= b / 2 && (group_ == 1 || cg % b == 0) &&
+                     s.in_h * s.in_w * taps_per_input_ >= kBlockInputMinWork;
+  if (!padded && !block) return in;  // read as given
+  // Only the rows and columns some window reaches.
+  const int64_t need_rows = (s.out_h - 1) * s.stride_h + (kernel_h_ - 1) * s.dilation_h + 1;
+  const int64_t need_cols = (s.out_w - 1) * s.stride_w + (kernel_w_ - 1) * s.dilation_w + 1;
+  in.pad_top = s.pad_top;
+  in.pad_left = s.pad_left;
+  in.rows = std::max(need_rows, s.pad_top + s.in_h);
+  in.cols = std::max(need_cols, s.pad_left + s.in_w);
+  const bool out_blocked = in.blocked || block;
+  const int64_t blocks = (s.in_channels + b - 1) / b;
+  const int64_t plane = in.rows * in.cols;
+  const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
+  const int64_t unit_floats = out_blocked ? plane * b : plane;
+  in.storage = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(units * unit_floats));
+  float* dst = in.storage.get();
+  const int64_t in_plane = s.in_h * s.in_w;
+  ThreadPool::For(pool, units, static_cast<double>(unit_floats) * 2.0, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      float* d = dst + u * unit_floats;
+      const int64_t width = out_blocked ? b : 1;  // floats per pixel
+      std::fill(d, d + in.pad_top * in.cols * width, 0.0f);
+      std::fill(d + (in.pad_top + s.in_h) * in.cols * width, d + plane * width, 0.0f);
+      for (int64_t ih = 0; ih < s.in_h; ++ih) {
+        float* row = d + (in.pad_top + ih) * in.cols * width;
+        std::fill(row, row + in.pad_left * width, 0.0f);
+        std::fill(row + (in.pad_left + s.in_w) * width, row + in.cols * width, 0.0f);
+        float* body = row + in.pad_left * width;
+        if (in.blocked) {  // NCHWc given: copy rows of block u
+          std::copy_n(x + (u * in_plane + ih * s.in_w) * b, s.in_w * b, body);
+        } else if (out_blocked) {  // NCHW -> NCHWc, block u = (n, cb)
+          const int64_t n = u / blocks, c0 = (u % blocks) * b;
+          k.block_rows(x + ((n * s.in_channels + c0) * s.in_h + ih) * s.in_w, in_plane,
+                       std::min<int64_t>(b, s.in_channels - c0), s.in_w, body);
+        } else {  // NCHW plane u, padded
+          std::copy_n(x + u * in_plane + ih * s.in_w, s.in_w, body);
+        }
+      }
+    }
+  });
+  in.data = dst;
+  in.blocked = out_blocked;
+  return in;
+}
+
+}  // namespace onyx::linalg

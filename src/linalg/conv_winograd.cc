@@ -1,0 +1,253 @@
+// WinogradConv: F(4x4, 3x3). The weights are transformed once (U = G g G^T, in double) into
+// 36 blocked matrices. A run takes the output in chunks of whole tile rows ("bands"), sized so
+// the transformed input V and the products M of a chunk stay near the L2 cache:
+//   1. input transform: 6 input rows per band, blocked by channels, -> V[36][tiles][C]
+//   2. 36 products M[xi] = V[xi] U[xi] with the direct-convolution register tiles
+//   3. output transform + bias into a blocked strip of 4 output rows, then the residual and
+//      activation while the strip is written out (transposed to NCHW, or copied in NCHWc).
+// Chunks run in parallel when there are enough of them; otherwise each phase is parallel.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "linalg/conv.h"
+#include "linalg/f32_conv_kernel.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+namespace {
+
+constexpr int64_t kChunkFloats = int64_t{1} << 17;  // V (and M) floats per chunk: 512 KiB
+
+// G for the points 0, 1, -1, 1/2, -2, infinity (see f32_winograd_impl.h).
+constexpr double kG[6][3] = {{1.0, 0.0, 0.0},
+                             {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                             {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                             {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                             {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                             {0.0, 0.0, 1.0}};
+
+// Per-task buffers: every float is written before it is read.
+std::unique_ptr<float[]> Scratch(size_t floats) { return std::make_unique_for_overwrite<float[]>(floats); }
+
+}  // namespace
+
+WinogradConv::WinogradConv(const Conv2dShape& s, const float* w)
+    : kernels_(&SelectedConvKernels()), in_channels_(s.in_channels), out_channels_(s.out_channels) {
+  const int64_t b = kernels_->block;
+  in_blocks_ = (in_channels_ + b - 1) / b;
+  out_blocks_ = (out_channels_ + b - 1) / b;
+  transformed_.assign(static_cast<size_t>(36 * out_blocks_ * in_blocks_ * b * b), 0.0f);
+  for (int64_t m = 0; m < out_channels_; ++m)
+    for (int64_t c = 0; c < in_channels_; ++c) {
+      const float* g = w + (m * in_channels_ + c) * 9;
+      double gt[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 3; ++j) gt[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
+      for (int i = 0; i < 6; ++i)
+        for (int k = 0; k < 6; ++k) {
+          const double u = gt[i][0] * kG[k][0] + gt[i][1] * kG[k][1] + gt[i][2] * kG[k][2];
+          const int64_t xi = i * 6 + k;
+          transformed_[(((xi * out_blocks_ + m / b) * in_blocks_ + c / b) * b + c % b) * b + m % b] =
+              static_cast<float>(u);
+        }
+    }
+}
+
+bool WinogradConv::Applicable(const Conv2dShape& s) {
+  return s.kernel_h == 3 && s.kernel_w == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dilation_h == 1 &&
+         s.dilation_w == 1 && s.group == 1;
+}
+
+int WinogradConv::block() const { return kernels_->block; }
+
+std::string WinogradConv::name() const { return std::string("f32_winograd_4x4_3x3_") + kernels_->isa; }
+
+bool WinogradConv::Supports(const Conv2dShape& s, const ConvRunArgs&) const {
+  return !empty() && Applicable(s) && s.in_channels == in_channels_ && s.out_channels == out_channels_;
+}
+
+void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args,
+                       ThreadPool* pool) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block;
+  const int64_t cb_n = in_blocks_, ob_n = out_blocks_;
+  const int64_t cpad = cb_n * b, mpad = ob_n * b;
+  const int64_t out_plane = s.out_h * s.out_w;
+  if (out_plane == 0 || s.batch == 0) return;
+  const bool x_blocked = args.x_layout == ConvLayout::kNchwc, y_blocked = args.y_layout == ConvLayout::kNchwc;
+  const int64_t tiles_h = (s.out_h + 3) / 4, tiles_w = (s.out_w + 3) / 4;
+  const int64_t patch_w = 4 * tiles_w + 2;
+  const int64_t bands = std::max<int64_t>(1, std::min(tiles_h, kChunkFloats / (36 * tiles_w * std::max(cpad, mpad))));
+  const int64_t chunks_per_image = (tiles_h + bands - 1) / bands;
+  const int64_t chunk_tiles = bands * tiles_w;
+
+  std::vector<float> bias(static_cast<size_t>(mpad), 0.0f);
+  if (args.bias != nullptr) std::copy(args.bias, args.bias + out_channels_, bias.begin());
+  const int64_t tap_offset = 0;
+  const int32_t tap_index = 0;
+
+  // Phase 1: input transform of band `band` (chunk-local `lb`), channel block cb.
+  auto input_transform = [&](int64_t n, int64_t band, int64_t lb, int64_t cb, float* v, float* patch, float* rows) {
+    const int64_t c0 = cb * b, channels = std::min<int64_t>(b, in_channels_ - c0);
+    for (int64_t r = 0; r < 6; ++r) {
+      const int64_t ih = band * 4 - s.pad_top + r;
+      float* prow = patch + r * patch_w * b;
+      if (ih < 0 || ih >= s.in_h) {
+        std::fill(prow, prow + patch_w * b, 0.0f);
+        continue;
+      }
+      const int64_t lo = std::min(patch_w, s.pad_left), hi = std::min(patch_w, s.pad_left + s.in_w);
+      if (x_blocked) {
+        const float* src = x + ((n * cb_n + cb) * s.in_h + ih) * s.in_w * b;
+        std::fill(prow, prow + lo * b, 0.0f);
+        if (hi > lo) std::memcpy(prow + lo * b, src + (lo - s.pad_left) * b, static_cast<size_t>((hi - lo) * b) * 4);
+        std::fill(prow + std::max(lo, hi) * b, prow + patch_w * b, 0.0f);
+      } else {
+        for (int64_t c = 0; c < channels; ++c) {
+          const float* src = x + ((n * in_channels_ + c0 + c) * s.in_h + ih) * s.in_w;
+          float* dst = rows + c * patch_w;
+          std::fill(dst, dst + lo, 0.0f);
+          if (hi > lo) std::memcpy(dst + lo, src + (lo - s.pad_left), static_cast<size_t>(hi - lo) * 4);
+          std::fill(dst + std::max(lo, hi), dst + patch_w, 0.0f);
+        }
+        k.block_rows(rows, patch_w, channels, patch_w, prow);
+      }
+    }
+    WinogradInputArgs a;
+    a.patch = patch;
+    a.patch_w = patch_w;
+    a.tiles = tiles_w;
+    a.v = v + lb * tiles_w * cpad + cb * b;
+    a.v_xi_stride = chunk_tiles * cpad;
+    a.v_tile_stride = cpad;
+    k.winograd_input(a);
+  };
+
+  // Phase 2: M[xi][ob .. ob + fb) for tiles [0, tiles).
+  const int64_t fb_chunks = (ob_n + k.max_filter_blocks - 1) / k.max_filter_blocks;
+  const int64_t fb_per = (ob_n + fb_chunks - 1) / fb_chunks;
+  const int64_t k_blocks = std::clamp<int64_t>((24 << 10) / (fb_per * b * b * 4), 1, cb_n);
+  auto product = [&](int64_t xi, int64_t ob0, int64_t tiles, const float* v, float* m) {
+    const int fb = static_cast<int>(std::min(fb_per, ob_n - ob0));
+    DirectTileArgs a;
+    a.x = v + xi * chunk_tiles * cpad;
+    a.x_pixel_stride = cpad;
+    a.x_channel_stride = 1;
+    a.x_block_stride = b;
+    a.in_blocks = cb_n;
+    a.last_block_channels = in_channels_ - (cb_n - 1) * b;
+    a.tap_offsets = &tap_offset;
+    a.tap_index = &tap_index;
+    a.taps = 1;
+    a.kernel_taps = 1;
+    a.w = transformed_.data() + (xi * ob_n + ob0) * cb_n * b * b;
+    a.w_fb_stride = cb_n * b * b;
+    a.y_pixel_stride = b;
+    a.y_fb_stride = chunk_tiles * b;
+    const float* x0 = a.x;
+    const float* w0 = a.w;
+    for (int64_t cb0 = 0; cb0 < cb_n; cb0 += k_blocks) {  // input channel chunks, weights in L1
+      const int64_t cbn = std::min(k_blocks, cb_n - cb0);
+      a.x = x0 + cb0 * b;
+      a.w = w0 + cb0 * b * b;
+      a.in_blocks = cbn;
+      a.last_block_channels = cb0 + cbn == cb_n ? in_channels_ - (cb_n - 1) * b : b;
+      a.accumulate = cb0 > 0;
+      const int64_t max_px = k.max_pixels[fb], parts = (tiles + max_px - 1) / max_px;
+      for (int64_t t = 0, part = 0; t < tiles; ++part) {  // even tile widths
+        const int px = static_cast<int>((tiles - t + (parts - part) - 1) / (parts - part));
+        a.x_base = t * cpad;
+        a.y = m + ((xi * ob_n + ob0) * chunk_tiles + t) * b;
+        k.direct_tile(a, fb, px);
+        t += px;
+      }
+    }
+  };
+
+  // Phase 3: output transform of band `band` (chunk-local lb), output block ob.
+  auto output_transform = [&](int64_t n, int64_t band, int64_t lb, int64_t ob, const float* m, float* strip) {
+    WinogradOutputArgs a;
+    a.m = m + (ob * chunk_tiles + lb * tiles_w) * b;
+    a.m_xi_stride = ob_n * chunk_tiles * b;
+    a.tiles = tiles_w;
+    a.bias = bias.data() + ob * b;
+    a.out = strip;
+    a.out_row_stride = 4 * tiles_w * b;
+    k.winograd_output(a);
+    const int64_t m0 = ob * b, channels = std::min<int64_t>(b, out_channels_ - m0);
+    for (int64_t r = 0; r < 4; ++r) {
+      const int64_t oh = band * 4 + r;
+      if (oh >= s.out_h) break;
+      const float* row = strip + r * a.out_row_stride;
+      if (y_blocked) {
+        const int64_t off = ((n * ob_n + ob) * s.out_h + oh) * s.out_w * b;
+        std::memcpy(y + off, row, static_cast<size_t>(s.out_w * b) * 4);
+        k.epilogue_blocked(y + off, s.out_w, nullptr, args.residual != nullptr ? args.residual + off : nullptr,
+                           &args.activation);
+      } else {
+        const int64_t off = (n * out_channels_ + m0) * out_plane + oh * s.out_w;
+        k.unblock(row, s.out_w, channels, y + off, out_plane, args.residual != nullptr ? args.residual + off : nullptr,
+                  out_plane, &args.activation);
+      }
+    }
+  };
+
+  const int64_t total_chunks = s.batch * chunks_per_image;
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  const double flops_per_tile = 36.0 * 2.0 * static_cast<double>(cpad * mpad);
+  const size_t v_floats = static_cast<size_t>(36 * chunk_tiles * cpad), m_floats = static_cast<size_t>(36 * chunk_tiles * mpad);
+  const size_t patch_floats = static_cast<size_t>(6 * patch_w * b), rows_floats = static_cast<size_t>(b * patch_w);
+  const size_t strip_floats = static_cast<size_t>(4 * 4 * tiles_w * b);
+
+  auto chunk_range = [&](int64_t chunk, int64_t* n, int64_t* band0, int64_t* band1) {
+    *n = chunk / chunks_per_image;
+    *band0 = (chunk % chunks_per_image) * bands;
+    *band1 = std::min(tiles_h, *band0 + bands);
+  };
+
+  if (total_chunks >= 2 * threads || threads == 1) {
+    // Whole chunks per task.
+    ThreadPool::For(pool, total_chunks, flops_per_tile * static_cast<double>(chunk_tiles), [&](int64_t begin, int64_t end) {
+      const auto v = Scratch(v_floats), m = Scratch(m_floats), patch = Scratch(patch_floats);
+      const auto rows = Scratch(rows_floats), strip = Scratch(strip_floats);
+      for (int64_t chunk = begin; chunk < end; ++chunk) {
+        int64_t n, band0, band1;
+        chunk_range(chunk, &n, &band0, &band1);
+        const int64_t tiles = (band1 - band0) * tiles_w;
+        for (int64_t band = band0; band < band1; ++band)
+          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, band, band - band0, cb, v.get(), patch.get(), rows.get());
+        for (int64_t xi = 0; xi < 36; ++xi)
+          for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.get(), m.get());
+        for (int64_t band = band0; band < band1; ++band)
+          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, band, band - band0, ob, m.get(), strip.get());
+      }
+    });
+    return;
+  }
+
+  // Few chunks: each phase in parallel.
+  const auto v = Scratch(v_floats), m = Scratch(m_floats);
+  for (int64_t chunk = 0; chunk < total_chunks; ++chunk) {
+    int64_t n, band0, band1;
+    chunk_range(chunk, &n, &band0, &band1);
+    const int64_t nb = band1 - band0, tiles = nb * tiles_w;
+    ThreadPool::For(pool, nb * cb_n, static_cast<double>(tiles_w * b * 200), [&](int64_t begin, int64_t end) {
+      const auto patch = Scratch(patch_floats), rows = Scratch(rows_floats);
+      for (int64_t i = begin; i < end; ++i)
+        input_transform(n, band0 + i / cb_n, i / cb_n, i % cb_n, v.get(), patch.get(), rows.get());
+    });
+    ThreadPool::For(pool, 36 * fb_chunks, 2.0 * static_cast<double>(tiles * cpad * fb_per * b),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t i = begin; i < end; ++i) product(i / fb_chunks, (i % fb_chunks) * fb_per, tiles, v.get(), m.get());
+                    });
+    ThreadPool::For(pool, nb * ob_n, static_cast<double>(tiles_w * b * 150), [&](int64_t begin, int64_t end) {
+      const auto strip = Scratch(strip_floats);
+      for (int64_t i = begin; i < end; ++i) output_transform(n, band0 + i / ob_n, i / ob_n, i % ob_n, m.get(), strip.get());
+    });
+  }
+}
+
+}  // namespace onyx::linalg

@@ -1,0 +1,160 @@
+// Direct convolution tiles on blocked output channels, NCHWc <-> NCHW strip reorders and the
+// row epilogues, written once against `Vec` (see simd_<isa>.h). The including file defines
+// kMaxFilterBlocks and kMaxPixels[filter blocks] (the register tiles) in ONYX_SIMD_NS before
+// including this.
+#pragma once
+
+#include <cstdint>
+
+#include "linalg/f32_conv_kernel.h"
+#include "linalg/f32_conv_math_impl.h"
+
+namespace onyx::linalg::ONYX_SIMD_NS {
+
+// acc[p][f] accumulates output pixel p of filter block f. Each step loads FB weight vectors and
+// broadcasts PX input values, so the tile needs FB * PX + FB + 1 registers.
+// NC > 0: every input block holds exactly NC channels (an RGB first layer), unrolled.
+template <int FB, int PX, int NC>
+void DirectTileT(const DirectTileArgs& a) {
+  constexpr int B = Vec::kWidth;
+  constexpr int64_t kTapFloats = int64_t{B} * B;
+  Vec acc[PX][FB];
+  if (a.accumulate) {
+#pragma GCC unroll 4
+    for (int f = 0; f < FB; ++f)
+#pragma GCC unroll 16
+      for (int p = 0; p < PX; ++p) acc[p][f] = Vec::Load(a.y + f * a.y_fb_stride + p * a.y_pixel_stride);
+  } else {
+#pragma GCC unroll 4
+    for (int f = 0; f < FB; ++f) {
+      const Vec b = a.bias != nullptr ? Vec::Load(a.bias + f * B) : Vec::Zero();
+#pragma GCC unroll 16
+      for (int p = 0; p < PX; ++p) acc[p][f] = b;
+    }
+  }
+  const int64_t ps = a.x_pixel_stride, cs = a.x_channel_stride, wfs = a.w_fb_stride;
+  for (int64_t cb = 0; cb < a.in_blocks; ++cb) {
+    const int64_t nc = NC > 0 ? NC : cb + 1 == a.in_blocks ? a.last_block_channels : B;
+    const float* wcb = a.w + cb * a.kernel_taps * kTapFloats;
+    const int64_t xcb = a.x_base + cb * a.x_block_stride;
+    for (int64_t t = 0; t < a.taps; ++t) {
+      const float* xt = a.x + (xcb + a.tap_offsets[t]);
+      const float* wt = wcb + a.tap_index[t] * kTapFloats;
+#pragma GCC unroll 4
+      for (int64_t c = 0; c < nc; ++c) {
+        Vec wv[FB];
+#pragma GCC unroll 4
+        for (int f = 0; f < FB; ++f) wv[f] = Vec::Load(wt + f * wfs + c * B);
+        const float* xc = xt + c * cs;
+#pragma GCC unroll 16
+        for (int p = 0; p < PX; ++p) {
+          const Vec xb = Vec::Set1(xc[p * ps]);
+#pragma GCC unroll 4
+          for (int f = 0; f < FB; ++f) acc[p][f] = Vec::Fma(wv[f], xb, acc[p][f]);
+        }
+      }
+    }
+  }
+  const bool act = a.finish && HasActivation(a.act);
+  const float* residual = a.finish ? a.residual : nullptr;
+#pragma GCC unroll 4
+  for (int f = 0; f < FB; ++f) {
+#pragma GCC unroll 16
+    for (int p = 0; p < PX; ++p) {
+      const int64_t off = f * a.y_fb_stride + p * a.y_pixel_stride;
+      Vec v = acc[p][f];
+      if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + off));
+      if (act) v = Activate(v, *a.act);
+      Vec::Store(a.y + off, v);
+    }
+  }
+}
+
+template <int FB, int PX>
+void DispatchPixels(const DirectTileArgs& a, int pixels) {
+  if constexpr (PX > 0) {
+    if (pixels == PX) {
+      if (a.in_blocks == 1 && a.last_block_channels == 3) return DirectTileT<FB, PX, 3>(a);
+      return DirectTileT<FB, PX, 0>(a);
+    }
+    return DispatchPixels<FB, PX - 1>(a, pixels);
+  }
+}
+
+template <int FB>
+void DispatchFilterBlocks(const DirectTileArgs& a, int filter_blocks, int pixels) {
+  if constexpr (FB > 0) {
+    if (filter_blocks == FB) return DispatchPixels<FB, kMaxPixels[FB]>(a, pixels);
+    return DispatchFilterBlocks<FB - 1>(a, filter_blocks, pixels);
+  }
+}
+
+void DirectTile(const DirectTileArgs& a, int filter_blocks, int pixels) {
+  DispatchFilterBlocks<kMaxFilterBlocks>(a, filter_blocks, pixels);
+}
+
+void Unblock(const float* src, int64_t pixels, int64_t channels, float* dst, int64_t dst_stride, const float* residual,
+             int64_t residual_stride, const ConvActivation* act) {
+  constexpr int B = Vec::kWidth;
+  const bool has_act = HasActivation(act);
+  for (int64_t p0 = 0; p0 < pixels; p0 += B) {
+    const int64_t n = pixels - p0 < B ? pixels - p0 : B;
+    Vec r[B];
+    for (int i = 0; i < B; ++i) r[i] = i < n ? Vec::Load(src + (p0 + i) * B) : Vec::Zero();
+    Vec::Transpose(r);  // r[c]: channel c at pixels p0 .. p0 + B
+    for (int64_t c = 0; c < channels; ++c) {
+      Vec v = r[c];
+      float* d = dst + c * dst_stride + p0;
+      if (residual != nullptr) {
+        const float* res = residual + c * residual_stride + p0;
+        v = Vec::Add(v, n == B ? Vec::Load(res) : Vec::LoadPartial(res, n));
+      }
+      if (has_act) v = Activate(v, *act);
+      if (n == B) Vec::Store(d, v);
+      else Vec::StorePartial(d, v, n);
+    }
+  }
+}
+
+void Block(const float* src, int64_t src_stride, int64_t channels, int64_t pixels, float* dst) {
+  constexpr int B = Vec::kWidth;
+  for (int64_t p0 = 0; p0 < pixels; p0 += B) {
+    const int64_t n = pixels - p0 < B ? pixels - p0 : B;
+    Vec r[B];
+    for (int c = 0; c < B; ++c) {
+      const float* s = src + c * src_stride + p0;
+      r[c] = c >= channels ? Vec::Zero() : n == B ? Vec::Load(s) : Vec::LoadPartial(s, n);
+    }
+    Vec::Transpose(r);  // r[i]: pixel p0 + i
+    for (int64_t i = 0; i < n; ++i) Vec::Store(dst + (p0 + i) * B, r[i]);
+  }
+}
+
+void EpilogueRow(float* y, int64_t n, float bias, const float* residual, const ConvActivation* act) {
+  constexpr int B = Vec::kWidth;
+  const bool has_act = HasActivation(act);
+  const Vec b = Vec::Set1(bias);
+  for (int64_t i = 0; i < n; i += B) {
+    const int64_t m = n - i < B ? n - i : B;
+    Vec v = m == B ? Vec::Load(y + i) : Vec::LoadPartial(y + i, m);
+    v = Vec::Add(v, b);
+    if (residual != nullptr) v = Vec::Add(v, m == B ? Vec::Load(residual + i) : Vec::LoadPartial(residual + i, m));
+    if (has_act) v = Activate(v, *act);
+    if (m == B) Vec::Store(y + i, v);
+    else Vec::StorePartial(y + i, v, m);
+  }
+}
+
+void EpilogueBlocked(float* y, int64_t pixels, const float* bias, const float* residual, const ConvActivation* act) {
+  constexpr int B = Vec::kWidth;
+  const bool has_act = HasActivation(act);
+  const Vec b = bias != nullptr ? Vec::Load(bias) : Vec::Zero();
+  for (int64_t p = 0; p < pixels; ++p) {
+    Vec v = Vec::Add(Vec::Load(y + p * B), b);
+    if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + p * B));
+    if (has_act) v = Activate(v, *act);
+    Vec::Store(y + p * B, v);
+  }
+}
+
+}  // namespace onyx::linalg::ONYX_SIMD_NS

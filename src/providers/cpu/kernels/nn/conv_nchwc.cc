@@ -1,0 +1,220 @@
+// Convolution on channel-blocked activations, for a layout pass that reorders once at the ends of
+// a chain of convolutions instead of around every one (com.onyx domain, Onyx-own ops):
+//   ReorderToNchwc(X [N, C, spatial...])            -> [N, ceil(C / block), spatial..., block]
+//   ReorderFromNchwc(X [N, C / block, ..., block])  -> [N, channels, spatial...]
+//   NchwcConv(X, W, B?, Z?)                          -> [N, ceil(M / block), OH, OW, block]
+// NchwcConv takes Conv's attributes plus FusedConv's activation / activation_params (Silu and
+// HardSwish included); X, Z and Y are blocked, W and B are as in Conv. `block` must be the
+// channel block of the convolution kernels of this CPU (linalg::ConvBlockSize(): 16 with
+// AVX-512, 8 otherwise), which the pass reads when it rewrites the graph. Channels past C in
+// the last block are zero on the way in and unspecified on the way out. 1-D and 2-D, float.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "linalg/conv.h"
+#include "providers/cpu/kernels/nn/window_geometry.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+namespace {
+
+using linalg::ConvActivation;
+
+int64_t Blocks(int64_t channels, int64_t block) { return (channels + block - 1) / block; }
+
+void CheckBlock(const KernelInfo& info, int64_t block) {
+  if (block != linalg::ConvBlockSize())
+    info.Fail(StrCat("block ", block, " is not the channel block of this CPU's convolution kernels (",
+                     linalg::ConvBlockSize(), ", ISA ", linalg::ConvIsa(), ")"));
+}
+
+class ReorderToNchwc final : public OpKernel {
+ public:
+  explicit ReorderToNchwc(const KernelInfo& info) : block_(info.GetInt("block")) { CheckBlock(info, block_); }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    if (x.dtype() != DataType::kFloat) ctx.Fail("X must be float");
+    if (x.rank() < 3) ctx.Fail("X must have rank >= 3 (N, C, spatial...)");
+    Shape shape = {x.dim(0), Blocks(x.dim(1), block_)};
+    shape.insert(shape.end(), x.shape().begin() + 2, x.shape().end());
+    shape.push_back(block_);
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, shape);
+    if (y.size() == 0) return;
+    linalg::ReorderToNchwc(x.data<float>(), x.dim(0), x.dim(1), x.size() / std::max<int64_t>(1, x.dim(0) * x.dim(1)),
+                           static_cast<int>(block_), y.data<float>(), ctx.thread_pool());
+  }
+
+ private:
+  int64_t block_;
+};
+
+class ReorderFromNchwc final : public OpKernel {
+ public:
+  explicit ReorderFromNchwc(const KernelInfo& info) : channels_(info.GetInt("channels")) {
+    if (channels_ < 0) info.Fail(StrCat("channels must be >= 0, got ", channels_));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    if (x.dtype() != DataType::kFloat) ctx.Fail("X must be float");
+    if (x.rank() < 4) ctx.Fail("X must have rank >= 4 (N, C / block, spatial..., block)");
+    const int64_t block = x.shape().back();
+    if (block != linalg::ConvBlockSize())
+      ctx.Fail(StrCat("the last dimension (", block, ") is not the convolution kernels' block ",
+                      linalg::ConvBlockSize()));
+    if (x.dim(1) != Blocks(channels_, block))
+      ctx.Fail(StrCat("X has ", x.dim(1), " channel blocks, ", channels_, " channels need ", Blocks(channels_, block)));
+    Shape shape = {x.dim(0), channels_};
+    shape.insert(shape.end(), x.shape().begin() + 2, x.shape().end() - 1);
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, shape);
+    if (y.size() == 0) return;
+    linalg::ReorderFromNchwc(x.data<float>(), x.dim(0), channels_, y.size() / (x.dim(0) * channels_),
+                             static_cast<int>(block), y.data<float>(), ctx.thread_pool());
+  }
+
+ private:
+  int64_t channels_;
+};
+
+ConvActivation ParseNchwcActivation(const KernelInfo& info) {
+  ConvActivation act;
+  if (!info.HasAttr("activation")) return act;
+  const std::string name = info.GetString("activation");
+  size_t params = 0;
+  if (name == "Relu") act.kind = ConvActivation::kRelu;
+  else if (name == "Tanh") act.kind = ConvActivation::kTanh;
+  else if (name == "Sigmoid") act.kind = ConvActivation::kSigmoid;
+  else if (name == "Silu") act.kind = ConvActivation::kSilu;
+  else if (name == "HardSwish") act.kind = ConvActivation::kHardSwish;
+  else if (name == "LeakyRelu") act.kind = ConvActivation::kLeakyRelu, params = 1;
+  else if (name == "Clip") act.kind = ConvActivation::kClip, params = 2;
+  else if (name == "HardSigmoid") act.kind = ConvActivation::kHardSigmoid, params = 2;
+  else info.Fail(StrCat("activation '", name, "' is not supported"));
+  const std::vector<float> values = info.GetFloatsOr("activation_params", {});
+  if (values.size() != params)
+    info.Fail(StrCat("activation ", name, " needs ", params, " activation_params, got ", values.size()));
+  if (params > 0) act.alpha = values[0];
+  if (params > 1) act.beta = values[1];
+  return act;
+}
+
+class NchwcConv final : public OpKernel {
+ public:
+  explicit NchwcConv(const KernelInfo& info)
+      : attrs_(nn::ParseWindowAttrs(info)), group_(info.GetIntOr("group", 1)), activation_(ParseNchwcActivation(info)) {
+    if (group_ < 1) info.Fail(StrCat("group must be >= 1, got ", group_));
+    const Tensor* w = info.ConstantInput(1);
+    if (w == nullptr) info.Fail("W must be a constant (its blocked form is prepared once)");
+    if (w->dtype() != DataType::kFloat) info.Fail("W must be float");
+    if ((w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
+      info.Fail(StrCat("W must be [M, C / group, (kh,) kw] with M divisible by group, got ", ShapeToString(w->shape())));
+    weight_shape_ = w->shape();
+    linalg::Conv2dShape s;
+    s.out_channels = w->dim(0);
+    s.group = group_;
+    s.in_channels = w->dim(1) * group_;
+    s.kernel_w = w->shape().back();
+    s.kernel_h = w->rank() == 4 ? w->dim(2) : 1;
+    const size_t r = w->rank() - 2;
+    auto at = [&](const std::vector<int64_t>& v, size_t d) { return v.size() == r ? v[d] : 1; };
+    s.stride_w = at(attrs_.strides, r - 1);
+    s.dilation_w = at(attrs_.dilations, r - 1);
+    s.stride_h = r == 2 ? at(attrs_.strides, 0) : 1;
+    s.dilation_h = r == 2 ? at(attrs_.dilations, 0) : 1;
+    const float* wp = w->data<float>();
+    if (s.IsDepthwise() && s.out_channels == s.in_channels) depthwise_ = linalg::DepthwiseConv(s, wp);
+    else if (linalg::WinogradConv::Applicable(s) && s.in_channels >= 16 && s.out_channels >= 16)
+      winograd_ = linalg::WinogradConv(s, wp);
+    else direct_ = linalg::DirectConv(s, wp);
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor* b = ctx.input(2);
+    const Tensor* z = ctx.input(3);
+    const int64_t block = linalg::ConvBlockSize();
+    const size_t r = weight_shape_.size() - 2;
+    if (x.dtype() != DataType::kFloat || (b != nullptr && b->dtype() != DataType::kFloat) ||
+        (z != nullptr && z->dtype() != DataType::kFloat))
+      ctx.Fail("X, B and Z must be float");
+    if (x.rank() != r + 3 || x.shape().back() != block)
+      ctx.Fail(StrCat("X must be [N, C / ", block, ", spatial (", r, " dims), ", block, "]"));
+    const int64_t channels = weight_shape_[1] * group_, out_channels = weight_shape_[0];
+    if (x.dim(1) != Blocks(channels, block))
+      ctx.Fail(StrCat("X has ", x.dim(1), " channel blocks, W's ", channels, " input channels need ",
+                      Blocks(channels, block)));
+    if (b != nullptr && (b->rank() != 1 || b->dim(0) != out_channels))
+      ctx.Fail(StrCat("B must have shape [", out_channels, "]"));
+    // The window over the plain (unblocked) shape.
+    Shape plain = {x.dim(0), channels};
+    plain.insert(plain.end(), x.shape().begin() + 2, x.shape().end() - 1);
+    const std::vector<int64_t> kernel(weight_shape_.begin() + 2, weight_shape_.end());
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel)
+      ctx.Fail(StrCat("kernel_shape [", StrJoin(attrs_.kernel_shape), "] differs from W's spatial dims"));
+    const nn::WindowGeometry g = nn::ResolveForwardWindow(attrs_, plain, kernel, ctx);
+    linalg::Conv2dShape s;
+    s.batch = x.dim(0);
+    s.in_channels = channels;
+    s.out_channels = out_channels;
+    s.group = group_;
+    const size_t wd = r - 1;
+    s.in_w = g.in[wd];
+    s.kernel_w = g.kernel[wd];
+    s.stride_w = g.stride[wd];
+    s.dilation_w = g.dilation[wd];
+    s.pad_left = g.pad_begin[wd];
+    s.pad_right = g.pad_end[wd];
+    s.out_w = g.out[wd];
+    s.out_h = 1;
+    if (r == 2) {
+      s.in_h = g.in[0];
+      s.kernel_h = g.kernel[0];
+      s.stride_h = g.stride[0];
+      s.dilation_h = g.dilation[0];
+      s.pad_top = g.pad_begin[0];
+      s.pad_bottom = g.pad_end[0];
+      s.out_h = g.out[0];
+    }
+    Shape y_shape = {s.batch, Blocks(out_channels, block)};
+    y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
+    y_shape.push_back(block);
+    if (z != nullptr && z->shape() != y_shape)
+      ctx.Fail(StrCat("Z must have the output's blocked shape ", ShapeToString(y_shape)));
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, y_shape);
+    if (y.size() == 0) return;
+    linalg::ConvRunArgs args;
+    args.bias = b != nullptr ? b->data<float>() : nullptr;
+    args.residual = z != nullptr ? z->data<float>() : nullptr;
+    args.activation = activation_;
+    args.x_layout = linalg::ConvLayout::kNchwc;
+    args.y_layout = linalg::ConvLayout::kNchwc;
+    auto run = [&](const auto& engine) {
+      if (engine.block() != block) ctx.Fail("the kernels' ISA changed since the node was prepared");
+      if (!engine.Supports(s, args))
+        ctx.Fail(StrCat("this convolution has no NCHWc form (grouped channels must be multiples of ", block, ")"));
+      engine.Run(s, x.data<float>(), y.data<float>(), args, ctx.thread_pool());
+    };
+    if (!depthwise_.empty()) run(depthwise_);
+    else if (!winograd_.empty()) run(winograd_);
+    else run(direct_);
+  }
+
+ private:
+  nn::WindowAttrs attrs_;
+  int64_t group_;
+  ConvActivation activation_;
+  Shape weight_shape_;
+  linalg::DirectConv direct_;
+  linalg::DepthwiseConv depthwise_;
+  linalg::WinogradConv winograd_;
+};
+
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "ReorderToNchwc", 1, kOpsetMax, ReorderToNchwc);
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "ReorderFromNchwc", 1, kOpsetMax, ReorderFromNchwc);
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "NchwcConv", 1, kOpsetMax, NchwcConv);
+
+}  // namespace
+}  // namespace onyx

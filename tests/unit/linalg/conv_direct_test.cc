@@ -1,0 +1,180 @@
+// DirectConv (every ISA variant) against the plain reference convolution on many shapes: odd
+// sizes, every padding / stride / dilation / group combination, pointwise and 1-D, NCHW and
+// NCHWc, fused bias / residual / activation, one and two threads.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "linalg/conv.h"
+#include "linalg/conv_test_util.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+namespace {
+
+using testing::CheckProblem;
+using testing::ForEachIsa;
+
+auto MakeDirect = [](const Conv2dShape& s, const float* w) { return DirectConv(s, w); };
+
+Conv2dShape Shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t m, int64_t group, int64_t kh, int64_t kw,
+                  int64_t stride = 1, int64_t dilation = 1, int64_t pad = 0) {
+  Conv2dShape s;
+  s.batch = n;
+  s.in_channels = c;
+  s.in_h = h;
+  s.in_w = w;
+  s.out_channels = m;
+  s.group = group;
+  s.kernel_h = kh;
+  s.kernel_w = kw;
+  s.stride_h = s.stride_w = stride;
+  s.dilation_h = s.dilation_w = dilation;
+  s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = pad;
+  EXPECT_TRUE(s.ComputeOutputSize());
+  return s;
+}
+
+TEST(ConvDirect, NamedShapes) {
+  std::mt19937 rng(1);
+  const Conv2dShape shapes[] = {
+      Shape(1, 3, 9, 11, 16, 1, 3, 3, 1, 1, 1),    // first-layer like, NCHW input with C < block
+      Shape(1, 3, 15, 13, 24, 1, 7, 7, 2, 1, 3),   // 7x7 stride 2
+      Shape(1, 16, 8, 8, 32, 1, 1, 1),            // pointwise
+      Shape(2, 33, 5, 7, 65, 1, 1, 1),            // pointwise, ragged blocks, batch 2
+      Shape(1, 32, 9, 9, 48, 1, 1, 1, 2),         // strided pointwise
+      Shape(1, 17, 6, 10, 20, 1, 3, 3, 1, 2, 2),  // dilated
+      Shape(1, 8, 4, 4, 8, 1, 5, 5, 1, 1, 4),     // pads larger than the input: some pixels see no tap
+      Shape(1, 24, 7, 7, 36, 3, 3, 3, 1, 1, 1),   // grouped
+      Shape(1, 64, 5, 6, 64, 4, 3, 3, 2, 1, 1),   // grouped, block-aligned groups (NCHWc too)
+      Shape(1, 6, 7, 7, 12, 6, 3, 3, 1, 1, 1),    // depthwise with multiplier 2 through the direct path
+      Shape(1, 5, 1, 30, 9, 1, 1, 5, 1, 1, 2),    // 1-D as height 1
+      Shape(1, 4, 1, 1, 7, 1, 1, 1),              // single pixel
+      Shape(1, 40, 3, 70, 70, 1, 3, 3, 1, 1, 1),  // rows longer than the staging segment
+  };
+  ForEachIsa([&](const std::string&) {
+    for (const Conv2dShape& s : shapes) {
+      CheckProblem(s, MakeDirect, rng, true, false, {}, false, nullptr, 1e-4f);
+      const int b = ConvBlockSize();
+      const bool blocked_ok = s.group == 1 || ((s.in_channels / s.group) % b == 0 && (s.out_channels / s.group) % b == 0);
+      if (blocked_ok) CheckProblem(s, MakeDirect, rng, true, true, {}, true, nullptr, 1e-4f);
+    }
+  });
+}
+
+TEST(ConvDirect, RandomShapes) {
+  std::mt19937 rng(7);
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+  };
+  ForEachIsa([&](const std::string&) {
+    for (int iter = 0; iter < 120; ++iter) {
+      Conv2dShape s;
+      s.batch = pick({1, 1, 2});
+      s.group = pick({1, 1, 1, 2, 3});
+      s.in_channels = s.group * pick({1, 2, 3, 5, 8, 16, 17});
+      s.out_channels = s.group * pick({1, 4, 8, 9, 16, 23, 32});
+      s.kernel_h = pick({1, 2, 3, 5});
+      s.kernel_w = pick({1, 3, 4, 5});
+      s.stride_h = pick({1, 1, 2, 3});
+      s.stride_w = pick({1, 1, 2, 3});
+      s.dilation_h = pick({1, 1, 2});
+      s.dilation_w = pick({1, 1, 2});
+      s.pad_top = pick({0, 1, 2});
+      s.pad_left = pick({0, 1, 2});
+      s.pad_bottom = pick({0, 1, 3});
+      s.pad_right = pick({0, 2});
+      s.in_h = pick({1, 4, 7, 12});
+      s.in_w = pick({1, 5, 9, 16, 23});
+      if (!s.ComputeOutputSize()) continue;
+      ConvActivation act;
+      act.kind = static_cast<ConvActivation::Kind>(iter % 9);
+      act.alpha = act.kind == ConvActivation::kClip ? -0.5f : 0.2f;
+      act.beta = act.kind == ConvActivation::kClip ? 0.7f : 0.5f;
+      CheckProblem(s, MakeDirect, rng, iter % 2 == 0, iter % 3 == 0, act, false, nullptr, 2e-4f);
+    }
+  });
+}
+
+TEST(ConvDirect, NchwcLayouts) {
+  std::mt19937 rng(3);
+  ForEachIsa([&](const std::string&) {
+    for (int64_t c : {3, 16, 20, 32})
+      for (int64_t k : {1, 3}) {
+        const Conv2dShape s = Shape(2, c, 7, 9, 40, 1, k, k, k == 3 ? 2 : 1, 1, k / 2);
+        ConvActivation relu;
+        relu.kind = ConvActivation::kRelu;
+        CheckProblem(s, MakeDirect, rng, true, true, relu, true, nullptr, 1e-4f);
+      }
+  });
+}
+
+TEST(ConvDirect, TwoThreads) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  ForEachIsa([&](const std::string&) {
+    for (const Conv2dShape& s : {Shape(2, 16, 20, 20, 48, 1, 3, 3, 1, 1, 1), Shape(1, 64, 14, 14, 96, 1, 1, 1),
+                                 Shape(1, 32, 15, 17, 64, 2, 3, 3, 2, 1, 1)}) {
+      CheckProblem(s, MakeDirect, rng, true, true, {}, false, &pool, 1e-4f);
+      CheckProblem(s, MakeDirect, rng, true, false, {}, true, &pool, 1e-4f);
+    }
+  });
+}
+
+TEST(ConvIsa, ForceIsaRejectsUnknownAndKeepsChoice) {
+  const std::string before = ConvIsa();
+  EXPECT_FALSE(ForceConvIsa("sse9"));
+  EXPECT_EQ(ConvIsa(), before);
+  EXPECT_TRUE(ForceConvIsa("scalar"));
+  EXPECT_EQ(ConvIsa(), "scalar");
+  EXPECT_EQ(ConvBlockSize(), 8);
+  EXPECT_TRUE(ForceConvIsa("auto"));
+  EXPECT_EQ(SupportedConvIsas().back(), "scalar");
+  EXPECT_EQ(ConvIsa(), SupportedConvIsas().front());
+}
+
+TEST(ConvEpilogue, VectorActivationsMatchScalar) {
+  std::mt19937 rng(11);
+  std::vector<float> base = testing::RandomVector(1000, rng, -30.0f, 30.0f);
+  for (float v : {0.0f, -0.0f, 1e-6f, -1e-6f, 88.0f, -88.0f, 100.0f, -100.0f, 0.5f}) base.push_back(v);
+  const std::vector<float> residual = testing::RandomVector(base.size(), rng);
+  ForEachIsa([&](const std::string&) {
+    for (int kind = 0; kind < 9; ++kind) {
+      ConvActivation act;
+      act.kind = static_cast<ConvActivation::Kind>(kind);
+      act.alpha = kind == ConvActivation::kClip ? -2.0f : 0.3f;
+      act.beta = kind == ConvActivation::kClip ? 6.0f : 0.4f;
+      std::vector<float> y = base;
+      ApplyConvEpilogue(y.data(), 1, 1, static_cast<int64_t>(y.size()), nullptr, residual.data(), act, nullptr);
+      for (size_t i = 0; i < y.size(); ++i) {
+        const float want = ActivateScalar(base[i] + residual[i], act);
+        ASSERT_NEAR(y[i], want, 2e-6f + 2e-6f * std::fabs(want)) << "kind " << kind << " x " << base[i] + residual[i];
+      }
+    }
+  });
+}
+
+TEST(ConvReorder, NchwcRoundTrip) {
+  std::mt19937 rng(2);
+  ForEachIsa([&](const std::string&) {
+    const int b = ConvBlockSize();
+    for (int64_t c : {1, 7, 16, 19})
+      for (int64_t pixels : {1, 5, 16, 37}) {
+        const std::vector<float> x = testing::RandomVector(static_cast<size_t>(2 * c * pixels), rng);
+        const int64_t blocks = (c + b - 1) / b;
+        std::vector<float> xb(static_cast<size_t>(2 * blocks * b * pixels), 99.0f), back(x.size());
+        ReorderToNchwc(x.data(), 2, c, pixels, b, xb.data(), nullptr);
+        for (int64_t n = 0; n < 2; ++n)
+          for (int64_t ch = 0; ch < blocks * b; ++ch)
+            for (int64_t p = 0; p < pixels; ++p) {
+              const float got = xb[((n * blocks + ch / b) * pixels + p) * b + ch % b];
+              EXPECT_EQ(got, ch < c ? x[(n * c + ch) * pixels + p] : 0.0f);
+            }
+        ReorderFromNchwc(xb.data(), 2, c, pixels, b, back.data(), nullptr);
+        EXPECT_EQ(back, x);
+      }
+  });
+}
+
+}  // namespace
+}  // namespace onyx::linalg
