@@ -1,0 +1,119 @@
+// Convolution microbenchmarks: GFLOP/s (counter "GFLOPS", 2 * multiply-adds per second) of each
+// engine and ISA variant on one thread, over layer shapes of the benchmark models: ResNet-50's
+// 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
+// stride-2 convolution. Each engine runs only the shapes it supports.
+//
+//   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true
+//
+// The time includes what each engine does per call (input padding / blocking copies, Winograd's
+// input and output transforms); weight packing happens once, outside the timed loop.
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "linalg/conv.h"
+
+namespace onyx::bench {
+namespace {
+
+struct Layer {
+  const char* name;
+  int64_t channels, size, out_channels, kernel, stride, group;
+};
+
+// {name, C, H = W, M, k, stride, group}
+constexpr Layer kLayers[] = {
+    {"resnet_3x3_64_56", 64, 56, 64, 3, 1, 1},     {"resnet_3x3_256_14", 256, 14, 256, 3, 1, 1},
+    {"resnet_1x1_256_56", 256, 56, 64, 1, 1, 1},   {"resnet_1x1_1024_14", 1024, 14, 256, 1, 1, 1},
+    {"stem_7x7_s2_3_224", 3, 224, 64, 7, 2, 1},    {"dw_3x3_144_56", 144, 56, 144, 3, 1, 144},
+    {"dw_3x3_s2_144_56", 144, 56, 144, 3, 2, 144}, {"dw_5x5_240_28", 240, 28, 240, 5, 1, 240},
+};
+
+linalg::Conv2dShape ShapeOf(const Layer& l) {
+  linalg::Conv2dShape s;
+  s.in_channels = l.channels;
+  s.in_h = s.in_w = l.size;
+  s.out_channels = l.out_channels;
+  s.group = l.group;
+  s.kernel_h = s.kernel_w = l.kernel;
+  s.stride_h = s.stride_w = l.stride;
+  s.pad_top = s.pad_left = s.pad_bottom = s.pad_right = l.kernel / 2;
+  s.ComputeOutputSize();
+  return s;
+}
+
+std::vector<float> Random(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(rng);
+  return v;
+}
+
+// Makes the engine with the ISA forced, then times Run on it.
+template <typename Engine>
+void RunEngine(benchmark::State& state, const std::string& isa, const Layer& layer) {
+  if (!linalg::ForceConvIsa(isa)) {
+    state.SkipWithError("ISA not supported on this CPU");
+    return;
+  }
+  const linalg::Conv2dShape s = ShapeOf(layer);
+  const auto w = Random(static_cast<size_t>(s.out_channels * (s.in_channels / s.group) * s.kernel_h * s.kernel_w), 1);
+  const auto x = Random(static_cast<size_t>(s.in_channels * s.in_h * s.in_w), 2);
+  const auto bias = Random(static_cast<size_t>(s.out_channels), 3);
+  std::vector<float> y(static_cast<size_t>(s.out_channels * s.out_h * s.out_w));
+  const Engine engine(s, w.data());
+  linalg::ForceConvIsa("auto");
+  linalg::ConvRunArgs args;
+  args.bias = bias.data();
+  args.activation.kind = linalg::ConvActivation::kRelu;
+  for (auto _ : state) {
+    engine.Run(s, x.data(), y.data(), args, nullptr);
+    benchmark::ClobberMemory();
+  }
+  const double flops = 2.0 * static_cast<double>(s.out_channels * s.out_h * s.out_w) *
+                       static_cast<double>((s.in_channels / s.group) * s.kernel_h * s.kernel_w);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+bool Fits(const char* engine, const Layer& l) {
+  const linalg::Conv2dShape s = ShapeOf(l);
+  const std::string e = engine;
+  if (e == "depthwise") return s.IsDepthwise();
+  if (e == "winograd") return linalg::WinogradConv::Applicable(s);
+  return !s.IsDepthwise();  // direct and gemm run the dense layers
+}
+
+void RegisterAll() {
+  for (const std::string isa : {"avx512", "avx2", "scalar"}) {
+    for (const Layer& layer : kLayers) {
+      const auto add = [&](const char* engine, void (*fn)(benchmark::State&, const std::string&, const Layer&)) {
+        if (!Fits(engine, layer)) return;
+        benchmark::RegisterBenchmark((std::string(engine) + "/" + isa + "/" + layer.name).c_str(),
+                                     [fn, isa, layer](benchmark::State& st) { fn(st, isa, layer); })
+            ->Unit(benchmark::kMicrosecond);
+      };
+      add("direct", &RunEngine<linalg::DirectConv>);
+      add("gemm", &RunEngine<linalg::GemmConv>);
+      add("winograd", &RunEngine<linalg::WinogradConv>);
+      add("depthwise", &RunEngine<linalg::DepthwiseConv>);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onyx::bench
+
+int main(int argc, char** argv) {
+  onyx::bench::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
