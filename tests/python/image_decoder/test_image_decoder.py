@@ -236,13 +236,23 @@ def test_bgr_and_grayscale():
     assert np.max(np.abs(gray[..., 0].astype(float) - want)) <= 1.0
 
 
-@pytest.mark.parametrize("name", ["bmp", "pnm", "tiff", "png", "jpeg", "garbage", "empty"])
+def j2k_header():
+    """A JPEG 2000 codestream start (SOC, SIZ for one 8-bit component) with no coding marker."""
+    siz = struct.pack(">HHHIIIIIIIIHBBB", 0xFF51, 41, 0, W, H, 0, 0, W, H, 0, 0, 1, 7, 1, 1)
+    return b"\xff\x4f" + siz + b"\xff\x52"
+
+
+@pytest.mark.parametrize("name", ["bmp", "pnm", "tiff", "png", "jpeg", "webp", "j2k", "jp2", "garbage", "empty"])
 def test_corrupt_data_fails_cleanly(name):
     full = {"bmp": bmp(24, [pad(RGB[y].tobytes()) for y in range(H)]),
             "pnm": b"P6\n%d %d\n255\n" % (W, H) + RGB.tobytes(),
             "tiff": tiff(RGB, 3, 2, 5),
             "png": png([RGB[y].tobytes() for y in range(H)], 2),
             "jpeg": b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xdb",
+            "webp": b"RIFF\x40\x00\x00\x00WEBPVP8 \x34\x00\x00\x00" + bytes(range(48)),
+            "j2k": j2k_header(),
+            "jp2": (b"\x00\x00\x00\x0cjP  \r\n\x87\n" + struct.pack(">I4s4sI4s", 20, b"ftyp", b"jp2 ", 0, b"jp2 ")
+                    + struct.pack(">I4s", 8 + len(j2k_header()), b"jp2c") + j2k_header()),
             "garbage": b"not an image at all",
             "empty": b""}[name]
     for data in [full[: len(full) // 2], full[:20]]:
