@@ -129,6 +129,15 @@ RgbImage DecodeJpeg2000(const uint8_t* data, size_t size) {
   ONYX_CHECK(width > 0 && height > 0 && width * height <= kMaxPixels, kRuntime,
              "JPEG 2000: bad or too large image size ", width, "x", height);
   ONYX_CHECK(image->numcomps >= 1, kRuntime, "JPEG 2000: the image has no components");
+  // openjpeg decodes every component into 32-bit samples: bound their total like an RGB image.
+  int64_t samples = 0;
+  for (uint32_t c = 0; c < image->numcomps; ++c) {
+    const opj_image_comp_t& comp = image->comps[c];
+    ONYX_CHECK(comp.dx > 0 && comp.dy > 0, kRuntime, "JPEG 2000: component ", c, " has a zero subsampling step");
+    samples += ((width + comp.dx - 1) / comp.dx) * ((height + comp.dy - 1) / comp.dy);
+    ONYX_CHECK(samples <= 3 * kMaxPixels, kRuntime, "JPEG 2000: too many samples (", image->numcomps,
+               " components of ", width, "x", height, ")");
+  }
   ONYX_CHECK(opj_decode(codec.get(), stream.get(), image.get()) && opj_end_decompress(codec.get(), stream.get()),
              kRuntime, "JPEG 2000: ", message.empty() ? "the data could not be decoded" : message);
 
@@ -138,7 +147,7 @@ RgbImage DecodeJpeg2000(const uint8_t* data, size_t size) {
   const uint32_t used = gray ? 1 : (space == OPJ_CLRSPC_CMYK && channels >= 4 ? 4 : 3);
   for (uint32_t c = 0; c < used; ++c) {
     const opj_image_comp_t& comp = image->comps[c];
-    ONYX_CHECK(comp.data != nullptr && comp.w > 0 && comp.h > 0 && comp.dx > 0 && comp.dy > 0, kRuntime,
+    ONYX_CHECK(comp.data != nullptr && comp.w > 0 && comp.h > 0, kRuntime,
                "JPEG 2000: component ", c, " was not decoded");
     ONYX_CHECK(comp.prec >= 1 && comp.prec <= 31, kRuntime, "JPEG 2000: unsupported sample precision ", comp.prec);
   }
