@@ -1,15 +1,18 @@
 """ImageDecoder on lossless formats written here from known pixels (the pixels are the
 reference): BMP (24/32/16-bit, palettes, RLE8, top-down), PNM (P1-P6, 16-bit), TIFF (raw,
 PackBits, LZW, gray, palette) and PNG (RGB, RGBA, gray, palette, 16-bit); BGR and grayscale
-conversions; corrupt data must fail with an error, never crash."""
+conversions; JPEG 2000 as a JP2 file and as a bare codestream against the ONNX conformance
+image (decoded by Pillow); corrupt data must fail with an error, never crash."""
+import os
 import struct
 import zlib
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import run_onyx, save_model
+from onyx_harness import require_shared, run_onyx, save_model
 
 RNG = np.random.default_rng(6)
 H, W = 5, 7
@@ -223,6 +226,32 @@ def test_png_variants():
                                   PALETTE[INDEX])
     wide = (RGB.astype(np.uint16) * 256 + 77).astype(">u2")
     np.testing.assert_array_equal(decode(png([wide[y].tobytes() for y in range(H)], 2, 16)), RGB)
+
+
+# --- JPEG 2000 ----------------------------------------------------------------------------------
+
+def jp2_boxes(data):
+    """Top-level boxes of a JP2 file as {type: payload} (the lengths here are all 32-bit)."""
+    boxes, pos = {}, 0
+    while pos + 8 <= len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        end = len(data) if size == 0 else pos + size
+        boxes[kind] = data[pos + 8:end]
+        pos = end
+    return boxes
+
+
+def test_jpeg2000_file_and_codestream():
+    folder = require_shared("onnx-tests", "node", "test_image_decoder_decode_jpeg2k_rgb", "test_data_set_0")
+    jp2 = bytes(numpy_helper.to_array(onnx.load_tensor(os.path.join(folder, "input_0.pb"))))
+    want = numpy_helper.to_array(onnx.load_tensor(os.path.join(folder, "output_0.pb")))
+    np.testing.assert_array_equal(decode(jp2), want)
+    np.testing.assert_array_equal(decode(jp2, "BGR"), want[..., ::-1])
+    codestream = jp2_boxes(jp2)[b"jp2c"]
+    assert codestream[:4] == b"\xff\x4f\xff\x51"
+    np.testing.assert_array_equal(decode(codestream), want)
+    gray = decode(codestream, "Grayscale")[..., 0].astype(float)
+    assert np.max(np.abs(gray - want @ np.array([0.299, 0.587, 0.114]))) <= 1.0
 
 
 # --- pixel formats and errors -----------------------------------------------------------------
