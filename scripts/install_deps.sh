@@ -9,7 +9,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libhwy-dev
-  libjpeg-dev libpng-dev
+  libjpeg-dev libpng-dev libopenjp2-7-dev libwebp-dev
   python3 python3-dev python3-numpy python3-onnx python3-pytest pybind11-dev
   libonnx-testdata
   nodejs

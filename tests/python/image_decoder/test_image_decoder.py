@@ -1,15 +1,18 @@
 """ImageDecoder on lossless formats written here from known pixels (the pixels are the
 reference): BMP (24/32/16-bit, palettes, RLE8, top-down), PNM (P1-P6, 16-bit), TIFF (raw,
 PackBits, LZW, gray, palette) and PNG (RGB, RGBA, gray, palette, 16-bit); BGR and grayscale
-conversions; corrupt data must fail with an error, never crash."""
+conversions; JPEG 2000 as a JP2 file and as a bare codestream against the ONNX conformance
+image (decoded by Pillow); corrupt data must fail with an error, never crash."""
+import os
 import struct
 import zlib
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+import onnx
+from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import run_onyx, save_model
+from onyx_harness import require_shared, run_onyx, save_model
 
 RNG = np.random.default_rng(6)
 H, W = 5, 7
@@ -225,6 +228,32 @@ def test_png_variants():
     np.testing.assert_array_equal(decode(png([wide[y].tobytes() for y in range(H)], 2, 16)), RGB)
 
 
+# --- JPEG 2000 ----------------------------------------------------------------------------------
+
+def jp2_boxes(data):
+    """Top-level boxes of a JP2 file as {type: payload} (the lengths here are all 32-bit)."""
+    boxes, pos = {}, 0
+    while pos + 8 <= len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        end = len(data) if size == 0 else pos + size
+        boxes[kind] = data[pos + 8:end]
+        pos = end
+    return boxes
+
+
+def test_jpeg2000_file_and_codestream():
+    folder = require_shared("onnx-tests", "node", "test_image_decoder_decode_jpeg2k_rgb", "test_data_set_0")
+    jp2 = bytes(numpy_helper.to_array(onnx.load_tensor(os.path.join(folder, "input_0.pb"))))
+    want = numpy_helper.to_array(onnx.load_tensor(os.path.join(folder, "output_0.pb")))
+    np.testing.assert_array_equal(decode(jp2), want)
+    np.testing.assert_array_equal(decode(jp2, "BGR"), want[..., ::-1])
+    codestream = jp2_boxes(jp2)[b"jp2c"]
+    assert codestream[:4] == b"\xff\x4f\xff\x51"
+    np.testing.assert_array_equal(decode(codestream), want)
+    gray = decode(codestream, "Grayscale")[..., 0].astype(float)
+    assert np.max(np.abs(gray - want @ np.array([0.299, 0.587, 0.114]))) <= 1.0
+
+
 # --- pixel formats and errors -----------------------------------------------------------------
 
 def test_bgr_and_grayscale():
@@ -236,13 +265,23 @@ def test_bgr_and_grayscale():
     assert np.max(np.abs(gray[..., 0].astype(float) - want)) <= 1.0
 
 
-@pytest.mark.parametrize("name", ["bmp", "pnm", "tiff", "png", "jpeg", "garbage", "empty"])
+def j2k_header():
+    """A JPEG 2000 codestream start (SOC, SIZ for one 8-bit component) with no coding marker."""
+    siz = struct.pack(">HHHIIIIIIIIHBBB", 0xFF51, 41, 0, W, H, 0, 0, W, H, 0, 0, 1, 7, 1, 1)
+    return b"\xff\x4f" + siz + b"\xff\x52"
+
+
+@pytest.mark.parametrize("name", ["bmp", "pnm", "tiff", "png", "jpeg", "webp", "j2k", "jp2", "garbage", "empty"])
 def test_corrupt_data_fails_cleanly(name):
     full = {"bmp": bmp(24, [pad(RGB[y].tobytes()) for y in range(H)]),
             "pnm": b"P6\n%d %d\n255\n" % (W, H) + RGB.tobytes(),
             "tiff": tiff(RGB, 3, 2, 5),
             "png": png([RGB[y].tobytes() for y in range(H)], 2),
             "jpeg": b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xdb",
+            "webp": b"RIFF\x40\x00\x00\x00WEBPVP8 \x34\x00\x00\x00" + bytes(range(48)),
+            "j2k": j2k_header(),
+            "jp2": (b"\x00\x00\x00\x0cjP  \r\n\x87\n" + struct.pack(">I4s4sI4s", 20, b"ftyp", b"jp2 ", 0, b"jp2 ")
+                    + struct.pack(">I4s", 8 + len(j2k_header()), b"jp2c") + j2k_header()),
             "garbage": b"not an image at all",
             "empty": b""}[name]
     for data in [full[: len(full) // 2], full[:20]]:

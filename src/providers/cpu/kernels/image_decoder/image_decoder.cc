@@ -1,6 +1,6 @@
 // ImageDecoder (opset 20): decodes an encoded image (a 1-D uint8 tensor) into an [H, W, 3]
-// RGB or BGR, or [H, W, 1] grayscale, uint8 tensor. JPEG and PNG go through libjpeg and libpng;
-// BMP, PNM and baseline TIFF are decoded here; WebP through libwebp when the system has it.
+// RGB or BGR, or [H, W, 1] grayscale, uint8 tensor. JPEG, PNG, WebP and JPEG 2000 go through
+// libjpeg, libpng, libwebp and openjpeg; BMP, PNM and baseline TIFF are decoded here.
 // Grayscale is computed from RGB with ITU-R 601 weights (as Pillow's convert("L")).
 #include <cstring>
 
@@ -24,8 +24,8 @@ image::RgbImage Decode(const KernelContext& ctx, const uint8_t* d, size_t n) {
   if (StartsWith(d, n, "II*\0", 4) || StartsWith(d, n, "MM\0*", 4)) return image::DecodeTiff(d, n);
   if (n >= 12 && StartsWith(d, n, "RIFF", 4) && std::memcmp(d + 8, "WEBP", 4) == 0) return image::DecodeWebp(d, n);
   if (StartsWith(d, n, "\0\0\0\x0CjP  ", 8) || StartsWith(d, n, "\xFF\x4F\xFF\x51", 4))
-    ctx.Fail("JPEG 2000 images are not supported (no JPEG 2000 decoder is available)");
-  ctx.Fail("the data is not an image in a supported format (JPEG, PNG, BMP, PNM, TIFF, WebP)");
+    return image::DecodeJpeg2000(d, n);
+  ctx.Fail("the data is not an image in a supported format (JPEG, PNG, BMP, PNM, TIFF, WebP, JPEG 2000)");
 }
 
 class ImageDecoder final : public OpKernel {

@@ -23,7 +23,8 @@ RgbImage DecodePng(const uint8_t* data, size_t size);
 RgbImage DecodeBmp(const uint8_t* data, size_t size);
 RgbImage DecodePnm(const uint8_t* data, size_t size);
 RgbImage DecodeTiff(const uint8_t* data, size_t size);
-// Through the system's libwebp when it can be loaded at run time.
 RgbImage DecodeWebp(const uint8_t* data, size_t size);
+// JP2 files and raw J2K codestreams.
+RgbImage DecodeJpeg2000(const uint8_t* data, size_t size);
 
 }  // namespace onyx::image

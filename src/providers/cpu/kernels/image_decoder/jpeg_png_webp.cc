@@ -1,8 +1,8 @@
-// JPEG (libjpeg), PNG (libpng) and WebP (libwebp, loaded at run time) decoding to 8-bit RGB.
+// JPEG (libjpeg), PNG (libpng) and WebP (libwebp) decoding to 8-bit RGB.
 // libjpeg and libpng report errors by longjmp: every C++ object that lives across setjmp is
 // created before it and only its heap contents change afterwards.
-#include <dlfcn.h>
 #include <png.h>
+#include <webp/decode.h>
 
 #include <csetjmp>
 #include <cstdio>
@@ -155,35 +155,11 @@ RgbImage DecodePng(const uint8_t* data, size_t size) {
   return std::move(*img);
 }
 
-namespace {
-
-// libwebp's stable C entry points, found at run time so the build does not need its headers.
-struct WebpLibrary {
-  using DecodeFn = uint8_t* (*)(const uint8_t*, size_t, int*, int*);
-  using FreeFn = void (*)(void*);
-  DecodeFn decode_rgb = nullptr;
-  FreeFn free_fn = nullptr;
-  WebpLibrary() {
-    for (const char* name : {"libwebp.so.7", "libwebp.so"}) {
-      void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) continue;
-      decode_rgb = reinterpret_cast<DecodeFn>(dlsym(lib, "WebPDecodeRGB"));
-      free_fn = reinterpret_cast<FreeFn>(dlsym(lib, "WebPFree"));
-      if (decode_rgb != nullptr) return;
-    }
-  }
-};
-
-}  // namespace
-
 RgbImage DecodeWebp(const uint8_t* data, size_t size) {
-  static const WebpLibrary lib;
-  ONYX_CHECK(lib.decode_rgb != nullptr, kNotImplemented,
-             "WebP: decoding needs libwebp (libwebp.so.7), which could not be loaded");
   int width = 0, height = 0;
-  uint8_t* pixels = lib.decode_rgb(data, size, &width, &height);
+  uint8_t* pixels = WebPDecodeRGB(data, size, &width, &height);
   ONYX_CHECK(pixels != nullptr, kRuntime, "WebP: the data could not be decoded");
-  std::unique_ptr<uint8_t, void (*)(void*)> owner(pixels, lib.free_fn ? lib.free_fn : std::free);
+  std::unique_ptr<uint8_t, void (*)(void*)> owner(pixels, WebPFree);
   CheckSize("WebP", width, height);
   RgbImage img;
   img.width = width;
