@@ -117,7 +117,7 @@ TEST(NchwcLayout, GraphOutputsInsideTheRegionKeepTheirNames) {
   ExpectCloseOutputs(bytes, run.optimized_bytes, ChainFeeds());
 }
 
-TEST(NchwcLayout, LeavesLoneConvsAndUnsupportedOnesAlone) {
+TEST(NchwcLayout, LeavesSmallRegionsAndUnsupportedConvsAlone) {
   {  // one conv: no region
     ModelBuilder b;
     b.Input("x", DataType::kFloat, {1, 3, 6, 6});
@@ -128,27 +128,42 @@ TEST(NchwcLayout, LeavesLoneConvsAndUnsupportedOnesAlone) {
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 1);
     EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "NchwcConv"), 0);
   }
-  {  // grouped channels that are not whole blocks, and weights fed at run time, break the chain
+  {  // two convs: a region too small to repay its reorders
     ModelBuilder b;
-    b.Input("x", DataType::kFloat, {1, 6, 6, 6});
-    b.Input("Wfed", DataType::kFloat, {6, 6, 1, 1});
-    b.Initializer("W", RandomTensor({6, 3, 1, 1}, 1));
-    auto& g = b.Node("Conv", {"x", "W"}, {"g"});
-    g.attributes = {IntAttr("group", 2)};
-    b.Node("Conv", {"g", "Wfed"}, {"y"});
-    b.Output("y", DataType::kFloat, {1, 6, 6, 6});
+    b.Input("x", DataType::kFloat, {1, 16, 6, 6});
+    b.Initializer("W1", RandomTensor({16, 16, 1, 1}, 1)).Initializer("W2", RandomTensor({16, 16, 1, 1}, 2));
+    b.Node("Conv", {"x", "W1"}, {"c"});
+    b.Node("Conv", {"c", "W2"}, {"y"});
+    b.Output("y", DataType::kFloat, {1, 16, 6, 6});
     auto run = RunLayout(b.Bytes());
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 2);
+    EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "NchwcConv"), 0);
+  }
+  {  // grouped channels that are not whole blocks, and weights fed at run time, break the chain
+    ModelBuilder b;
+    b.Input("x", DataType::kFloat, {1, 16, 6, 6});
+    b.Input("Wfed", DataType::kFloat, {16, 16, 1, 1});
+    b.Initializer("W1", RandomTensor({16, 16, 1, 1}, 1)).Initializer("Wg", RandomTensor({16, 4, 1, 1}, 2));
+    b.Initializer("W3", RandomTensor({16, 16, 1, 1}, 3));
+    b.Node("Conv", {"x", "W1"}, {"c1"});
+    b.Node("Conv", {"c1", "Wg"}, {"g"}).attributes = {IntAttr("group", 4)};
+    b.Node("Conv", {"g", "W3"}, {"c3"});
+    b.Node("Conv", {"c3", "Wfed"}, {"y"});
+    b.Output("y", DataType::kFloat, {1, 16, 6, 6});
+    auto run = RunLayout(b.Bytes());
+    EXPECT_EQ(OpCount(run.ops_after, "Conv"), 4);
   }
   {  // 1-D convs stay as they are
     ModelBuilder b;
-    b.Input("x", DataType::kFloat, {1, 3, 9});
+    b.Input("x", DataType::kFloat, {1, 3, 11});
     b.Initializer("W1", RandomTensor({4, 3, 3}, 1)).Initializer("W2", RandomTensor({4, 4, 3}, 2));
+    b.Initializer("W3", RandomTensor({4, 4, 3}, 3));
     b.Node("Conv", {"x", "W1"}, {"c"});
-    b.Node("Conv", {"c", "W2"}, {"y"});
+    b.Node("Conv", {"c", "W2"}, {"d"});
+    b.Node("Conv", {"d", "W3"}, {"y"});
     b.Output("y", DataType::kFloat, {1, 4, 5});
     auto run = RunLayout(b.Bytes());
-    EXPECT_EQ(OpCount(run.ops_after, "Conv"), 2);
+    EXPECT_EQ(OpCount(run.ops_after, "Conv"), 3);
   }
 }
 
