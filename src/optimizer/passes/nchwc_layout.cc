@@ -66,6 +66,9 @@ std::optional<ConvFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64
   if (n->inputs.size() > max_inputs) return std::nullopt;
   const Tensor* w = editor.Constant(n->inputs[1]);
   if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4) return std::nullopt;
+  // NchwcConv packs W when the session starts: no feed may replace it, whatever the fold options.
+  for (const ir::Graph* g = &editor.graph(); g != nullptr; g = g->parent)
+    if (g->IsGraphInput(n->inputs[1])) return std::nullopt;
   const DataType xt = ElemType(editor, n->inputs[0]);
   if (xt != DataType::kFloat && xt != DataType::kUndefined) return std::nullopt;
   const ir::Attribute* g = n->FindAttribute("group");

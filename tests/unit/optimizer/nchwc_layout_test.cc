@@ -1,6 +1,7 @@
 // NchwcLayout: regions of convolutions run channel-blocked, with reorders only at their ends.
 // The rewritten graph must compute what the original computes (both run unoptimized).
 #include "linalg/conv.h"
+#include "ops/shape_inference.h"
 #include "optimizer/fusion_test_util.h"
 
 namespace onyx {
@@ -105,6 +106,33 @@ TEST(NchwcLayout, KeepsActivationsAndAttributesOfTheConvs) {
   EXPECT_EQ(leaky, 1);
   EXPECT_EQ(strided, 1);
   EXPECT_EQ(depthwise, 1);
+}
+
+TEST(NchwcLayout, InfersTheBlockedShapes) {
+  auto run = RunLayout(ChainModel().Bytes());
+  auto model = LoadModelFromBytes(run.optimized_bytes.data(), run.optimized_bytes.size());
+  const TypeMap types = InferGraphTypes(*model->graph);
+  const int64_t b = linalg::ConvBlockSize();
+  auto blocks = [b](int64_t c) { return (c + b - 1) / b; };
+  auto dims_of = [&](const std::string& value) {
+    std::vector<int64_t> dims;
+    auto it = types.find(value);
+    if (it == types.end() || !it->second || !it->second->shape) return dims;
+    for (const Dim& d : *it->second->shape) dims.push_back(d.value);
+    return dims;
+  };
+  for (const auto& n : model->graph->nodes) {
+    const std::string& out = n->outputs[0];
+    if (n->op_type == "ReorderToNchwc" && n->inputs[0] == "x")
+      EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(3), 11, 10, b}));
+    if (n->op_type == "ReorderToNchwc" && n->inputs[0] == "z")
+      EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(20), 6, 5, b}));
+    if (n->op_type == "NchwcConv" && n->FindAttribute("strides") != nullptr)  // d: stride 2, 20 channels
+      EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(20), 6, 5, b}));
+    if (n->op_type == "ReorderFromNchwc") EXPECT_EQ(dims_of(out).size(), 4u) << out;
+  }
+  EXPECT_EQ(dims_of("b"), (std::vector<int64_t>{2, 12, 11, 10}));
+  EXPECT_EQ(dims_of("y"), (std::vector<int64_t>{2, 20, 6, 5}));
 }
 
 TEST(NchwcLayout, GraphOutputsInsideTheRegionKeepTheirNames) {
