@@ -145,6 +145,37 @@ TEST(NchwcLayout, GraphOutputsInsideTheRegionKeepTheirNames) {
   ExpectCloseOutputs(bytes, run.optimized_bytes, ChainFeeds());
 }
 
+TEST(NchwcLayout, ValuesReadBySubgraphsAreReorderedOut) {
+  // c is read inside the region (by d) and by both branches of an If.
+  ModelBuilder b = ChainModel();
+  b.Input("cond", DataType::kBool, {});
+  auto branch = [](const std::string& op) {
+    auto g = std::make_shared<ir::Graph>();
+    g->name = op + "_branch";
+    auto node = std::make_unique<ir::Node>();
+    node->op_type = op;
+    node->name = op + "_in_branch";
+    node->inputs = {"c"};
+    node->outputs = {op + "_out"};
+    g->AddNode(std::move(node));
+    g->outputs.push_back({op + "_out", ModelBuilder::Type(DataType::kFloat, {2, 12, 11, 10}), ""});
+    ir::Attribute a{op == "Neg" ? "then_branch" : "else_branch", ir::AttrType::kGraph};
+    a.g = g;
+    return a;
+  };
+  b.Node("If", {"cond"}, {"picked"}).attributes = {branch("Neg"), branch("Abs")};
+  b.Output("picked", DataType::kFloat, {2, 12, 11, 10});
+  const std::string bytes = b.Bytes();
+  auto run = RunLayout(bytes);
+  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "NchwcConv"), 6);
+  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "ReorderFromNchwc"), 3);  // b, c and y
+  for (bool cond : {true, false}) {
+    NamedValues feeds = ChainFeeds();
+    feeds.push_back({"cond", Tensor::Scalar<bool>(DataType::kBool, cond)});
+    ExpectCloseOutputs(bytes, run.optimized_bytes, feeds);
+  }
+}
+
 TEST(NchwcLayout, LeavesSmallRegionsAndUnsupportedConvsAlone) {
   {  // one conv: no region
     ModelBuilder b;
