@@ -212,6 +212,22 @@ TEST(NchwcLayout, LeavesSmallRegionsAndUnsupportedConvsAlone) {
     auto run = RunLayout(b.Bytes());
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 4);
   }
+  {  // float16 convs: the blocked kernels are float only
+    ModelBuilder b;
+    b.Input("x", DataType::kFloat16, {1, 16, 6, 6});
+    std::vector<std::string> prev = {"x"};
+    for (int i = 0; i < 3; ++i) {
+      Tensor w(DataType::kFloat16, {16, 16, 1, 1});
+      for (int64_t k = 0; k < w.size(); ++k) w.data<uint16_t>()[k] = 0x2c00;  // 1/16
+      const std::string name = "W" + std::to_string(i), out = i == 2 ? "y" : "c" + std::to_string(i);
+      b.Initializer(name, w);
+      b.Node("Conv", {prev[0], name}, {out});
+      prev = {out};
+    }
+    b.Output("y", DataType::kFloat16, {1, 16, 6, 6});
+    auto run = RunLayout(b.Bytes());
+    EXPECT_EQ(OpCount(run.ops_after, "Conv"), 3);
+  }
   {  // 1-D convs stay as they are
     ModelBuilder b;
     b.Input("x", DataType::kFloat, {1, 3, 11});
