@@ -13,9 +13,9 @@
 // (the kernels compute them from zero weights and bias), and no NchwcConv mixes them into real
 // channels: the next conv's weights are zero there, and Z adds lane by lane.
 //
-// The block is linalg::ConvBlockSize() of the CPU the pass runs on, so the pass runs only in
-// sessions (OptimizerOptions::require_kernels): a model saved by `onyx optimize` would be tied
-// to one ISA.
+// The block is linalg::ConvBlockSize() of the CPU the pass runs on, so the pass runs only as
+// sessions optimize (OptimizerOptions::require_kernels): a model saved offline would be tied to
+// one ISA.
 #include <algorithm>
 #include <map>
 #include <set>
