@@ -39,7 +39,7 @@ constexpr size_t kMinRegionConvs = 3;
 
 // FusedConv activations with the parameter counts NchwcConv accepts.
 const std::map<std::string, size_t> kActivationParams = {
-    {"Relu", 0},      {"Tanh", 0}, {"Sigmoid", 0},     {"Silu", 0},
+    {"Relu", 0},      {"Tanh", 0}, {"Sigmoid", 0}, {"Silu", 0},
     {"HardSwish", 0}, {"LeakyRelu", 1}, {"Clip", 2}, {"HardSigmoid", 2},
 };
 
