@@ -1,5 +1,6 @@
 // Inference rules of linear-algebra and NN ops: MatMul, Gemm, Conv, pools, reductions,
-// ArgMax/ArgMin, TopK, Resize, and the com.microsoft fused forms Onyx's optimizer creates.
+// ArgMax/ArgMin, TopK, Resize, the com.microsoft fused forms Onyx's optimizer creates and the
+// com.onyx channel-blocked (NCHWc) convolution ops.
 #include <algorithm>
 
 #include "ops/broadcast.h"
@@ -64,9 +65,8 @@ std::string AutoPad(const InferenceContext& ctx) {
   return a ? a->s : "NOTSET";
 }
 
-void ConvLike(InferenceContext& ctx, bool pool) {
-  const Dims* x = ctx.input_dims(0);
-  if (!x || x->size() < 3) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+// Conv's or a pool's output dims for input dims `x` (rank >= 3).
+Dims ConvLikeDims(InferenceContext& ctx, const Dims* x, bool pool) {
   const size_t spatial = x->size() - 2;
   std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
   const Dims* w = pool ? nullptr : ctx.input_dims(1);
@@ -85,12 +85,55 @@ void ConvLike(InferenceContext& ctx, bool pool) {
     out.push_back(WindowOut((*x)[2 + i], k, strides[i], pads[i], pads[i + spatial], dilations[i], ceil_mode,
                             AutoPad(ctx)));
   }
+  return out;
+}
+
+void ConvLike(InferenceContext& ctx, bool pool) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 3) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+  const Dims out = ConvLikeDims(ctx, x, pool);
   ctx.set_output(0, ctx.input_dtype(0), out);
   if (pool && ctx.num_outputs() > 1) ctx.set_output(1, DataType::kInt64, out);
 }
 
 void ConvRule(InferenceContext& ctx) { ConvLike(ctx, false); }
 void PoolRule(InferenceContext& ctx) { ConvLike(ctx, true); }
+
+// com.onyx channel-blocked ops (NCHWc): [N, ceil(C / block), spatial..., block].
+Dim BlocksOf(const Dim& channels, const Dim& block) {
+  if (!channels.known() || !block.known() || block.value <= 0) return Dim{};
+  return Dim{(channels.value + block.value - 1) / block.value, ""};
+}
+
+void ReorderToNchwcRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 3) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  const Dim block{ctx.attr_int("block", 0), ""};
+  Dims out = {(*x)[0], BlocksOf((*x)[1], block)};
+  out.insert(out.end(), x->begin() + 2, x->end());
+  out.push_back(block);
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
+void ReorderFromNchwcRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  Dims out = {(*x)[0], Dim{ctx.attr_int("channels", -1), ""}};
+  out.insert(out.end(), x->begin() + 2, x->end() - 1);
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
+// NchwcConv: Conv's window over the plain view of X, then blocked like X.
+void NchwcConvRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  const Dim block = x->back();
+  const Dims plain(x->begin(), x->end() - 1);
+  Dims out = ConvLikeDims(ctx, &plain, false);
+  out[1] = BlocksOf(out[1], block);
+  out.push_back(block);
+  ctx.set_output(0, DataType::kFloat, out);
+}
 
 void GlobalPoolRule(InferenceContext& ctx) {
   const Dims* x = ctx.input_dims(0);
@@ -171,6 +214,9 @@ struct Registrations {
     RegisterInferenceRule("", "Conv", ConvRule);
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
     RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
+    RegisterInferenceRule("com.onyx", "ReorderToNchwc", ReorderToNchwcRule);
+    RegisterInferenceRule("com.onyx", "ReorderFromNchwc", ReorderFromNchwcRule);
+    RegisterInferenceRule("com.onyx", "NchwcConv", NchwcConvRule);
     for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) RegisterInferenceRule("", op, PoolRule);
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
       RegisterInferenceRule("", op, GlobalPoolRule);

@@ -1,0 +1,224 @@
+// NchwcLayout (level "all", CPU): regions of 2-D float convolutions that feed each other run in
+// the channel-blocked layout, with one reorder at each end instead of one around every conv.
+//
+// Conv, com.microsoft.FusedConv and com.onyx.FusedConv nodes become com.onyx.NchwcConv when
+// their weights are constant and the blocked kernels support their grouping. Two such nodes
+// belong to one region when one reads the other's output as X or as the residual Z (a residual
+// Add already folded into FusedConv by ConvActivationFusion). A region of at least
+// kMinRegionConvs convs is rewritten: each outside value it reads as X or Z gets one
+// ReorderToNchwc (shared by every reader of the pass), and each of its values read outside the
+// region (other nodes, graph outputs, subgraphs) gets one ReorderFromNchwc back to its name.
+//
+// Padded channels (past C in the last block) are zero on the way in and finite on the way out
+// (the kernels compute them from zero weights and bias), and no NchwcConv mixes them into real
+// channels: the next conv's weights are zero there, and Z adds lane by lane.
+//
+// The block is linalg::ConvBlockSize() of the CPU the pass runs on, so the pass runs only as
+// sessions optimize (OptimizerOptions::require_kernels): a model saved offline would be tied to
+// one ISA.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "linalg/conv.h"
+#include "optimizer/fusion_util.h"
+#include "optimizer/pass.h"
+
+namespace onyx {
+namespace {
+
+using namespace fusion;
+
+// A lone conv gains nothing: its kernel blocks and unblocks inside, as the reorders would. Two
+// convs save one reorder pair at best, which separate reorder nodes over cold memory do not
+// repay (measured: PP-OCR det's depthwise + pointwise pairs ran 10% slower, YOLO's pairs broke
+// even), so regions start at three.
+constexpr size_t kMinRegionConvs = 3;
+
+// FusedConv activations with the parameter counts NchwcConv accepts.
+const std::map<std::string, size_t> kActivationParams = {
+    {"Relu", 0},      {"Tanh", 0}, {"Sigmoid", 0}, {"Silu", 0},
+    {"HardSwish", 0}, {"LeakyRelu", 1}, {"Clip", 2}, {"HardSigmoid", 2},
+};
+
+struct ConvFacts {
+  int64_t out_channels = 0;
+};
+
+bool IsConvAnchor(const ir::Node* n) {
+  if (n->op_type == "Conv") return n->domain.empty();
+  return n->op_type == "FusedConv" && (n->domain == kMsDomain || n->domain == kOnyxDomain);
+}
+
+// Whether the blocked kernels run this conv (see NchwcConv and the engines' Supports): plain
+// groups, depthwise with one output per channel, or groups of whole blocks.
+bool BlockedGroupingSupported(int64_t channels, int64_t out_channels, int64_t group, int64_t block) {
+  if (group == 1) return true;
+  if (group == channels && out_channels == channels) return true;
+  return (channels / group) % block == 0 && (out_channels / group) % block == 0;
+}
+
+std::optional<ConvFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64_t block) {
+  if (!IsConvAnchor(n) || n->outputs.size() != 1 || n->inputs.size() < 2 || n->inputs[0].empty()) return std::nullopt;
+  const size_t max_inputs = n->op_type == "Conv" ? 3 : 4;
+  if (n->inputs.size() > max_inputs) return std::nullopt;
+  const Tensor* w = editor.Constant(n->inputs[1]);
+  if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4) return std::nullopt;
+  // NchwcConv packs W when the session starts: no feed may replace it, whatever the fold options.
+  for (const ir::Graph* g = &editor.graph(); g != nullptr; g = g->parent)
+    if (g->IsGraphInput(n->inputs[1])) return std::nullopt;
+  const DataType xt = ElemType(editor, n->inputs[0]);
+  if (xt != DataType::kFloat && xt != DataType::kUndefined) return std::nullopt;
+  const ir::Attribute* g = n->FindAttribute("group");
+  const int64_t group = g != nullptr ? g->i : 1;
+  const int64_t out_channels = w->dim(0), channels = w->dim(1) * group;
+  if (group < 1 || out_channels < 1 || channels < 1 || out_channels % group != 0) return std::nullopt;
+  if (!BlockedGroupingSupported(channels, out_channels, group, block)) return std::nullopt;
+  // X must be [N, C, H, W] with C matching the weights when known.
+  const auto* xd = editor.DimsOf(n->inputs[0]);
+  if (xd != nullptr && (xd->size() != 4 || ((*xd)[1].known() && (*xd)[1].value != channels))) return std::nullopt;
+  if (const ir::Attribute* k = n->FindAttribute("kernel_shape")) {
+    if (k->ints != std::vector<int64_t>{w->dim(2), w->dim(3)}) return std::nullopt;
+  }
+  if (n->inputs.size() > 2 && !n->inputs[2].empty()) {
+    const auto* bd = editor.DimsOf(n->inputs[2]);
+    if (bd == nullptr || bd->size() != 1 || !DimIs((*bd)[0], out_channels)) return std::nullopt;
+  }
+  if (const ir::Attribute* act = n->FindAttribute("activation")) {
+    auto it = kActivationParams.find(act->s);
+    if (it == kActivationParams.end()) return std::nullopt;
+    const ir::Attribute* params = n->FindAttribute("activation_params");
+    if ((params != nullptr ? params->floats.size() : 0) != it->second) return std::nullopt;
+  }
+  if (n->inputs.size() > 3 && !n->inputs[3].empty()) {
+    // Z must have exactly the output's shape (it is blocked alongside Y).
+    const auto* zd = editor.DimsOf(n->inputs[3]);
+    const auto* yd = editor.DimsOf(n->outputs[0]);
+    if (zd == nullptr || yd == nullptr || !SameDims(*zd, *yd) || ElemType(editor, n->inputs[3]) != DataType::kFloat)
+      return std::nullopt;
+  }
+  return ConvFacts{out_channels};
+}
+
+// Blocked inputs of a conv: X (0) and Z (3).
+bool IsBlockedInput(size_t index) { return index == 0 || index == 3; }
+
+struct UnionFind {
+  std::unordered_map<ir::Node*, ir::Node*> parent;
+  ir::Node* Find(ir::Node* n) {
+    while (parent[n] != n) n = parent[n] = parent[parent[n]];
+    return n;
+  }
+  void Join(ir::Node* a, ir::Node* b) { parent[Find(a)] = Find(b); }
+};
+
+class NchwcLayout final : public Pass {
+ public:
+  std::string name() const override { return "NchwcLayout"; }
+  OptLevel level() const override { return OptLevel::kAll; }
+  std::vector<std::string> providers() const override { return {"CPU"}; }
+
+  int Apply(PassContext& ctx) override {
+    if (!ctx.options.require_kernels) return 0;
+    for (const char* op : {"NchwcConv", "ReorderToNchwc", "ReorderFromNchwc"})
+      if (!CanRun(ctx, op, kOnyxDomain, 1)) return 0;
+    GraphEditor& editor = ctx.editor;
+    const int64_t block = linalg::ConvBlockSize();
+
+    // Candidates, in topological order, and the regions they form.
+    std::vector<ir::Node*> order;
+    std::unordered_map<ir::Node*, ConvFacts> facts;
+    UnionFind regions;
+    for (ir::Node* n : editor.Nodes()) {
+      auto f = MatchConv(editor, n, block);
+      if (!f) continue;
+      order.push_back(n);
+      facts[n] = *f;
+      regions.parent[n] = n;
+    }
+    for (ir::Node* n : order)
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        if (!IsBlockedInput(i) || n->inputs[i].empty()) continue;
+        ir::Node* p = editor.Producer(n->inputs[i]);
+        if (p != nullptr && facts.count(p)) regions.Join(n, p);
+      }
+    std::unordered_map<ir::Node*, std::vector<ir::Node*>> members;
+    for (ir::Node* n : order) members[regions.Find(n)].push_back(n);
+
+    int rewrites = 0;
+    std::unordered_map<std::string, std::string> reordered_in;  // outside value -> its blocked form
+    for (ir::Node* n : order) {
+      auto it = members.find(n);  // each region once, at its first node
+      if (it == members.end()) continue;
+      const std::vector<ir::Node*> region = std::move(it->second);
+      members.erase(it);
+      if (region.size() < kMinRegionConvs) continue;
+      RewriteRegion(ctx, region, facts, block, reordered_in);
+      ++ctx.counts["NchwcConv region"];
+      ctx.counts["NchwcConv"] += static_cast<int>(region.size());
+      ++rewrites;
+    }
+    return rewrites;
+  }
+
+ private:
+  // Rewrites one region (its nodes in topological order).
+  void RewriteRegion(PassContext& ctx, const std::vector<ir::Node*>& region,
+                     const std::unordered_map<ir::Node*, ConvFacts>& facts, int64_t block,
+                     std::unordered_map<std::string, std::string>& reordered_in) {
+    GraphEditor& editor = ctx.editor;
+    const std::unordered_set<ir::Node*> inside(region.begin(), region.end());
+    // Blocked names of the region's outputs, and which of them are also read in plain form.
+    std::unordered_map<std::string, std::string> blocked;
+    std::set<std::string> read_plain;
+    for (ir::Node* n : region) {
+      const std::string& out = n->outputs[0];
+      blocked[out] = editor.UniqueName(out + "_nchwc");
+      bool plain = editor.IsGraphOutput(out);
+      for (ir::Node* reader : editor.Consumers(out)) {
+        if (!inside.count(reader)) {
+          plain = true;
+          continue;
+        }
+        for (size_t i = 0; i < reader->inputs.size(); ++i)
+          if (reader->inputs[i] == out && !IsBlockedInput(i)) plain = true;
+      }
+      if (plain) read_plain.insert(out);
+    }
+    auto blocked_input = [&](const std::string& value) {
+      auto found = blocked.find(value);
+      if (found != blocked.end()) return found->second;
+      found = reordered_in.find(value);
+      if (found != reordered_in.end()) return found->second;
+      const std::string name = editor.UniqueName(value + "_nchwc");
+      ir::Node* to = AddFusedNode(editor, "ReorderToNchwc", kOnyxDomain, 1, {value}, {name});
+      to->attributes.push_back(IntAttr("block", block));
+      ++ctx.counts["ReorderToNchwc"];
+      reordered_in[value] = name;
+      return name;
+    };
+    for (ir::Node* n : region) {
+      const ir::Node saved = *n;
+      editor.RemoveNode(n);
+      std::vector<std::string> inputs = saved.inputs;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (IsBlockedInput(i) && !inputs[i].empty()) inputs[i] = blocked_input(inputs[i]);
+      const std::string& out = saved.outputs[0];
+      ir::Node* conv = AddFusedNode(editor, "NchwcConv", kOnyxDomain, 1, inputs, {blocked.at(out)});
+      for (const auto& a : saved.attributes) conv->attributes.push_back(a.Clone());
+      if (read_plain.count(out)) {
+        ir::Node* from = AddFusedNode(editor, "ReorderFromNchwc", kOnyxDomain, 1, {blocked.at(out)}, {out});
+        from->attributes.push_back(IntAttr("channels", facts.at(n).out_channels));
+        ++ctx.counts["ReorderFromNchwc"];
+      }
+    }
+  }
+};
+
+// Pass order: after every conv fusion (BatchNorm, Mul/Add, activations, SiLU/HardSwish).
+ONYX_REGISTER_PASS(NchwcLayout, 900);
+
+}  // namespace
+}  // namespace onyx
