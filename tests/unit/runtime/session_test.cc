@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "counting_allocator.h"
 #include "model_builder.h"
 #include "onnx/model_loader.h"
 #include "runtime/graph_plan.h"
@@ -110,33 +111,7 @@ TEST(Session, EightThreadsGetTheSameOutputsAsOne) {
   EXPECT_EQ(mismatches.load(), 0);
 }
 
-// Counts live bytes, to see intermediates released after their last use.
-class CountingAllocator final : public Allocator {
- public:
-  void* Allocate(size_t bytes) override {
-    void* p = CpuAllocator()->Allocate(bytes);
-    std::lock_guard<std::mutex> lock(mutex_);
-    sizes_[p] = bytes;
-    live_ += bytes;
-    peak_ = std::max(peak_, live_);
-    return p;
-  }
-  void Free(void* p) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      live_ -= sizes_[p];
-      sizes_.erase(p);
-    }
-    CpuAllocator()->Free(p);
-  }
-  Device device() const override { return Device{}; }
-  size_t peak() const { return peak_; }
-
- private:
-  std::mutex mutex_;
-  std::map<void*, size_t> sizes_;
-  size_t live_ = 0, peak_ = 0;
-};
+using test::CountingAllocator;
 
 TEST(GraphPlan, ReleasesIntermediatesAfterTheirLastUse) {
   // A chain of 12 Adds over 1 MiB tensors: with release, at most ~3 are alive at once.

@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "counting_allocator.h"
 #include "model_builder.h"
 #include "onnx/model_loader.h"
 #include "onyx/session.h"
@@ -200,33 +201,7 @@ TEST(ParallelExecution, ErrorsNameTheNodeAndTheSessionStaysUsable) {
   EXPECT_EQ(out[0].tensor().data<float>()[4], 4.0f + 1.0f);
 }
 
-// Counts live bytes, to see values released after their last reader.
-class CountingAllocator final : public Allocator {
- public:
-  void* Allocate(size_t bytes) override {
-    void* p = CpuAllocator()->Allocate(bytes);
-    std::lock_guard<std::mutex> lock(mutex_);
-    sizes_[p] = bytes;
-    live_ += bytes;
-    peak_ = std::max(peak_, live_);
-    return p;
-  }
-  void Free(void* p) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      live_ -= sizes_[p];
-      sizes_.erase(p);
-    }
-    CpuAllocator()->Free(p);
-  }
-  Device device() const override { return Device{}; }
-  size_t peak() const { return peak_; }
-
- private:
-  std::mutex mutex_;
-  std::map<void*, size_t> sizes_;
-  size_t live_ = 0, peak_ = 0;
-};
+using test::CountingAllocator;
 
 TEST(ParallelExecution, ReleasesValuesAfterTheirLastReader) {
   // Two chains of 8 Adds over 1 MiB tensors: without release 16 buffers would be alive at the

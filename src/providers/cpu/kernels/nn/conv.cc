@@ -20,6 +20,7 @@
 #include "linalg/conv.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/nn/conv_common.h"
+#include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/kernel.h"
 
@@ -153,31 +154,7 @@ void RunGemmConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C*
 
 // The 2-D shape of a 1-D or 2-D convolution (1-D as height 1).
 linalg::Conv2dShape MakeShape(const ConvProblem& p) {
-  const WindowGeometry& g = p.g;
-  const size_t r = g.rank(), w = r - 1;
-  linalg::Conv2dShape s;
-  s.batch = p.batch;
-  s.in_channels = p.in_channels;
-  s.out_channels = p.out_channels;
-  s.group = p.group;
-  s.in_w = g.in[w];
-  s.kernel_w = g.kernel[w];
-  s.stride_w = g.stride[w];
-  s.dilation_w = g.dilation[w];
-  s.pad_left = g.pad_begin[w];
-  s.pad_right = g.pad_end[w];
-  s.out_w = g.out[w];
-  s.out_h = 1;
-  if (r == 2) {
-    s.in_h = g.in[0];
-    s.kernel_h = g.kernel[0];
-    s.stride_h = g.stride[0];
-    s.dilation_h = g.dilation[0];
-    s.pad_top = g.pad_begin[0];
-    s.pad_bottom = g.pad_end[0];
-    s.out_h = g.out[0];
-  }
-  return s;
+  return nn::ToConv2dShape(p.g, p.batch, p.in_channels, p.out_channels, p.group);
 }
 
 // The float engine for a weight: made once for a constant W, else per run.

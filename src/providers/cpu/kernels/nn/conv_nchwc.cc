@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/kernel.h"
 
@@ -155,29 +156,7 @@ class NchwcConv final : public OpKernel {
     if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel)
       ctx.Fail(StrCat("kernel_shape [", StrJoin(attrs_.kernel_shape), "] differs from W's spatial dims"));
     const nn::WindowGeometry g = nn::ResolveForwardWindow(attrs_, plain, kernel, ctx);
-    linalg::Conv2dShape s;
-    s.batch = x.dim(0);
-    s.in_channels = channels;
-    s.out_channels = out_channels;
-    s.group = group_;
-    const size_t wd = r - 1;
-    s.in_w = g.in[wd];
-    s.kernel_w = g.kernel[wd];
-    s.stride_w = g.stride[wd];
-    s.dilation_w = g.dilation[wd];
-    s.pad_left = g.pad_begin[wd];
-    s.pad_right = g.pad_end[wd];
-    s.out_w = g.out[wd];
-    s.out_h = 1;
-    if (r == 2) {
-      s.in_h = g.in[0];
-      s.kernel_h = g.kernel[0];
-      s.stride_h = g.stride[0];
-      s.dilation_h = g.dilation[0];
-      s.pad_top = g.pad_begin[0];
-      s.pad_bottom = g.pad_end[0];
-      s.out_h = g.out[0];
-    }
+    const linalg::Conv2dShape s = nn::ToConv2dShape(g, x.dim(0), channels, out_channels, group_);
     Shape y_shape = {s.batch, Blocks(out_channels, block)};
     y_shape.insert(y_shape.end(), g.out.begin(), g.out.end());
     y_shape.push_back(block);
