@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onyx_harness import (ONYX_BIN, _work_dir, assert_outputs_close, bench_feeds, bench_manifest, require_shared,
-                          run_ort, save_model)
+                          run_onyx, run_ort, save_model)
 
 F32 = np.float32
 
@@ -292,6 +292,41 @@ def test_real_model_fusions_run_in_onnx_runtime(name):
     if name == "ch_ppocr_mobile_v2.0_cls_infer.onnx":
         assert counts["BatchNormalization"] == 0, dict(counts)
     check_in_ort(path, optimized, REAL[name]())
+
+
+# --- every benchmark and real model saved at level "all" -----------------------------------------
+
+def all_level_cases():
+    cases = [f"real:{name}" for name in REAL]
+    try:
+        _, manifest = bench_manifest()
+        cases += [f"bench:{name}" for name in manifest]
+    except pytest.skip.Exception:
+        cases.append("bench:unavailable")  # bench_manifest() skips it below, saying why
+    return sorted(cases)
+
+
+@pytest.mark.parametrize("case", all_level_cases())
+def test_model_saved_at_level_all_runs_in_onnx_runtime(case):
+    """At level "all" a saved model holds com.microsoft / default-domain ops ONNX Runtime runs,
+    except com.onyx.FusedConv (Conv with SiLU / HardSwish, which ORT's FusedConv lacks): a model
+    with it must have no other Onyx-own op and, reloaded, give what an Onyx session gives on the
+    original (whose agreement with ONNX Runtime tests/python/models checks); `--level extended`
+    (tests above) avoids it. The NCHWc layout ops are session-only and never
+    saved."""
+    kind, name = case.split(":")
+    if kind == "real":
+        path, feeds = require_shared("models", "real", name), REAL[name]()
+    else:
+        folder, manifest = bench_manifest()
+        path, feeds = os.path.join(folder, manifest[name]["file"]), bench_feeds(manifest[name])
+    optimized, counts, _ = optimize(path, level="all")
+    onyx_ops = {op for op in counts if op.startswith("com.onyx.")}
+    if not onyx_ops:
+        check_in_ort(path, optimized, feeds)
+        return
+    assert onyx_ops == {"com.onyx.FusedConv"}, dict(counts)
+    assert_outputs_close(run_onyx(path, feeds), run_onyx(optimized, feeds), rtol=1e-3, atol=1e-4)
 
 
 # --- conformance models the fusions rewrite -------------------------------------------------------
