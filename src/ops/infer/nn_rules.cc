@@ -123,12 +123,14 @@ void ReorderFromNchwcRule(InferenceContext& ctx) {
   ctx.set_output(0, DataType::kFloat, out);
 }
 
-// NchwcConv: Conv's window over the plain view of X, then blocked like X.
+// NchwcConv: Conv's window over the plain view of X, then blocked like X (or by the block
+// attribute when X is plain).
 void NchwcConvRule(InferenceContext& ctx) {
   const Dims* x = ctx.input_dims(0);
-  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
-  const Dim block = x->back();
-  const Dims plain(x->begin(), x->end() - 1);
+  const bool plain_input = ctx.attr_int("plain_input", 0) != 0;
+  if (!x || x->size() < (plain_input ? 3u : 4u)) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  const Dim block = plain_input ? Dim{ctx.attr_int("block", 0), ""} : x->back();
+  const Dims plain(x->begin(), x->end() - (plain_input ? 0 : 1));
   Dims out = ConvLikeDims(ctx, &plain, false);
   out[1] = BlocksOf(out[1], block);
   out.push_back(block);

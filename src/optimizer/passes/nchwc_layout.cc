@@ -45,6 +45,9 @@ const std::map<std::string, size_t> kActivationParams = {
 
 struct ConvFacts {
   int64_t out_channels = 0;
+  // Fewer input channels than a block and no grouping: fed from outside the region, X stays
+  // plain (NchwcConv plain_input) instead of being padded to a block of mostly zeros.
+  bool narrow_input = false;
 };
 
 bool IsConvAnchor(const ir::Node* n) {
@@ -99,7 +102,7 @@ std::optional<ConvFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64
     if (zd == nullptr || yd == nullptr || !SameDims(*zd, *yd) || ElemType(editor, n->inputs[3]) != DataType::kFloat)
       return std::nullopt;
   }
-  return ConvFacts{out_channels};
+  return ConvFacts{out_channels, group == 1 && channels < block};
 }
 
 // Blocked inputs of a conv: X (0) and Z (3).
@@ -203,11 +206,17 @@ class NchwcLayout final : public Pass {
       const ir::Node saved = *n;
       editor.RemoveNode(n);
       std::vector<std::string> inputs = saved.inputs;
+      const bool plain_x = facts.at(n).narrow_input && !blocked.count(inputs[0]);
       for (size_t i = 0; i < inputs.size(); ++i)
-        if (IsBlockedInput(i) && !inputs[i].empty()) inputs[i] = blocked_input(inputs[i]);
+        if (IsBlockedInput(i) && !inputs[i].empty() && !(i == 0 && plain_x)) inputs[i] = blocked_input(inputs[i]);
       const std::string& out = saved.outputs[0];
       ir::Node* conv = AddFusedNode(editor, "NchwcConv", kOnyxDomain, 1, inputs, {blocked.at(out)});
       for (const auto& a : saved.attributes) conv->attributes.push_back(a.Clone());
+      if (plain_x) {
+        conv->attributes.push_back(IntAttr("plain_input", 1));
+        conv->attributes.push_back(IntAttr("block", block));
+        ++ctx.counts["NchwcConv plain input"];
+      }
       if (read_plain.count(out)) {
         ir::Node* from = AddFusedNode(editor, "ReorderFromNchwc", kOnyxDomain, 1, {blocked.at(out)}, {out});
         from->attributes.push_back(IntAttr("channels", facts.at(n).out_channels));

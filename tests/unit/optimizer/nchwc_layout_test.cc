@@ -18,7 +18,7 @@ ir::Attribute FloatsAttribute(const std::string& name, std::vector<float> v) {
 }
 
 // Channel counts that are not multiples of any block, so padded lanes are exercised:
-//   a = FusedConv(x, 3->12, 3x3, Relu)          x comes from outside: one ReorderToNchwc
+//   a = FusedConv(x, 3->12, 3x3, Relu)          x from outside with 3 < block channels: read plain
 //   b = Conv(a, 12->12, 1x1)                     also read by Sigmoid outside: one ReorderFromNchwc
 //   c = FusedConv(b, 12->12, 3x3, Z = a, LeakyRelu)   residual from inside the region
 //   d = Conv(c, 12->20, 3x3, stride 2)           only read inside
@@ -78,8 +78,20 @@ TEST(NchwcLayout, RewritesAConvRegionWithReordersOnlyAtItsEnds) {
   EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "NchwcConv"), 6);
   EXPECT_EQ(OpCount(run.ops_after, "Conv"), 0);
   EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.FusedConv"), 0);
-  // In: x and z. Out: b (read by Sigmoid) and y (graph output); a, c, d, e stay blocked.
-  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "ReorderToNchwc"), 2);
+  // In: z (x, 3 channels, is read plain by a). Out: b (read by Sigmoid) and y (graph output);
+  // a, c, d, e stay blocked.
+  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "ReorderToNchwc"), 1);
+  auto model = LoadModelFromBytes(run.optimized_bytes.data(), run.optimized_bytes.size());
+  int plain_inputs = 0;
+  for (const auto& n : model->graph->nodes) {
+    const ir::Attribute* plain = n->op_type == "NchwcConv" ? n->FindAttribute("plain_input") : nullptr;
+    if (plain == nullptr) continue;
+    ++plain_inputs;
+    EXPECT_EQ(n->inputs[0], "x");
+    EXPECT_EQ(plain->i, 1);
+    EXPECT_EQ(n->FindAttribute("block")->i, linalg::ConvBlockSize());
+  }
+  EXPECT_EQ(plain_inputs, 1);
   EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "ReorderFromNchwc"), 2);
   auto to = FindNode(run.optimized_bytes, "ReorderToNchwc", "com.onyx");
   ASSERT_NE(to, nullptr);

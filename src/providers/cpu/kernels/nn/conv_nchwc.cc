@@ -4,7 +4,9 @@
 //   ReorderFromNchwc(X [N, C / block, ..., block])  -> [N, channels, spatial...]
 //   NchwcConv(X, W, B?, Z?)                          -> [N, ceil(M / block), OH, OW, block]
 // NchwcConv takes Conv's attributes plus FusedConv's activation / activation_params (Silu and
-// HardSwish included); X, Z and Y are blocked, W and B are as in Conv. `block` must be the
+// HardSwish included); X, Z and Y are blocked, W and B are as in Conv. With plain_input = 1 (and
+// block = B) X is plain NCHW instead: a first layer with few channels (an RGB image) reads its
+// 3 channels rather than a block of mostly zero lanes, and still writes NCHWc. `block` must be the
 // channel block of the convolution kernels of this CPU (linalg::ConvBlockSize(): 16 with
 // AVX-512, 8 otherwise), which the pass reads when it rewrites the graph. Channels past C in
 // the last block are zero on the way in and unspecified on the way out. 1-D and 2-D, float.
@@ -105,8 +107,12 @@ ConvActivation ParseNchwcActivation(const KernelInfo& info) {
 class NchwcConv final : public OpKernel {
  public:
   explicit NchwcConv(const KernelInfo& info)
-      : attrs_(nn::ParseWindowAttrs(info)), group_(info.GetIntOr("group", 1)), activation_(ParseNchwcActivation(info)) {
+      : attrs_(nn::ParseWindowAttrs(info)),
+        group_(info.GetIntOr("group", 1)),
+        plain_input_(info.GetIntOr("plain_input", 0) != 0),
+        activation_(ParseNchwcActivation(info)) {
     if (group_ < 1) info.Fail(StrCat("group must be >= 1, got ", group_));
+    if (plain_input_) CheckBlock(info, info.GetInt("block"));
     const Tensor* w = info.ConstantInput(1);
     if (w == nullptr) info.Fail("W must be a constant (its blocked form is prepared once)");
     if (w->dtype() != DataType::kFloat) info.Fail("W must be float");
@@ -126,7 +132,8 @@ class NchwcConv final : public OpKernel {
     s.stride_h = r == 2 ? at(attrs_.strides, 0) : 1;
     s.dilation_h = r == 2 ? at(attrs_.dilations, 0) : 1;
     const float* wp = w->data<float>();
-    if (s.IsDepthwise() && s.out_channels == s.in_channels) depthwise_ = linalg::DepthwiseConv(s, wp);
+    if (plain_input_) direct_ = linalg::DirectConv(s, wp);  // the engine that reads NCHW and writes NCHWc
+    else if (s.IsDepthwise() && s.out_channels == s.in_channels) depthwise_ = linalg::DepthwiseConv(s, wp);
     else if (linalg::WinogradConv::Applicable(s) && s.in_channels >= 16 && s.out_channels >= 16)
       winograd_ = linalg::WinogradConv(s, wp);
     else direct_ = linalg::DirectConv(s, wp);
@@ -141,17 +148,22 @@ class NchwcConv final : public OpKernel {
     if (x.dtype() != DataType::kFloat || (b != nullptr && b->dtype() != DataType::kFloat) ||
         (z != nullptr && z->dtype() != DataType::kFloat))
       ctx.Fail("X, B and Z must be float");
-    if (x.rank() != r + 3 || x.shape().back() != block)
-      ctx.Fail(StrCat("X must be [N, C / ", block, ", spatial (", r, " dims), ", block, "]"));
     const int64_t channels = weight_shape_[1] * group_, out_channels = weight_shape_[0];
-    if (x.dim(1) != Blocks(channels, block))
-      ctx.Fail(StrCat("X has ", x.dim(1), " channel blocks, W's ", channels, " input channels need ",
-                      Blocks(channels, block)));
+    if (plain_input_) {
+      if (x.rank() != r + 2 || x.dim(1) != channels)
+        ctx.Fail(StrCat("X must be [N, ", channels, ", spatial (", r, " dims)] (plain_input)"));
+    } else {
+      if (x.rank() != r + 3 || x.shape().back() != block)
+        ctx.Fail(StrCat("X must be [N, C / ", block, ", spatial (", r, " dims), ", block, "]"));
+      if (x.dim(1) != Blocks(channels, block))
+        ctx.Fail(StrCat("X has ", x.dim(1), " channel blocks, W's ", channels, " input channels need ",
+                        Blocks(channels, block)));
+    }
     if (b != nullptr && (b->rank() != 1 || b->dim(0) != out_channels))
       ctx.Fail(StrCat("B must have shape [", out_channels, "]"));
     // The window over the plain (unblocked) shape.
     Shape plain = {x.dim(0), channels};
-    plain.insert(plain.end(), x.shape().begin() + 2, x.shape().end() - 1);
+    plain.insert(plain.end(), x.shape().begin() + 2, x.shape().end() - (plain_input_ ? 0 : 1));
     const std::vector<int64_t> kernel(weight_shape_.begin() + 2, weight_shape_.end());
     if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel)
       ctx.Fail(StrCat("kernel_shape [", StrJoin(attrs_.kernel_shape), "] differs from W's spatial dims"));
@@ -168,7 +180,7 @@ class NchwcConv final : public OpKernel {
     args.bias = b != nullptr ? b->data<float>() : nullptr;
     args.residual = z != nullptr ? z->data<float>() : nullptr;
     args.activation = activation_;
-    args.x_layout = linalg::ConvLayout::kNchwc;
+    args.x_layout = plain_input_ ? linalg::ConvLayout::kNchw : linalg::ConvLayout::kNchwc;
     args.y_layout = linalg::ConvLayout::kNchwc;
     auto run = [&](const auto& engine) {
       if (engine.block() != block) ctx.Fail("the kernels' ISA changed since the node was prepared");
@@ -184,6 +196,7 @@ class NchwcConv final : public OpKernel {
  private:
   nn::WindowAttrs attrs_;
   int64_t group_;
+  bool plain_input_;
   ConvActivation activation_;
   Shape weight_shape_;
   linalg::DirectConv direct_;
