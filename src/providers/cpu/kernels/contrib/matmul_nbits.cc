@@ -122,11 +122,9 @@ class MatMulNBits final : public OpKernel {
       ad = aq.data();
     }
     const uint8_t* bq = b.data<uint8_t>();
-    if (!g_idx && M <= kGemvMaxRows) Gemv(ctx, ad, M, bq, sd, zd, yd);
-    else TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, yd);
-    if (!bf.empty())
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N_; ++n) yd[m * N_ + n] += bf[n];
+    const float* bias_data = bf.empty() ? nullptr : bf.data();
+    if (!g_idx && M <= kGemvMaxRows) Gemv(ctx, ad, M, bq, sd, zd, bias_data, yd);
+    else TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, bias_data, yd);
     if (wide) FromFloat(yf.data(), y);
   }
 
@@ -163,14 +161,14 @@ class MatMulNBits final : public OpKernel {
 
   // y[m, n] = sum_blocks s (sum_k a q - z sum_k a), for few rows of A.
   void Gemv(KernelContext& ctx, const float* a, int64_t M, const uint8_t* bq, const float* sd, const float* zd,
-            float* y) const {
+            const float* bias, float* y) const {
     std::vector<float> asum(static_cast<size_t>(M * k_blocks_), 0.0f);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t k = 0; k < K_; ++k) asum[m * k_blocks_ + k / block_size_] += a[m * K_ + k];
     ThreadPool::For(ctx.thread_pool(), N_, 3.0 * K_ * (M + 1), [&](int64_t begin, int64_t end) {
       std::vector<float> q(static_cast<size_t>(block_size_));
       for (int64_t n = begin; n < end; ++n) {
-        for (int64_t m = 0; m < M; ++m) y[m * N_ + n] = 0.0f;
+        for (int64_t m = 0; m < M; ++m) y[m * N_ + n] = bias ? bias[n] : 0.0f;
         for (int64_t g = 0; g < k_blocks_; ++g) {
           const int64_t k0 = g * block_size_, count = std::min(block_size_, K_ - k0);
           UnpackBlock(bq + (n * k_blocks_ + g) * blob_, bits_, count, q.data());
@@ -185,8 +183,9 @@ class MatMulNBits final : public OpKernel {
   }
 
   // Column tiles of dequantized weights times A on linalg::Sgemm.
+  // The bias is added in the GEMM's epilogue, while each tile of Y is in registers.
   void TiledGemm(KernelContext& ctx, const float* a, int64_t M, const uint8_t* bq, const float* sd, const float* zd,
-                 const int64_t* groups, float* y) const {
+                 const int64_t* groups, const float* bias, float* y) const {
     const int64_t tiles = (N_ + kTileColumns - 1) / kTileColumns;
     const double cost = static_cast<double>(kTileColumns) * K_ * (M + 4);
     ThreadPool::For(ctx.thread_pool(), tiles, cost, [&](int64_t begin, int64_t end) {
@@ -209,7 +208,10 @@ class MatMulNBits final : public OpKernel {
             }
           }
         }
-        linalg::Sgemm(false, true, M, n1 - n0, K_, 1.0f, a, K_, w.data(), K_, 0.0f, y + n0, N_, nullptr);
+        linalg::GemmEpilogue ep;
+        ep.bias_per_col = bias != nullptr ? bias + n0 : nullptr;
+        linalg::Sgemm(false, true, M, n1 - n0, K_, 1.0f, a, K_, w.data(), K_, 0.0f, y + n0, N_, nullptr,
+                      bias != nullptr ? &ep : nullptr);
       }
     });
   }
