@@ -358,6 +358,37 @@ TEST_P(SgemmVariant, TransformerShape) {
   Check(c, rng_);
 }
 
+// A packed B bigger than any cache (> 8M floats per K block) takes taller row blocks; m spans
+// several default row blocks. Checked on sampled elements against a double-precision dot.
+TEST_P(SgemmVariant, PackedBStreamedFromMemory) {
+  if (GetParam() == "scalar") GTEST_SKIP() << "5 G multiply-adds: too slow for the scalar kernel";
+  const int64_t m = 600, n = 16200, k = 520;
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
+  for (float& v : a) v = dist(rng_);
+  for (float& v : b) v = dist(rng_);
+  for (float& v : bias) v = dist(rng_);
+  const PackedB pb(false, k, n, b.data(), n);
+  std::vector<float> c(static_cast<size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+  GemmEpilogue ep;
+  ep.bias_per_col = bias.data();
+  SgemmPackedB(false, m, n, k, 0.5f, a.data(), k, pb, 0.0f, c.data(), n, nullptr, &ep);
+  std::uniform_int_distribution<int64_t> row(0, m - 1), col(0, n - 1);
+  int failures = 0;
+  for (int s = 0; s < 4000; ++s) {
+    // Every corner of the matrix, then random elements.
+    const int64_t i = s < 4 ? (s % 2) * (m - 1) : row(rng_), j = s < 4 ? (s / 2) * (n - 1) : col(rng_);
+    double dot = 0.0, mag = 0.0;
+    for (int64_t p = 0; p < k; ++p) {
+      dot += static_cast<double>(a[i * k + p]) * b[p * n + j];
+      mag += std::fabs(static_cast<double>(a[i * k + p]) * b[p * n + j]);
+    }
+    const double want = 0.5 * dot + bias[j];
+    if (std::fabs(c[i * n + j] - want) > 1e-5 * (0.5 * mag + 1.0) && ++failures <= 5)
+      ADD_FAILURE() << "C[" << i << ", " << j << "] = " << c[i * n + j] << ", want " << want;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, SgemmVariant, ::testing::Values("avx512", "avx2", "scalar"),
                          [](const auto& info) { return info.param; });
 
