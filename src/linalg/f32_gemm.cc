@@ -83,6 +83,8 @@ constexpr int64_t kStreamedBFloats = int64_t{8} << 20;
 // less than reading B from memory again (measured on the LM head: m = 256 9% faster, m = 1024
 // 5%; a B that fits L3 gains nothing and loses up to 5%).
 constexpr int64_t kStreamedBRowFactor = 4;
+// Largest B packed once for all threads (PackSharedB); 16 MB.
+constexpr int64_t kMaxSharedBFloats = int64_t{4} << 20;
 
 int64_t L2Bytes() {
   static const int64_t bytes = [] {
@@ -245,35 +247,91 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   }
 }
 
+// The whole op(B) packed by all threads together (PackedB's layout) into the calling thread's
+// buffer, so that a split over rows does not pack B once per thread. Null when it would not fit.
+const float* PackSharedB(const Problem& p, ThreadPool* pool) {
+  const F32GemmKernel& kern = *p.kernel;
+  const int64_t n_pad = RoundUp(p.n, kern.nr);
+  if (p.k * n_pad > kMaxSharedBFloats) return nullptr;
+  thread_local AlignedFloats buffer;  // kept for later calls, as Workspace
+  if (buffer.size() < static_cast<size_t>(p.k * n_pad)) buffer = AlignedFloats(static_cast<size_t>(p.k * n_pad));
+  float* const out = buffer.data();
+  const int64_t kc = p.kc, k_blocks = CeilDiv(p.k, kc), n_panels = CeilDiv(p.n, kern.nr);
+  // Groups of panels per task: a row of B is read as one run of 8 panels.
+  constexpr int64_t kPanelsPerTask = 8;
+  const int64_t groups = CeilDiv(n_panels, kPanelsPerTask);
+  ThreadPool::For(pool, k_blocks * groups, static_cast<double>(kc * kern.nr * kPanelsPerTask),
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t task = begin; task < end; ++task) {
+                      const int64_t k0 = task / groups * kc, j = task % groups * kPanelsPerTask * kern.nr;
+                      const int64_t kcb = std::min(kc, p.k - k0);
+                      kern.pack_b(p.trans_b, BAt(p, k0, j), p.ldb, std::min(kPanelsPerTask * kern.nr, p.n - j), kcb,
+                                  out + k0 * n_pad + j * kcb);
+                    }
+                  });
+  return out;
+}
+
 // Splits C into a tm x tn grid of blocks for the pool's threads: the split whose slowest
 // block (multiply-adds plus the packing it repeats) is cheapest.
-void Run(const Problem& p, ThreadPool* pool) {
+struct Split {
+  int64_t tm = 1, tn = 1;
+  double cost = -1.0;
+};
+
+// The tm x tn split of C over `threads` whose slowest block is cheapest. b_packed_shared: B is
+// packed once by all threads together before the blocks run (PackSharedB).
+Split ChooseSplit(const Problem& p, int threads, bool b_packed_shared) {
   const int64_t mr = p.kernel->mr, nr = p.kernel->nr;
   const int64_t m_panels = CeilDiv(p.m, mr), n_panels = CeilDiv(p.n, nr);
-  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  const int threads = pool != nullptr && flops >= kMinParallelFlops ? pool->num_threads() : 1;
-  int64_t best_tm = 1, best_tn = 1;
-  double best_cost = -1.0;
+  const double kd = static_cast<double>(p.k);
+  Split best;
   for (int64_t tm = 1; tm <= threads; ++tm)
     for (int64_t tn = 1; tm * tn <= threads; ++tn) {
       if (tm > m_panels || tn > n_panels) continue;
       // The biggest block; edge tiles cost what they compute (row-exact kernels).
       const double bm = static_cast<double>(std::min(CeilDiv(m_panels, tm) * mr, p.m));
       const double bn = static_cast<double>(std::min(CeilDiv(n_panels, tn) * nr, p.n));
-      const double kd = static_cast<double>(p.k);
       // A multiply-add costs ~1/(2*NR) cycle per lane pair; a packed float ~1/2 cycle.
       double cost = bm * bn * kd / (2.0 * static_cast<double>(nr));
       if (p.packed_a == nullptr) cost += 0.5 * bm * kd;
-      if (p.packed_b == nullptr) cost += 0.5 * bn * kd;
-      if (best_cost < 0.0 || cost < best_cost) best_cost = cost, best_tm = tm, best_tn = tn;
+      if (b_packed_shared)
+        cost += 0.5 * static_cast<double>(p.n) * kd / static_cast<double>(threads);
+      else if (p.packed_b == nullptr)
+        cost += 0.5 * bn * kd;
+      if (best.cost < 0.0 || cost < best.cost) best = {tm, tn, cost};
     }
-  if (best_tm * best_tn == 1) {
+  return best;
+}
+
+// Splits C into a tm x tn grid of blocks for the pool's threads: the split whose slowest
+// block (multiply-adds plus the packing it repeats) is cheapest.
+void Run(const Problem& p_in, ThreadPool* pool) {
+  Problem p = p_in;
+  const int64_t mr = p.kernel->mr, nr = p.kernel->nr;
+  const int64_t m_panels = CeilDiv(p.m, mr), n_panels = CeilDiv(p.n, nr);
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const int threads = pool != nullptr && flops >= kMinParallelFlops ? pool->num_threads() : 1;
+  Split split = ChooseSplit(p, threads, false);
+  // Every split of a product with neither operand pre-packed repeats a pack in each thread (A
+  // per column block, B per row block). Packing B once, shared by all threads, is cheaper when
+  // the cost model says so (1024^3 on 2 threads: each thread packs half of B instead of all of
+  // A or B).
+  if (split.tm * split.tn > 1 && p.packed_a == nullptr && p.packed_b == nullptr && p.k > 0) {
+    const Split shared = ChooseSplit(p, threads, true);
+    if (shared.cost < split.cost)
+      if (const float* packed = PackSharedB(p, pool)) {
+        p.packed_b = packed;
+        split = shared;
+      }
+  }
+  if (split.tm * split.tn == 1) {
     RunBlock(p, 0, p.m, 0, p.n);
     return;
   }
-  const int64_t rows = CeilDiv(m_panels, best_tm) * mr, cols = CeilDiv(n_panels, best_tn) * nr;
-  const int64_t tn = best_tn;
-  ThreadPool::For(pool, best_tm * best_tn, best_cost * 8.0, [&](int64_t begin, int64_t end) {
+  const int64_t rows = CeilDiv(m_panels, split.tm) * mr, cols = CeilDiv(n_panels, split.tn) * nr;
+  const int64_t tn = split.tn;
+  ThreadPool::For(pool, split.tm * split.tn, split.cost * 8.0, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t m0 = task / tn * rows, n0 = task % tn * cols;
       if (m0 < p.m && n0 < p.n) RunBlock(p, m0, std::min(p.m, m0 + rows), n0, std::min(p.n, n0 + cols));

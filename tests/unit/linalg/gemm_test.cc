@@ -310,6 +310,20 @@ TEST_P(SgemmVariant, Threads) {
     }
 }
 
+// Shapes where the threads share one pack of B (the cost model prefers it over a split that
+// repeats a pack per thread), across K blocks, with B transposed or not and padded strides.
+TEST_P(SgemmVariant, ThreadsShareOnePackOfB) {
+  for (const int threads : {2, 3})
+    for (const bool tb : {false, true}) {
+      Case c;
+      c.threads = threads, c.trans_b = tb, c.trans_a = tb;
+      c.m = 300, c.n = 280, c.k = 1100, c.ldb_pad = 3, c.lda_pad = 1, c.ldc_pad = 2, c.bias_col = true;
+      Check(c, rng_);
+      c.m = 1024, c.n = 97, c.k = 300, c.beta = 0.5f, c.bias_col = false, c.activation = GemmEpilogue::kRelu;
+      Check(c, rng_);
+    }
+}
+
 TEST_P(SgemmVariant, Epilogues) {
   struct Act {
     GemmEpilogue::Activation act;
