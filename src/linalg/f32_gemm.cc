@@ -8,7 +8,8 @@
 //           for each MR panel of A, for each NR panel of B: microkernel on one MR x NR tile
 //
 // Threads split C into a grid of blocks (aligned to MR x NR) chosen so the packing each thread
-// repeats stays small; every block runs the loop nest above with its own packing buffers.
+// repeats stays small; every block runs the loop nest above with its own packing buffers, or
+// all threads first pack B together once and share it (PackSharedB) when that is cheaper.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -272,8 +273,6 @@ const float* PackSharedB(const Problem& p, ThreadPool* pool) {
   return out;
 }
 
-// Splits C into a tm x tn grid of blocks for the pool's threads: the split whose slowest
-// block (multiply-adds plus the packing it repeats) is cheapest.
 struct Split {
   int64_t tm = 1, tn = 1;
   double cost = -1.0;
