@@ -3,8 +3,9 @@
 // first, blob = block_size * bits / 8; scales (N, k_blocks); zero_points packed uint8
 // (N, ceil(k_blocks * bits / 8)) or unpacked in A's type (N, k_blocks), default 2^(bits-1);
 // g_idx (K) maps each k to its block. dequant = (q - zero_point) * scale.
-// The weights stay packed. Few rows of A (decoding): per block, sum_k a q is computed on the
-// unpacked codes and the zero point applied once through the block sums of A. More rows:
+// The weights stay packed. Few rows of A (decoding): 4-bit codes in blocks of 32 or more are
+// dequantized in registers by linalg::Q4Gemv; otherwise, per block, sum_k a q is computed on
+// the unpacked codes and the zero point applied once through the block sums of A. More rows:
 // column tiles are dequantized into a per-thread buffer and multiplied with linalg::Sgemm.
 // Per-block float scales and zero points are decoded once when they are constant.
 // accuracy_level 4 quantizes A to int8 per block (scale max|a| / 127) as ONNX Runtime's int8
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/q4_gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
 #include "providers/kernel.h"
@@ -123,8 +125,20 @@ class MatMulNBits final : public OpKernel {
     }
     const uint8_t* bq = b.data<uint8_t>();
     const float* bias_data = bf.empty() ? nullptr : bf.data();
-    if (!g_idx && M <= kGemvMaxRows) Gemv(ctx, ad, M, bq, sd, zd, bias_data, yd);
-    else TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, bias_data, yd);
+    if (!g_idx && bits_ == 4 && block_size_ % 32 == 0 && M <= linalg::kQ4GemvMaxRows) {
+      // Codes dequantized in registers by the SIMD kernel; columns split over the threads.
+      std::vector<float> ap(static_cast<size_t>(M * K_));
+      linalg::Q4PermuteA(ad, K_, static_cast<int>(M), K_, ap.data());
+      ThreadPool::For(ctx.thread_pool(), N_, 0.6 * static_cast<double>(K_) * static_cast<double>(M + 1),
+                      [&](int64_t begin, int64_t end) {
+                        linalg::Q4Gemv(ap.data(), K_, static_cast<int>(M), K_, bq, block_size_, sd, zd, bias_data, yd,
+                                       N_, begin, end);
+                      });
+    } else if (!g_idx && M <= kGemvMaxRows) {
+      Gemv(ctx, ad, M, bq, sd, zd, bias_data, yd);
+    } else {
+      TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, bias_data, yd);
+    }
     if (wide) FromFloat(yf.data(), y);
   }
 
