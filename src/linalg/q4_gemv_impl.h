@@ -37,15 +37,35 @@ void Q4GemvRows(const float* a, int64_t lda, int64_t k, const uint8_t* b, int64_
 #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[r][v] = S::Zero();
       float tail[R] = {};
-      for (int64_t g = g0; g < g1; ++g) {
-        const int64_t k0 = g * block, count = k - k0 < block ? k - k0 : block;
-        const uint8_t* blob_g = row + g * blob;
-        const float s = scales[n * k_blocks + g];
+      // Whole blocks: a straight run of 32-code chunks with no tail (per-block work is most of
+      // the cost at 32 codes a block).
+      const int64_t g_whole = g1 < k / block ? g1 : k / block;
+      const uint8_t* blob_g = row + g0 * blob;
+      const float* sc = scales + n * k_blocks + g0;
+      const float* zp = zeros + n * k_blocks + g0;
+      const float* ag = a + g0 * block;
+      for (int64_t g = g0; g < g_whole; ++g, blob_g += blob, ++sc, ++zp, ag += block) {
         // (q - z) * s = q * s - z * s: one FMA dequantizes a vector of codes.
-        const V vs = S::Set1(s), vzs = S::Set1(-zeros[n * k_blocks + g] * s);
-        const int64_t full = count / 32 * 32;
+        const V vs = S::Set1(*sc), vzs = S::Set1(-*zp * *sc);
+        for (int64_t j = 0; j < block; j += 32) {
+          V w[kVecs];
+          S::Expand32(blob_g + j / 2, w);
+#pragma GCC unroll 4
+          for (int v = 0; v < kVecs; ++v) w[v] = S::Fma(w[v], vs, vzs);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const float* ar = ag + r * lda + j;
+#pragma GCC unroll 4
+            for (int v = 0; v < kVecs; ++v) acc[r][v] = S::Fma(S::Load(ar + v * L), w[v], acc[r][v]);
+          }
+        }
+      }
+      if (g_whole < g1) {  // the partial last block: whole chunks, then single codes
+        const int64_t g = g_whole, k0 = g * block, count = k - k0;
+        const float s = *sc, z = *zp;
+        const V vs = S::Set1(s), vzs = S::Set1(-z * s);
         int64_t j = 0;
-        for (; j < full; j += 32) {
+        for (; j + 32 <= count; j += 32) {
           V w[kVecs];
           S::Expand32(blob_g + j / 2, w);
 #pragma GCC unroll 4
@@ -57,8 +77,8 @@ void Q4GemvRows(const float* a, int64_t lda, int64_t k, const uint8_t* b, int64_
             for (int v = 0; v < kVecs; ++v) acc[r][v] = S::Fma(S::Load(ar + v * L), w[v], acc[r][v]);
           }
         }
-        for (; j < count; ++j) {  // a partial last block (Q4PermuteA left these in place)
-          const float w = (Q4Code(blob_g, j) - zeros[n * k_blocks + g]) * s;
+        for (; j < count; ++j) {  // Q4PermuteA left these in place
+          const float w = (Q4Code(blob_g, j) - z) * s;
           for (int r = 0; r < R; ++r) tail[r] += a[r * lda + k0 + j] * w;
         }
       }
