@@ -14,13 +14,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "linalg/f32_gemm_kernel.h"
+#include "linalg/f32_skinny_kernel.h"
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 
@@ -338,6 +342,87 @@ void Run(const Problem& p_in, ThreadPool* pool) {
   });
 }
 
+// ---- few columns (n <= kSkinnyMaxN, A row-major) ----
+// A tile of NR columns would leave most lanes idle and packing A would cost more than the
+// product: each row of A is streamed once through dot products with B's columns, and alpha,
+// beta and the epilogue are applied to the few results in scalar code.
+
+float ActivateScalar(float v, const GemmEpilogue& e) {
+  switch (e.activation) {
+    case GemmEpilogue::kRelu:
+      return v < 0.0f ? 0.0f : v;  // NaN stays NaN
+    case GemmEpilogue::kClip:
+      return v < e.alpha ? e.alpha : v > e.beta ? e.beta : v;
+    case GemmEpilogue::kLeakyRelu:
+      return v < 0.0f ? e.alpha * v : v;
+    case GemmEpilogue::kHardSigmoid: {
+      const float h = e.alpha * v + e.beta;
+      return h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+    }
+    case GemmEpilogue::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-v));
+    case GemmEpilogue::kTanh:
+      return std::tanh(v);
+    case GemmEpilogue::kSilu:
+      return v / (1.0f + std::exp(-v));
+    case GemmEpilogue::kGeluErf:
+      return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
+    case GemmEpilogue::kGeluTanh:
+      return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    default:
+      return v;
+  }
+}
+
+using SkinnyFn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int, float*, int64_t);
+
+SkinnyFn SkinnyKernel(const F32GemmKernel& kern) {
+#if defined(__x86_64__)
+  if (std::strcmp(kern.isa, "avx512") == 0) return &avx512::SkinnyDots;
+  if (std::strcmp(kern.isa, "avx2") == 0) return &avx2::SkinnyDots;
+#endif
+  return &scalar::SkinnyDots;
+}
+
+void RunSkinnyN(const Problem& p, ThreadPool* pool) {
+  const int n = static_cast<int>(p.n);
+  // B's columns as contiguous rows (bt[j * k + p]); B stored [N, K] with ldb == k is that already.
+  std::vector<float> bt_copy;
+  const float* bt = p.b;
+  if (!p.trans_b || p.ldb != p.k) {
+    bt_copy.resize(static_cast<size_t>(p.n * p.k));
+    for (int64_t j = 0; j < p.n; ++j)
+      for (int64_t q = 0; q < p.k; ++q) bt_copy[j * p.k + q] = *BAt(p, q, j);
+    bt = bt_copy.data();
+  }
+  const SkinnyFn dots = SkinnyKernel(*p.kernel);
+  const GemmEpilogue* ep = p.epilogue;
+  constexpr int64_t kRows = 64;
+  ThreadPool::For(pool, CeilDiv(p.m, kRows), static_cast<double>(kRows * p.k * (p.n + 1)),
+                  [&](int64_t begin, int64_t end) {
+                    float out[kRows * kSkinnyMaxN];
+                    for (int64_t task = begin; task < end; ++task) {
+                      const int64_t i0 = task * kRows, rows = std::min(kRows, p.m - i0);
+                      dots(p.a + i0 * p.lda, p.lda, rows, p.k, bt, n, out, n);
+                      for (int64_t r = 0; r < rows; ++r) {
+                        const int64_t i = i0 + r;
+                        for (int j = 0; j < n; ++j) {
+                          float* c = p.c + i * p.ldc + j;
+                          float v = p.alpha * out[r * n + j];
+                          if (p.beta != 0.0f) v += p.beta * *c;
+                          if (ep != nullptr) {
+                            if (ep->bias_per_row != nullptr) v += ep->bias_per_row[i];
+                            if (ep->bias_per_col != nullptr) v += ep->bias_per_col[j];
+                            if (ep->residual != nullptr) v += ep->residual[i * ep->ldr + j];
+                            v = ActivateScalar(v, *ep);
+                          }
+                          *c = v;
+                        }
+                      }
+                    }
+                  });
+}
+
 void CheckDims(int64_t m, int64_t n, int64_t k) {
   if (m < 0 || n < 0 || k < 0)
     throw std::invalid_argument("Sgemm: negative size m=" + std::to_string(m) + " n=" + std::to_string(n) +
@@ -354,6 +439,7 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   const F32GemmKernel& kernel = SelectedF32GemmKernel();
   const Problem p{&kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue,
                   nullptr, nullptr, BlockKc(kernel, k)};
+  if (n <= kSkinnyMaxN && !trans_a && k > 0) return RunSkinnyN(p, pool);
   Run(p, pool);
 }
 

@@ -324,6 +324,31 @@ TEST_P(SgemmVariant, ThreadsShareOnePackOfB) {
     }
 }
 
+// 1..4 columns with a row-major A run as dot products of A's rows (no packing): every epilogue,
+// beta, padded strides, B either way, row counts across the 4-row and 64-row steps, threads.
+TEST_P(SgemmVariant, FewColumns) {
+  const GemmEpilogue::Activation acts[] = {GemmEpilogue::kNone, GemmEpilogue::kRelu, GemmEpilogue::kClip,
+                                           GemmEpilogue::kLeakyRelu, GemmEpilogue::kHardSigmoid,
+                                           GemmEpilogue::kSigmoid, GemmEpilogue::kTanh, GemmEpilogue::kSilu,
+                                           GemmEpilogue::kGeluErf, GemmEpilogue::kGeluTanh};
+  int variant = 0;
+  for (int64_t n = 1; n <= 4; ++n)
+    for (const int64_t m : {1, 3, 4, 7, 65, 300})
+      for (const int64_t k : {1, 15, 16, 17, 500}) {
+        Case c;
+        c.m = m, c.n = n, c.k = k, c.trans_b = variant % 2 == 1;
+        c.lda_pad = variant % 3, c.ldb_pad = variant % 4 == 0 ? 2 : 0, c.ldc_pad = variant % 5 == 0 ? 3 : 0;
+        c.beta = variant % 3 == 0 ? 0.7f : 0.0f, c.alpha = variant % 7 == 0 ? -1.5f : 1.0f;
+        c.bias_row = variant % 2 == 0, c.bias_col = variant % 3 != 1, c.residual = variant % 4 == 1;
+        c.activation = acts[variant % 10], c.act_alpha = 0.2f, c.act_beta = 0.5f;
+        if (c.activation == GemmEpilogue::kClip) c.act_alpha = -0.3f, c.act_beta = 0.4f;
+        c.threads = variant % 4 == 3 ? 2 : 1;
+        c.force_epilogue_overload = true;
+        Check(c, rng_);
+        ++variant;
+      }
+}
+
 TEST_P(SgemmVariant, Epilogues) {
   struct Act {
     GemmEpilogue::Activation act;
