@@ -6,7 +6,9 @@
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
 // With repetitions, "max" is the best %peak / GFLOP/s and "min" the best time. Machines shared
-// with other work are noisy: prefer the best of several repetitions.
+// with other work are noisy: prefer the best of several repetitions. On one thread,
+// %peak_paired divides each call's rate by an FMA loop's rate measured right after it, which
+// cancels the host's clock drift (the start-up peak can be 10% off an hour later).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -53,6 +55,45 @@ double ProcessCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// One-thread efficiency against an FMA loop run right after each call: the host's clock drifts
+// by 10% and more during a session (other VMs), so a peak measured once at start-up misstates
+// later benchmarks. Reported as the median over iterations ("%peak_paired").
+class PairedPeak {
+ public:
+  PairedPeak(const std::string& isa, int threads, double flops_per_call)
+      : loop_(threads != 1 ? nullptr : isa == "avx512" ? &RunFmaLoopAvx512 : isa == "avx2" ? &RunFmaLoopAvx2 : nullptr),
+        flops_per_call_(flops_per_call) {}
+
+  void Start() { start_ = ThreadCpuSeconds(); }
+  void Stop(benchmark::State& state) {
+    if (loop_ == nullptr) return;
+    const double seconds = ThreadCpuSeconds() - start_;
+    state.PauseTiming();
+    const double fma_start = ThreadCpuSeconds();
+    const double fma_flops = loop_(int64_t{1} << 18);
+    const double fma_rate = fma_flops / (ThreadCpuSeconds() - fma_start);
+    ratios_.push_back(flops_per_call_ / seconds / fma_rate);
+    state.ResumeTiming();
+  }
+  void Report(benchmark::State& state) {
+    if (ratios_.empty()) return;
+    std::nth_element(ratios_.begin(), ratios_.begin() + ratios_.size() / 2, ratios_.end());
+    state.counters["%peak_paired"] = ratios_[ratios_.size() / 2] * 100.0;
+  }
+
+ private:
+  double (*loop_)(int64_t);
+  double flops_per_call_;
+  double start_ = 0.0;
+  std::vector<double> ratios_;
+};
+
 // GFLOP/s: wall clock. GFLOP/s_cpu and %peak: over the CPU time the threads really got (what
 // the wall clock would show on an idle machine), against the one-core FMA peak x threads.
 void SetCounters(benchmark::State& state, const std::string& isa, int threads, double flops_per_call,
@@ -97,12 +138,16 @@ void BmSgemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, int
   Operands& ops = GetOperands(isa, m, n, k, false);
   ThreadPool* pool = Pool(threads);
   const int64_t ldb = trans_b ? k : n;
+  PairedPeak paired(isa, threads, 2.0 * m * n * k);
   const double cpu_start = ProcessCpuSeconds();
   for (auto _ : state) {
+    paired.Start();
     linalg::Sgemm(false, trans_b, m, n, k, 1.0f, ops.a.data(), k, ops.b.data(), ldb, 0.0f, ops.c.data(), n, pool);
     benchmark::DoNotOptimize(ops.c.data());
     benchmark::ClobberMemory();
+    paired.Stop(state);
   }
+  paired.Report(state);
   SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
   linalg::ForceIsa("auto");
 }
@@ -119,13 +164,17 @@ void BmSgemmPackedB(benchmark::State& state, std::string isa, int64_t m, int64_t
   linalg::GemmEpilogue ep;
   ep.bias_per_col = ops.bias.data();
   ep.activation = linalg::GemmEpilogue::kGeluErf;
+  PairedPeak paired(isa, threads, 2.0 * m * n * k);
   const double cpu_start = ProcessCpuSeconds();
   for (auto _ : state) {
+    paired.Start();
     linalg::SgemmPackedB(false, m, n, k, 1.0f, ops.a.data(), k, *ops.packed, 0.0f, ops.c.data(), n, pool,
                          gelu ? &ep : nullptr);
     benchmark::DoNotOptimize(ops.c.data());
     benchmark::ClobberMemory();
+    paired.Stop(state);
   }
+  paired.Report(state);
   SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
   linalg::ForceIsa("auto");
 }

@@ -8,18 +8,23 @@
 //           for each MR panel of A, for each NR panel of B: microkernel on one MR x NR tile
 //
 // Threads split C into a grid of blocks (aligned to MR x NR) chosen so the packing each thread
-// repeats stays small; every block runs the loop nest above with its own packing buffers.
+// repeats stays small; every block runs the loop nest above with its own packing buffers, or
+// all threads first pack B together once and share it (PackSharedB) when that is cheaper.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "linalg/f32_gemm_kernel.h"
+#include "linalg/f32_skinny_kernel.h"
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 
@@ -76,6 +81,15 @@ int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 constexpr double kMinParallelFlops = 4.0e6;
 // Packed B per strip (kc x ns floats); a few MB bounds the workspace.
 constexpr int64_t kMaxBStripFloats = int64_t{1} << 20;
+// A pre-packed B block (kc x all columns) bigger than this streams from memory, once per row
+// block (the GPT-2 LM head: 768 x 50257 floats, 154 MB).
+constexpr int64_t kStreamedBFloats = int64_t{8} << 20;
+// Such a B takes row blocks this many times taller: A's panels then come from L3, which costs
+// less than reading B from memory again (measured on the LM head: m = 256 9% faster, m = 1024
+// 5%; a B that fits L3 gains nothing and loses up to 5%).
+constexpr int64_t kStreamedBRowFactor = 4;
+// Largest B packed once for all threads (PackSharedB); 16 MB.
+constexpr int64_t kMaxSharedBFloats = int64_t{4} << 20;
 
 int64_t L2Bytes() {
   static const int64_t bytes = [] {
@@ -148,7 +162,8 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   const int64_t mr = kern.mr, nr = kern.nr;
   const int64_t kc = p.kc;
   // Equal row blocks, up to 1.5x the target, so no thin last block re-reads all of B.
-  const int64_t mc_target = BlockMc(kern, kc);
+  const bool b_streams = p.packed_b != nullptr && RoundUp(n1 - n0, nr) * kc > kStreamedBFloats;
+  const int64_t mc_target = BlockMc(kern, kc) * (b_streams ? kStreamedBRowFactor : 1);
   const int64_t m_blocks = CeilDiv(m1 - m0, mc_target + mc_target / 2);
   const int64_t mc = RoundUp(CeilDiv(m1 - m0, m_blocks), mr);
   const int64_t nc = std::min(BlockNc(kern, kc), RoundUp(n1 - n0, nr));
@@ -237,40 +252,175 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   }
 }
 
-// Splits C into a tm x tn grid of blocks for the pool's threads: the split whose slowest
-// block (multiply-adds plus the packing it repeats) is cheapest.
-void Run(const Problem& p, ThreadPool* pool) {
+// The whole op(B) packed by all threads together (PackedB's layout) into the calling thread's
+// buffer, so that a split over rows does not pack B once per thread. Null when it would not fit.
+const float* PackSharedB(const Problem& p, ThreadPool* pool) {
+  const F32GemmKernel& kern = *p.kernel;
+  const int64_t n_pad = RoundUp(p.n, kern.nr);
+  if (p.k * n_pad > kMaxSharedBFloats) return nullptr;
+  thread_local AlignedFloats buffer;  // kept for later calls, as Workspace
+  if (buffer.size() < static_cast<size_t>(p.k * n_pad)) buffer = AlignedFloats(static_cast<size_t>(p.k * n_pad));
+  float* const out = buffer.data();
+  const int64_t kc = p.kc, k_blocks = CeilDiv(p.k, kc), n_panels = CeilDiv(p.n, kern.nr);
+  // Groups of panels per task: a row of B is read as one run of 8 panels.
+  constexpr int64_t kPanelsPerTask = 8;
+  const int64_t groups = CeilDiv(n_panels, kPanelsPerTask);
+  ThreadPool::For(pool, k_blocks * groups, static_cast<double>(kc * kern.nr * kPanelsPerTask),
+                  [&](int64_t begin, int64_t end) {
+                    for (int64_t task = begin; task < end; ++task) {
+                      const int64_t k0 = task / groups * kc, j = task % groups * kPanelsPerTask * kern.nr;
+                      const int64_t kcb = std::min(kc, p.k - k0);
+                      kern.pack_b(p.trans_b, BAt(p, k0, j), p.ldb, std::min(kPanelsPerTask * kern.nr, p.n - j), kcb,
+                                  out + k0 * n_pad + j * kcb);
+                    }
+                  });
+  return out;
+}
+
+struct Split {
+  int64_t tm = 1, tn = 1;
+  double cost = -1.0;
+};
+
+// The tm x tn split of C over `threads` whose slowest block is cheapest. b_packed_shared: B is
+// packed once by all threads together before the blocks run (PackSharedB).
+Split ChooseSplit(const Problem& p, int threads, bool b_packed_shared) {
   const int64_t mr = p.kernel->mr, nr = p.kernel->nr;
   const int64_t m_panels = CeilDiv(p.m, mr), n_panels = CeilDiv(p.n, nr);
-  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  const int threads = pool != nullptr && flops >= kMinParallelFlops ? pool->num_threads() : 1;
-  int64_t best_tm = 1, best_tn = 1;
-  double best_cost = -1.0;
+  const double kd = static_cast<double>(p.k);
+  Split best;
   for (int64_t tm = 1; tm <= threads; ++tm)
     for (int64_t tn = 1; tm * tn <= threads; ++tn) {
       if (tm > m_panels || tn > n_panels) continue;
       // The biggest block; edge tiles cost what they compute (row-exact kernels).
       const double bm = static_cast<double>(std::min(CeilDiv(m_panels, tm) * mr, p.m));
       const double bn = static_cast<double>(std::min(CeilDiv(n_panels, tn) * nr, p.n));
-      const double kd = static_cast<double>(p.k);
       // A multiply-add costs ~1/(2*NR) cycle per lane pair; a packed float ~1/2 cycle.
       double cost = bm * bn * kd / (2.0 * static_cast<double>(nr));
       if (p.packed_a == nullptr) cost += 0.5 * bm * kd;
-      if (p.packed_b == nullptr) cost += 0.5 * bn * kd;
-      if (best_cost < 0.0 || cost < best_cost) best_cost = cost, best_tm = tm, best_tn = tn;
+      if (b_packed_shared)
+        cost += 0.5 * static_cast<double>(p.n) * kd / static_cast<double>(threads);
+      else if (p.packed_b == nullptr)
+        cost += 0.5 * bn * kd;
+      if (best.cost < 0.0 || cost < best.cost) best = {tm, tn, cost};
     }
-  if (best_tm * best_tn == 1) {
+  return best;
+}
+
+// Splits C into a tm x tn grid of blocks for the pool's threads: the split whose slowest
+// block (multiply-adds plus the packing it repeats) is cheapest.
+void Run(const Problem& p_in, ThreadPool* pool) {
+  Problem p = p_in;
+  const int64_t mr = p.kernel->mr, nr = p.kernel->nr;
+  const int64_t m_panels = CeilDiv(p.m, mr), n_panels = CeilDiv(p.n, nr);
+  const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  const int threads = pool != nullptr && flops >= kMinParallelFlops ? pool->num_threads() : 1;
+  Split split = ChooseSplit(p, threads, false);
+  // Every split of a product with neither operand pre-packed repeats a pack in each thread (A
+  // per column block, B per row block). Packing B once, shared by all threads, is cheaper when
+  // the cost model says so (1024^3 on 2 threads: each thread packs half of B instead of all of
+  // A or B).
+  if (split.tm * split.tn > 1 && p.packed_a == nullptr && p.packed_b == nullptr && p.k > 0) {
+    const Split shared = ChooseSplit(p, threads, true);
+    if (shared.cost < split.cost)
+      if (const float* packed = PackSharedB(p, pool)) {
+        p.packed_b = packed;
+        split = shared;
+      }
+  }
+  if (split.tm * split.tn == 1) {
     RunBlock(p, 0, p.m, 0, p.n);
     return;
   }
-  const int64_t rows = CeilDiv(m_panels, best_tm) * mr, cols = CeilDiv(n_panels, best_tn) * nr;
-  const int64_t tn = best_tn;
-  ThreadPool::For(pool, best_tm * best_tn, best_cost * 8.0, [&](int64_t begin, int64_t end) {
+  const int64_t rows = CeilDiv(m_panels, split.tm) * mr, cols = CeilDiv(n_panels, split.tn) * nr;
+  const int64_t tn = split.tn;
+  ThreadPool::For(pool, split.tm * split.tn, split.cost * 8.0, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t m0 = task / tn * rows, n0 = task % tn * cols;
       if (m0 < p.m && n0 < p.n) RunBlock(p, m0, std::min(p.m, m0 + rows), n0, std::min(p.n, n0 + cols));
     }
   });
+}
+
+// ---- few columns (n <= kSkinnyMaxN, A row-major) ----
+// A tile of NR columns would leave most lanes idle and packing A would cost more than the
+// product: each row of A is streamed once through dot products with B's columns, and alpha,
+// beta and the epilogue are applied to the few results in scalar code.
+
+float ActivateScalar(float v, const GemmEpilogue& e) {
+  switch (e.activation) {
+    case GemmEpilogue::kRelu:
+      return v < 0.0f ? 0.0f : v;  // NaN stays NaN
+    case GemmEpilogue::kClip:
+      return v < e.alpha ? e.alpha : v > e.beta ? e.beta : v;
+    case GemmEpilogue::kLeakyRelu:
+      return v < 0.0f ? e.alpha * v : v;
+    case GemmEpilogue::kHardSigmoid: {
+      const float h = e.alpha * v + e.beta;
+      return h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
+    }
+    case GemmEpilogue::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-v));
+    case GemmEpilogue::kTanh:
+      return std::tanh(v);
+    case GemmEpilogue::kSilu:
+      return v / (1.0f + std::exp(-v));
+    case GemmEpilogue::kGeluErf:
+      return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
+    case GemmEpilogue::kGeluTanh:
+      return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    default:
+      return v;
+  }
+}
+
+using SkinnyFn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int, float*, int64_t);
+
+SkinnyFn SkinnyKernel(const F32GemmKernel& kern) {
+#if defined(__x86_64__)
+  if (std::strcmp(kern.isa, "avx512") == 0) return &avx512::SkinnyDots;
+  if (std::strcmp(kern.isa, "avx2") == 0) return &avx2::SkinnyDots;
+#endif
+  return &scalar::SkinnyDots;
+}
+
+void RunSkinnyN(const Problem& p, ThreadPool* pool) {
+  const int n = static_cast<int>(p.n);
+  // B's columns as contiguous rows (bt[j * k + p]); B stored [N, K] with ldb == k is that already.
+  std::vector<float> bt_copy;
+  const float* bt = p.b;
+  if (!p.trans_b || p.ldb != p.k) {
+    bt_copy.resize(static_cast<size_t>(p.n * p.k));
+    for (int64_t j = 0; j < p.n; ++j)
+      for (int64_t q = 0; q < p.k; ++q) bt_copy[j * p.k + q] = *BAt(p, q, j);
+    bt = bt_copy.data();
+  }
+  const SkinnyFn dots = SkinnyKernel(*p.kernel);
+  const GemmEpilogue* ep = p.epilogue;
+  constexpr int64_t kRows = 64;
+  ThreadPool::For(pool, CeilDiv(p.m, kRows), static_cast<double>(kRows * p.k * (p.n + 1)),
+                  [&](int64_t begin, int64_t end) {
+                    float out[kRows * kSkinnyMaxN];
+                    for (int64_t task = begin; task < end; ++task) {
+                      const int64_t i0 = task * kRows, rows = std::min(kRows, p.m - i0);
+                      dots(p.a + i0 * p.lda, p.lda, rows, p.k, bt, n, out, n);
+                      for (int64_t r = 0; r < rows; ++r) {
+                        const int64_t i = i0 + r;
+                        for (int j = 0; j < n; ++j) {
+                          float* c = p.c + i * p.ldc + j;
+                          float v = p.alpha * out[r * n + j];
+                          if (p.beta != 0.0f) v += p.beta * *c;
+                          if (ep != nullptr) {
+                            if (ep->bias_per_row != nullptr) v += ep->bias_per_row[i];
+                            if (ep->bias_per_col != nullptr) v += ep->bias_per_col[j];
+                            if (ep->residual != nullptr) v += ep->residual[i * ep->ldr + j];
+                            v = ActivateScalar(v, *ep);
+                          }
+                          *c = v;
+                        }
+                      }
+                    }
+                  });
 }
 
 void CheckDims(int64_t m, int64_t n, int64_t k) {
@@ -289,6 +439,7 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   const F32GemmKernel& kernel = SelectedF32GemmKernel();
   const Problem p{&kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue,
                   nullptr, nullptr, BlockKc(kernel, k)};
+  if (n <= kSkinnyMaxN && !trans_a && k > 0) return RunSkinnyN(p, pool);
   Run(p, pool);
 }
 

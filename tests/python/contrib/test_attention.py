@@ -104,6 +104,47 @@ def test_attention_qkv_hidden_sizes_and_constant_weights():
             qkv_hidden_sizes=[16, 16, 8])
 
 
+@pytest.mark.parametrize("mask_kind", ["none", "lengths", "key_padding_2d"])
+@pytest.mark.parametrize("unidirectional", [0, 1])
+def test_attention_constant_weights_masks(mask_kind, unidirectional):
+    # Constant weights are packed at session creation, the constant bias goes to the GEMM epilogue.
+    r = rng(12)
+    B, S = 2, 5
+    x, w, b = attention_inputs(r, B=B, S=S)
+    compare("Attention", {"input": x, "weights": Const(w), "bias": Const(b), "mask_index": MASKS[mask_kind](r, B, S)},
+            ["y"], num_heads=2, unidirectional=unidirectional)
+
+
+def test_attention_constant_weights_fed_bias_past_and_threads():
+    r = rng(13)
+    B, S, P, N, H = 2, 3, 4, 2, 8
+    x, w, b = attention_inputs(r, B=B, S=S)
+    past = r.standard_normal((2, B, N, P, H)).astype(F32)
+    compare("Attention", {"input": x, "weights": Const(w), "bias": b, "mask_index": None, "past": past},
+            ["y", "present"], num_heads=N, unidirectional=1)
+    x, w, b = attention_inputs(r, B=3, S=40, Din=96, N=4, qkv=(64, 64, 64))
+    compare("Attention", {"input": x, "weights": Const(w), "bias": Const(b)}, ["y"], num_heads=4, threads=4)
+
+
+def test_attention_constant_weights_without_bias_vs_numpy():
+    r = rng(14)
+    B, S, N, H = 2, 5, 2, 8
+    x, w, _ = attention_inputs(r)
+    got = run_onyx_only("Attention", {"input": x, "weights": Const(w)}, ["y"], num_heads=N)[0]
+    qkv = x @ w
+    q, k, v = (_split_heads(qkv[..., i * 16:(i + 1) * 16], B, S, N, H) for i in range(3))
+    np.testing.assert_allclose(got, ref_attention(q, k, v, 1 / np.sqrt(H)), rtol=1e-3, atol=1e-4)
+
+
+def test_attention_constant_weights_rejections():
+    r = rng(15)
+    x, w, b = attention_inputs(r)
+    onyx_fails("Attention", {"input": x[:, :, :12], "weights": Const(w), "bias": Const(b)}, ["y"], num_heads=2,
+               match="dim 0 equal to the input's hidden size")
+    onyx_fails("Attention", {"input": x, "weights": Const(w), "bias": Const(b[:40])}, ["y"], num_heads=2,
+               match="input 'bias' must have shape (48)")
+
+
 def test_attention_threads():
     r = rng(8)
     x, w, b = attention_inputs(r, B=3, S=17, Din=64, N=4, qkv=(64, 64, 64))

@@ -150,6 +150,48 @@ def test_fused_matmul(case):
     compare("FusedMatMul", {"a": a, "b": b}, ["y"], **attrs)
 
 
+# A constant 2-D B is packed when the session is created; A takes every layout.
+FM_CONST_CASES = {
+    "matrix": ((7, 5), (5, 6), {}),
+    "batched": ((2, 3, 4, 5), (5, 6), {"alpha": 0.5}),
+    "transA": ((2, 3, 5, 4), (5, 6), {"transA": 1}),
+    "transB": ((2, 3, 4, 5), (6, 5), {"transB": 1, "alpha": -2.0}),
+    "transA_transB": ((3, 5, 4), (6, 5), {"transA": 1, "transB": 1}),
+    "vector_a": ((5,), (5, 6), {"transA": 1}),
+    "wide": ((2, 9, 40), (40, 70), {}),
+}
+
+
+@pytest.mark.parametrize("case", list(FM_CONST_CASES))
+def test_fused_matmul_constant_b(case):
+    a_shape, b_shape, attrs = FM_CONST_CASES[case]
+    r = rng(11)
+    a = r.standard_normal(a_shape).astype(F32)
+    b = r.standard_normal(b_shape).astype(F32)
+    compare("FusedMatMul", {"a": a, "b": Const(b)}, ["y"], **attrs)
+
+
+@pytest.mark.parametrize("a_shape,trans_a", [((4, 2, 3, 5), 0), ((5, 2, 3, 4), 1), ((1, 3, 5), 0)])
+def test_fused_matmul_constant_b_trans_batch_a_vs_numpy(a_shape, trans_a):
+    # ONNX Runtime rejects transBatchA with a 2-D B; Onyx reads A's batches in place (numpy reference).
+    r = rng(13)
+    a = r.standard_normal(a_shape)
+    b = r.standard_normal((5, 6))
+    got = run_onyx_only("FusedMatMul", {"a": a.astype(F32), "b": Const(b.astype(F32))}, ["y"], transBatchA=1,
+                        transA=trans_a)[0]
+    at = np.moveaxis(a, 0, -2)  # (d1.., d0, dn-1)
+    if trans_a:
+        at = np.swapaxes(at, -1, -2)
+    np.testing.assert_allclose(got, at @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_matmul_constant_b_rejects_bad_inner_dim():
+    r = rng(12)
+    a = r.standard_normal((2, 4, 7)).astype(F32)
+    b = r.standard_normal((5, 6)).astype(F32)
+    onyx_fails("FusedMatMul", {"a": a, "b": Const(b)}, ["y"], match="inner dimensions differ")
+
+
 def test_fused_matmul_fp16_constant_and_threads():
     r = rng(9)
     a = r.standard_normal((2, 12, 64, 32)).astype(F32)

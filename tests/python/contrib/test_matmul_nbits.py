@@ -58,6 +58,10 @@ CASES = {
     "2bit_zp": dict(M=3, K=64, N=24, bits=2, zp="packed"),
     "batched_a": dict(M=0, K=64, N=16, zp="packed", a_shape=(2, 3, 64)),
     "single_row": dict(M=1, K=128, N=33, zp="packed"),
+    # The SIMD decode kernel (4 bits, blocks of 32+, up to 8 rows): K slices, partial last block.
+    "decode_8_rows_k_slices": dict(M=8, K=2048, N=24, block=32, zp="packed", bias=True),
+    "decode_1_row_partial_block": dict(M=1, K=1000, N=40, block=64, zp="float", bias=True),
+    "decode_6_rows_block256": dict(M=6, K=1300, N=9, block=256, zp="packed"),
 }
 
 

@@ -310,6 +310,45 @@ TEST_P(SgemmVariant, Threads) {
     }
 }
 
+// Shapes where the threads share one pack of B (the cost model prefers it over a split that
+// repeats a pack per thread), across K blocks, with B transposed or not and padded strides.
+TEST_P(SgemmVariant, ThreadsShareOnePackOfB) {
+  for (const int threads : {2, 3})
+    for (const bool tb : {false, true}) {
+      Case c;
+      c.threads = threads, c.trans_b = tb, c.trans_a = tb;
+      c.m = 300, c.n = 280, c.k = 1100, c.ldb_pad = 3, c.lda_pad = 1, c.ldc_pad = 2, c.bias_col = true;
+      Check(c, rng_);
+      c.m = 1024, c.n = 97, c.k = 300, c.beta = 0.5f, c.bias_col = false, c.activation = GemmEpilogue::kRelu;
+      Check(c, rng_);
+    }
+}
+
+// 1..4 columns with a row-major A run as dot products of A's rows (no packing): every epilogue,
+// beta, padded strides, B either way, row counts across the 4-row and 64-row steps, threads.
+TEST_P(SgemmVariant, FewColumns) {
+  const GemmEpilogue::Activation acts[] = {GemmEpilogue::kNone, GemmEpilogue::kRelu, GemmEpilogue::kClip,
+                                           GemmEpilogue::kLeakyRelu, GemmEpilogue::kHardSigmoid,
+                                           GemmEpilogue::kSigmoid, GemmEpilogue::kTanh, GemmEpilogue::kSilu,
+                                           GemmEpilogue::kGeluErf, GemmEpilogue::kGeluTanh};
+  int variant = 0;
+  for (int64_t n = 1; n <= 4; ++n)
+    for (const int64_t m : {1, 3, 4, 7, 65, 300})
+      for (const int64_t k : {1, 15, 16, 17, 500}) {
+        Case c;
+        c.m = m, c.n = n, c.k = k, c.trans_b = variant % 2 == 1;
+        c.lda_pad = variant % 3, c.ldb_pad = variant % 4 == 0 ? 2 : 0, c.ldc_pad = variant % 5 == 0 ? 3 : 0;
+        c.beta = variant % 3 == 0 ? 0.7f : 0.0f, c.alpha = variant % 7 == 0 ? -1.5f : 1.0f;
+        c.bias_row = variant % 2 == 0, c.bias_col = variant % 3 != 1, c.residual = variant % 4 == 1;
+        c.activation = acts[variant % 10], c.act_alpha = 0.2f, c.act_beta = 0.5f;
+        if (c.activation == GemmEpilogue::kClip) c.act_alpha = -0.3f, c.act_beta = 0.4f;
+        c.threads = variant % 4 == 3 ? 2 : 1;
+        c.force_epilogue_overload = true;
+        Check(c, rng_);
+        ++variant;
+      }
+}
+
 TEST_P(SgemmVariant, Epilogues) {
   struct Act {
     GemmEpilogue::Activation act;
@@ -356,6 +395,37 @@ TEST_P(SgemmVariant, TransformerShape) {
   c.m = 128, c.n = 771, c.k = 768, c.mode = Case::kPackedB, c.threads = 2, c.bias_col = true;
   c.activation = GemmEpilogue::kGeluErf;
   Check(c, rng_);
+}
+
+// A packed B bigger than any cache (> 8M floats per K block) takes taller row blocks; m spans
+// several default row blocks. Checked on sampled elements against a double-precision dot.
+TEST_P(SgemmVariant, PackedBStreamedFromMemory) {
+  if (GetParam() == "scalar") GTEST_SKIP() << "5 G multiply-adds: too slow for the scalar kernel";
+  const int64_t m = 600, n = 16800, k = 500;  // one K block of 500 on both SIMD kernels
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
+  for (float& v : a) v = dist(rng_);
+  for (float& v : b) v = dist(rng_);
+  for (float& v : bias) v = dist(rng_);
+  const PackedB pb(false, k, n, b.data(), n);
+  std::vector<float> c(static_cast<size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
+  GemmEpilogue ep;
+  ep.bias_per_col = bias.data();
+  SgemmPackedB(false, m, n, k, 0.5f, a.data(), k, pb, 0.0f, c.data(), n, nullptr, &ep);
+  std::uniform_int_distribution<int64_t> row(0, m - 1), col(0, n - 1);
+  int failures = 0;
+  for (int s = 0; s < 4000; ++s) {
+    // Every corner of the matrix, then random elements.
+    const int64_t i = s < 4 ? (s % 2) * (m - 1) : row(rng_), j = s < 4 ? (s / 2) * (n - 1) : col(rng_);
+    double dot = 0.0, mag = 0.0;
+    for (int64_t p = 0; p < k; ++p) {
+      dot += static_cast<double>(a[i * k + p]) * b[p * n + j];
+      mag += std::fabs(static_cast<double>(a[i * k + p]) * b[p * n + j]);
+    }
+    const double want = 0.5 * dot + bias[j];
+    if (std::fabs(c[i * n + j] - want) > 1e-5 * (0.5 * mag + 1.0) && ++failures <= 5)
+      ADD_FAILURE() << "C[" << i << ", " << j << "] = " << c[i * n + j] << ", want " << want;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, SgemmVariant, ::testing::Values("avx512", "avx2", "scalar"),

@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -25,7 +27,14 @@ class Attention final : public OpKernel {
         qkv_hidden_sizes_(info.GetIntsOr("qkv_hidden_sizes", {})),
         unidirectional_(info.GetIntOr("unidirectional", 0) != 0),
         scale_(info.GetFloatOr("scale", 0.0f)),
-        mask_filter_value_(info.GetFloatOr("mask_filter_value", -10000.0f)) {
+        mask_filter_value_(info.GetFloatOr("mask_filter_value", -10000.0f)),
+        packed_weights_(linalg_kernels::PackConstantB(info, 1, false)) {
+    // A constant bias is copied too, so that the session can free both originals.
+    if (const Tensor* bias = info.ConstantInput(2);
+        packed_weights_ && bias != nullptr && bias->dtype() == DataType::kFloat && bias->rank() == 1) {
+      bias_.assign(bias->data<float>(), bias->data<float>() + bias->size());
+      have_bias_ = true;
+    }
     if (num_heads_ <= 0) info.Fail(StrCat("attribute 'num_heads' must be positive, got ", num_heads_));
     if (!qkv_hidden_sizes_.empty()) {
       if (qkv_hidden_sizes_.size() != 3) info.Fail("attribute 'qkv_hidden_sizes' must have 3 values");
@@ -43,20 +52,29 @@ class Attention final : public OpKernel {
       info.Fail("past_present_share_buffer is not supported by the CPU Attention kernel (as in ONNX Runtime)");
   }
 
+  bool ReadsConstantInputAtRun(size_t input) const override {
+    return !((input == 1 && packed_weights_) || (input == 2 && have_bias_));
+  }
+
   void Compute(KernelContext& ctx) const override {
     const Tensor& input = ctx.required_input(0);
-    const Tensor& weights = ctx.required_input(1);
-    const Tensor* bias = ctx.input(2);
+    const Tensor* weights_in = packed_weights_ ? nullptr : &ctx.required_input(1);
+    const Tensor* bias_in = have_bias_ ? nullptr : ctx.input(2);
     const Tensor* mask = ctx.input(3);
     const Tensor* past = ctx.input(4);
     const Tensor* attn_bias = ctx.input(5);
-    for (const Tensor* t : {&input, &weights, bias, past, attn_bias})
+    for (const Tensor* t : {&input, weights_in, bias_in, past, attn_bias})
       if (t && t->dtype() != DataType::kFloat)
         ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float only)"));
     if (input.rank() != 3) ctx.Fail("input 'input' must be 3-D (batch, sequence, input_hidden)");
-    if (weights.rank() != 2 || weights.dim(0) != input.dim(2))
+    const int64_t w_rows = packed_weights_ ? packed_weights_->k() : weights_in->rank() == 2 ? weights_in->dim(0) : -1;
+    if (w_rows != input.dim(2))
       ctx.Fail("input 'weights' must be 2-D with dim 0 equal to the input's hidden size");
-    const int64_t B = input.dim(0), S = input.dim(1), Din = input.dim(2), Dt = weights.dim(1);
+    const int64_t B = input.dim(0), S = input.dim(1), Din = input.dim(2);
+    const int64_t Dt = packed_weights_ ? packed_weights_->n() : weights_in->dim(1);
+    const bool has_bias = have_bias_ || bias_in != nullptr;
+    const int64_t bias_size = have_bias_ ? static_cast<int64_t>(bias_.size()) : bias_in ? bias_in->size() : 0;
+    const bool bias_1d = have_bias_ || (bias_in && bias_in->rank() == 1);
     const int64_t N = num_heads_;
     int64_t D = Dt / 3, Dv = Dt / 3;
     if (!qkv_hidden_sizes_.empty()) {
@@ -67,7 +85,7 @@ class Attention final : public OpKernel {
       ctx.Fail(StrCat("weights dim 1 (", Dt, ") must equal the sum of the Q/K/V hidden sizes (", D + D + Dv, ")"));
     if (D % N != 0 || Dv % N != 0 || D == 0)
       ctx.Fail(StrCat("hidden sizes ", D, "/", Dv, " must be positive multiples of num_heads ", N));
-    if (bias && (bias->rank() != 1 || bias->dim(0) != Dt))
+    if (has_bias && (!bias_1d || bias_size != Dt))
       ctx.Fail(StrCat("input 'bias' must have shape (", Dt, ")"));
     const int64_t H = D / N, Hv = Dv / N;
 
@@ -94,13 +112,19 @@ class Attention final : public OpKernel {
     float* present = want_present ? ctx.AllocateOutput(1, DataType::kFloat, {2, B, N, T, H}).data<float>() : nullptr;
     if (B * S == 0) return;
 
-    // qkv[B*S, Dt] = input . weights + bias, one GEMM over every token.
-    std::vector<float> qkv(static_cast<size_t>(B * S * Dt));
-    if (bias) {
-      for (int64_t r = 0; r < B * S; ++r) std::memcpy(qkv.data() + r * Dt, bias->data<float>(), Dt * sizeof(float));
-    }
-    linalg::Sgemm(false, false, B * S, Dt, Din, 1.0f, input.data<float>(), Din, weights.data<float>(), Dt,
-                  bias ? 1.0f : 0.0f, qkv.data(), Dt, ctx.thread_pool());
+    // qkv[B*S, Dt] = input . weights + bias, one GEMM over every token with the bias added in
+    // its epilogue. Every element is written: no zero-fill.
+    const std::unique_ptr<float[]> qkv_buffer(new float[static_cast<size_t>(B * S * Dt)]);
+    float* const qkv = qkv_buffer.get();
+    linalg::GemmEpilogue epilogue;
+    epilogue.bias_per_col = have_bias_ ? bias_.data() : bias_in ? bias_in->data<float>() : nullptr;
+    const linalg::GemmEpilogue* ep = has_bias ? &epilogue : nullptr;
+    if (packed_weights_)
+      linalg::SgemmPackedB(false, B * S, Dt, Din, 1.0f, input.data<float>(), Din, *packed_weights_, 0.0f, qkv, Dt,
+                           ctx.thread_pool(), ep);
+    else
+      linalg::Sgemm(false, false, B * S, Dt, Din, 1.0f, input.data<float>(), Din, weights_in->data<float>(), Dt, 0.0f,
+                    qkv, Dt, ctx.thread_pool(), ep);
 
     const float scale = scale_ == 0.0f ? 1.0f / std::sqrt(static_cast<float>(H)) : scale_;
     const float* past_k = past ? past->data<float>() : nullptr;
@@ -112,7 +136,7 @@ class Attention final : public OpKernel {
       std::vector<float> kv_local(concat && !present ? static_cast<size_t>(T * (H + Hv)) : 0);
       for (int64_t i = begin; i < end; ++i) {
         const int64_t b = i / N, h = i % N;
-        const float* rows = qkv.data() + b * S * Dt;
+        const float* rows = qkv + b * S * Dt;
         const float* q = rows + h * H;
         const float* k = rows + D + h * H;
         const float* v = rows + 2 * D + h * Hv;
@@ -151,6 +175,11 @@ class Attention final : public OpKernel {
   bool unidirectional_;
   float scale_;
   float mask_filter_value_;
+  // Constant QKV weights packed for the projection GEMM (null: read the input each run), and
+  // the constant bias copied next to them.
+  std::shared_ptr<const linalg::PackedB> packed_weights_;
+  std::vector<float> bias_;
+  bool have_bias_ = false;
 };
 
 ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "Attention", 1, kOpsetMax, Attention);

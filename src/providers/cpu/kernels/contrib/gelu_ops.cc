@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
 #include "providers/cpu/kernels/contrib/vector_math.h"
@@ -88,6 +89,9 @@ class GeluFamily final : public OpKernel {
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (x.size() == 0) return;
+    if (x.dtype() == DataType::kFloat && kind_ != Kind::kQuickGelu)
+      return GeluFloat(ctx, x.data<float>(), bias ? bias->data<float>() : nullptr, y.data<float>(), x.size(),
+                       bias ? bias->size() : 0);
     Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
@@ -112,6 +116,28 @@ class GeluFamily final : public OpKernel {
   }
 
  private:
+  // float Gelu / BiasGelu / FastGelu on the SIMD row kernels of linalg: the bias is added to a
+  // row, then GELU runs over it in place while it is in L1.
+  void GeluFloat(KernelContext& ctx, const float* x, const float* bias, float* y, int64_t n, int64_t bias_size) const {
+    const bool erf = kind_ != Kind::kFastGelu;
+    const int64_t row = bias ? bias_size : std::min<int64_t>(n, kBlock);
+    const int64_t rows = (n + row - 1) / row;
+    ThreadPool::For(ctx.thread_pool(), rows, static_cast<double>(row) * kPointwiseCost, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t lo = r * row, count = std::min(row, n - lo);
+        const float* src = x + lo;
+        if (bias) {
+          linalg::VecBinary(linalg::BinaryOp::kAdd, x + lo, bias, y + lo, static_cast<size_t>(count));
+          src = y + lo;
+        }
+        if (erf)
+          linalg::VecGeluErf(src, y + lo, static_cast<size_t>(count));
+        else
+          linalg::VecGeluTanh(src, y + lo, static_cast<size_t>(count));
+      }
+    });
+  }
+
   Kind kind_;
   float alpha_;
 };

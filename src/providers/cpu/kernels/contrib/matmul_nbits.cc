@@ -3,8 +3,9 @@
 // first, blob = block_size * bits / 8; scales (N, k_blocks); zero_points packed uint8
 // (N, ceil(k_blocks * bits / 8)) or unpacked in A's type (N, k_blocks), default 2^(bits-1);
 // g_idx (K) maps each k to its block. dequant = (q - zero_point) * scale.
-// The weights stay packed. Few rows of A (decoding): per block, sum_k a q is computed on the
-// unpacked codes and the zero point applied once through the block sums of A. More rows:
+// The weights stay packed. Few rows of A (decoding): 4-bit codes in blocks of 32 or more are
+// dequantized in registers by linalg::Q4Gemv; otherwise, per block, sum_k a q is computed on
+// the unpacked codes and the zero point applied once through the block sums of A. More rows:
 // column tiles are dequantized into a per-thread buffer and multiplied with linalg::Sgemm.
 // Per-block float scales and zero points are decoded once when they are constant.
 // accuracy_level 4 quantizes A to int8 per block (scale max|a| / 127) as ONNX Runtime's int8
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/q4_gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
 #include "providers/kernel.h"
@@ -122,11 +124,21 @@ class MatMulNBits final : public OpKernel {
       ad = aq.data();
     }
     const uint8_t* bq = b.data<uint8_t>();
-    if (!g_idx && M <= kGemvMaxRows) Gemv(ctx, ad, M, bq, sd, zd, yd);
-    else TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, yd);
-    if (!bf.empty())
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N_; ++n) yd[m * N_ + n] += bf[n];
+    const float* bias_data = bf.empty() ? nullptr : bf.data();
+    if (!g_idx && bits_ == 4 && block_size_ % 32 == 0 && M <= linalg::kQ4GemvMaxRows) {
+      // Codes dequantized in registers by the SIMD kernel; columns split over the threads.
+      std::vector<float> ap(static_cast<size_t>(M * K_));
+      linalg::Q4PermuteA(ad, K_, static_cast<int>(M), K_, ap.data());
+      ThreadPool::For(ctx.thread_pool(), N_, 0.6 * static_cast<double>(K_) * static_cast<double>(M + 1),
+                      [&](int64_t begin, int64_t end) {
+                        linalg::Q4Gemv(ap.data(), K_, static_cast<int>(M), K_, bq, block_size_, sd, zd, bias_data, yd,
+                                       N_, begin, end);
+                      });
+    } else if (!g_idx && M <= kGemvMaxRows) {
+      Gemv(ctx, ad, M, bq, sd, zd, bias_data, yd);
+    } else {
+      TiledGemm(ctx, ad, M, bq, sd, zd, g_idx ? groups.data() : nullptr, bias_data, yd);
+    }
     if (wide) FromFloat(yf.data(), y);
   }
 
@@ -163,14 +175,14 @@ class MatMulNBits final : public OpKernel {
 
   // y[m, n] = sum_blocks s (sum_k a q - z sum_k a), for few rows of A.
   void Gemv(KernelContext& ctx, const float* a, int64_t M, const uint8_t* bq, const float* sd, const float* zd,
-            float* y) const {
+            const float* bias, float* y) const {
     std::vector<float> asum(static_cast<size_t>(M * k_blocks_), 0.0f);
     for (int64_t m = 0; m < M; ++m)
       for (int64_t k = 0; k < K_; ++k) asum[m * k_blocks_ + k / block_size_] += a[m * K_ + k];
     ThreadPool::For(ctx.thread_pool(), N_, 3.0 * K_ * (M + 1), [&](int64_t begin, int64_t end) {
       std::vector<float> q(static_cast<size_t>(block_size_));
       for (int64_t n = begin; n < end; ++n) {
-        for (int64_t m = 0; m < M; ++m) y[m * N_ + n] = 0.0f;
+        for (int64_t m = 0; m < M; ++m) y[m * N_ + n] = bias ? bias[n] : 0.0f;
         for (int64_t g = 0; g < k_blocks_; ++g) {
           const int64_t k0 = g * block_size_, count = std::min(block_size_, K_ - k0);
           UnpackBlock(bq + (n * k_blocks_ + g) * blob_, bits_, count, q.data());
@@ -185,8 +197,9 @@ class MatMulNBits final : public OpKernel {
   }
 
   // Column tiles of dequantized weights times A on linalg::Sgemm.
+  // The bias is added in the GEMM's epilogue, while each tile of Y is in registers.
   void TiledGemm(KernelContext& ctx, const float* a, int64_t M, const uint8_t* bq, const float* sd, const float* zd,
-                 const int64_t* groups, float* y) const {
+                 const int64_t* groups, const float* bias, float* y) const {
     const int64_t tiles = (N_ + kTileColumns - 1) / kTileColumns;
     const double cost = static_cast<double>(kTileColumns) * K_ * (M + 4);
     ThreadPool::For(ctx.thread_pool(), tiles, cost, [&](int64_t begin, int64_t end) {
@@ -209,7 +222,10 @@ class MatMulNBits final : public OpKernel {
             }
           }
         }
-        linalg::Sgemm(false, true, M, n1 - n0, K_, 1.0f, a, K_, w.data(), K_, 0.0f, y + n0, N_, nullptr);
+        linalg::GemmEpilogue ep;
+        ep.bias_per_col = bias != nullptr ? bias + n0 : nullptr;
+        linalg::Sgemm(false, true, M, n1 - n0, K_, 1.0f, a, K_, w.data(), K_, 0.0f, y + n0, N_, nullptr,
+                      bias != nullptr ? &ep : nullptr);
       }
     });
   }

@@ -18,11 +18,12 @@ std::vector<float> LinearScores(KernelContext& ctx, const Tensor& x, const std::
                     " features (the input's columns)"));
   const std::vector<float> xf = InputAsFloat(ctx, x);
   std::vector<float> scores(static_cast<size_t>(rc->rows * num_targets), 0.0f);
-  for (int64_t r = 0; r < rc->rows; ++r)
-    for (int64_t t = 0; t < num_targets; ++t) scores[r * num_targets + t] = intercepts.empty() ? 0.0f : intercepts[t];
-  if (rc->rows > 0 && num_targets > 0 && rc->cols > 0)
+  // The intercepts are the GEMM's column bias (an empty sum over no features gives them alone).
+  linalg::GemmEpilogue ep;
+  ep.bias_per_col = intercepts.empty() ? nullptr : intercepts.data();
+  if (rc->rows > 0 && num_targets > 0)
     linalg::Sgemm(false, true, rc->rows, num_targets, rc->cols, 1.0f, xf.data(), rc->cols, coefficients.data(),
-                  rc->cols, 1.0f, scores.data(), num_targets, ctx.thread_pool());
+                  rc->cols, 0.0f, scores.data(), num_targets, ctx.thread_pool(), &ep);
   return scores;
 }
 
