@@ -59,7 +59,10 @@ PassRun RunLayout(const std::string& bytes, bool session = true) {
   return RunPasses(bytes, {"NchwcLayout"}, OptLevel::kAll, {"CPU"}, /*require_kernels=*/session);
 }
 
-// Outputs within rtol 1e-3 / atol 1e-5 of the unoptimized graph's.
+// Outputs within rtol 1e-3 / atol 1e-4 of the unoptimized graph's. Six stacked convs on inputs in
+// [-2, 2] put y's own float32 error (any ISA, blocked or not, against a float64 evaluation) near
+// 5e-4 at values of a few units; AVX2's 8-lane blocks sum in another order than the NCHW engines
+// and differ by up to 1.5e-4 at a value of 0.12, which a tighter atol would call a failure.
 void ExpectCloseOutputs(const std::string& original, const std::string& optimized, const NamedValues& feeds) {
   SessionOptions plain;
   plain.graph_optimization_level = GraphOptimizationLevel::kDisabled;
@@ -69,7 +72,7 @@ void ExpectCloseOutputs(const std::string& original, const std::string& optimize
   const auto got = b.Run(feeds);
   ASSERT_EQ(expected.size(), got.size());
   for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_EQ(testing::CompareValues(expected[i], got[i], {1e-3, 1e-5}), "") << "output " << i;
+    EXPECT_EQ(testing::CompareValues(expected[i], got[i], {1e-3, 1e-4}), "") << "output " << i;
 }
 
 TEST(NchwcLayout, RewritesAConvRegionWithReordersOnlyAtItsEnds) {
@@ -271,7 +274,7 @@ TEST(NchwcLayout, SessionsAtLevelAllMatchLevelExtended) {
   const auto got = b.Run(ChainFeeds());
   ASSERT_EQ(expected.size(), got.size());
   for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_EQ(testing::CompareValues(expected[i], got[i], {1e-3, 1e-5}), "") << "output " << i;
+    EXPECT_EQ(testing::CompareValues(expected[i], got[i], {1e-3, 1e-4}), "") << "output " << i;
 }
 
 }  // namespace
