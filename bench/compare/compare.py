@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -115,6 +116,9 @@ def measure(name, path, feeds, threads, args, tmp):
         for r in range(args.rounds):
             order = (onyx, ort) if r % 2 == 0 else (ort, onyx)
             for w in order:
+                # The other engine's pool may still be spinning from its run; let it go to sleep
+                # so it does not take a core from this one.
+                time.sleep(args.gap_ms / 1000.0)
                 (t_onyx if w is onyx else t_ort).append(w.run())
         return {
             "model": name, "threads": threads, "agree": agree, "agree_detail": detail,
@@ -177,6 +181,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--opt-level", default="all")
+    ap.add_argument("--gap-ms", type=float, default=30.0,
+                    help="idle time before each run, so the other engine's spinning threads sleep")
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "RESULTS.md"))
     ap.add_argument("--json", default="", help="also write the raw results here")

@@ -3,9 +3,9 @@
 //   onyx_bench_worker MODEL THREADS OPT_LEVEL NAME=FILE.npy...
 // Commands: "run" -> "ms <wall ms of one Run>"; "save DIR" -> writes outputs as DIR/<i>_<name>.npy;
 // "stats" -> "rss_mb <peak RSS>"; "quit". At start it prints "ready <session creation ms>".
-#include <sys/resource.h>
 
 #include <cstdio>
+#include <fstream>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -13,6 +13,15 @@
 #include "onyx/session.h"
 #include "platform/timer.h"
 #include "tensor/npy.h"
+
+// The process's peak resident set (VmHWM in /proc/self/status), in MB.
+double PeakResidentMb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:   1234 kB"
+  return -1.0;
+}
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -57,9 +66,8 @@ int main(int argc, char** argv) {
         }
         std::printf("saved\n");
       } else if (line == "stats") {
-        struct rusage usage {};
-        getrusage(RUSAGE_SELF, &usage);
-        std::printf("rss_mb %.1f\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
+        // VmHWM, not getrusage's ru_maxrss: a forked child starts with its parent's maximum.
+        std::printf("rss_mb %.1f\n", PeakResidentMb());
       } else if (line == "quit") {
         break;
       }

@@ -128,15 +128,26 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t rows_per_task = ow_n >= segment ? 1 : std::max<int64_t>(1, segment / ow_n);
   const int64_t row_groups = (oh_n + rows_per_task - 1) / rows_per_task;
   const int64_t seg_cols = rows_per_task > 1 ? ow_n : segment;
-  const int64_t items = s.batch * group_ * chunks * row_groups;
-  const double cost = 2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) + 1.0;
+  // Pointwise planes are one long row: with few output blocks that leaves fewer tasks than
+  // threads, so the row's segments are split among tasks too.
+  const int64_t segments = (ow_n + seg_cols - 1) / seg_cols;
+  const int64_t base_items = s.batch * group_ * chunks * row_groups;
+  const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
+  const int64_t col_parts =
+      base_items >= 4 * threads ? 1 : std::min(segments, (4 * threads + base_items - 1) / base_items);
+  const int64_t segments_per_part = (segments + col_parts - 1) / col_parts;
+  const int64_t items = base_items * col_parts;
+  const double cost =
+      2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) / static_cast<double>(col_parts) +
+      1.0;
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
     const auto strip = std::make_unique_for_overwrite<float[]>(
         y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t rg = item % row_groups;
-      int64_t rest = item / row_groups;
+      const int64_t part = item % col_parts;
+      const int64_t rg = (item / col_parts) % row_groups;
+      int64_t rest = item / col_parts / row_groups;
       const int64_t chunk = rest % chunks;
       rest /= chunks;
       const int64_t g = rest % group_, n = rest / group_;
@@ -163,7 +174,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
         a.y_fb_stride = segment * b;
       }
 
-      for (int64_t s0 = 0; s0 < ow_n; s0 += seg_cols) {
+      const int64_t cols_end = std::min(ow_n, (part + 1) * segments_per_part * seg_cols);
+      for (int64_t s0 = part * segments_per_part * seg_cols; s0 < cols_end; s0 += seg_cols) {
         const int64_t s1 = std::min(ow_n, s0 + seg_cols);
         // Tiles of at most max_pixels, evened out (27 pixels -> 6, 6, 5, 5, 5).
         const int64_t max_px = k.max_pixels[fb];

@@ -41,7 +41,9 @@ async function main() {
       });
       console.log('saved');
     } else if (line === 'stats') {
-      console.log(`rss_mb ${(process.resourceUsage().maxRSS / 1024).toFixed(1)}`);
+      // VmHWM, not resourceUsage().maxRSS: a forked child starts with its parent's maximum.
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+      console.log(`rss_mb ${(Number(hwm[1]) / 1024).toFixed(1)}`);
     } else if (line === 'quit') {
       break;
     }
