@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
 
@@ -40,6 +41,19 @@ class GlobalPool final : public OpKernel {
       ThreadPool::For(ctx.thread_pool(), planes, static_cast<double>(size), [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
           const T* src = xp + plane * size;
+          if constexpr (std::is_same_v<T, float>) {
+            // The vector reductions: a serial sum waits on each add's latency.
+            if (size > 0 && (kind != GlobalKind::kLp || p_ == 2.0)) {
+              const size_t n = static_cast<size_t>(size);
+              if constexpr (kind == GlobalKind::kAverage)
+                yp[plane] = static_cast<float>(linalg::ReduceSum(src, n) / static_cast<double>(size));
+              else if constexpr (kind == GlobalKind::kMax)
+                yp[plane] = linalg::ReduceMax(src, n);
+              else
+                yp[plane] = static_cast<float>(std::sqrt(linalg::ReduceSumSquares(src, n)));
+              continue;
+            }
+          }
           Acc acc = kind == GlobalKind::kMax ? -std::numeric_limits<Acc>::infinity() : Acc{0};
           for (int64_t i = 0; i < size; ++i) {
             const Acc v = static_cast<Acc>(ToCompute(src[i]));
