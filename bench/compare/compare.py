@@ -116,8 +116,9 @@ def measure(name, path, feeds, threads, args, tmp):
         for r in range(args.rounds):
             order = (onyx, ort) if r % 2 == 0 else (ort, onyx)
             for w in order:
-                # The other engine's pool may still be spinning from its run; let it go to sleep
-                # so it does not take a core from this one.
+                # The other engine's pool may still be spinning from its run (ONNX Runtime's
+                # workers measured busy for 20-30 ms after one); let it go to sleep so it does
+                # not take a core from this one.
                 time.sleep(args.gap_ms / 1000.0)
                 (t_onyx if w is onyx else t_ort).append(w.run())
         return {
@@ -150,7 +151,8 @@ def table(results, args):
         f"optimization level {args.opt_level}; {args.rounds} alternating rounds after {args.warmup} warm-ups; "
         "times in ms (wall time of one Run inside each engine's worker; ORT's includes onnxruntime-node copying "
         "outputs into JS). Peak RSS is the whole worker process (Node's own runtime included for ORT).",
-        f"Command: `bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}`",
+        f"Command: `bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}` "
+        f"({args.gap_ms:g} ms idle before each run, so neither engine's spinning threads take a core from the other)",
         "",
         "| model | threads | Onyx median | ORT median | ORT/Onyx | Onyx p90 | ORT p90 | Onyx create | ORT create "
         "| Onyx RSS MB | ORT RSS MB | outputs agree |",
@@ -181,7 +183,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--opt-level", default="all")
-    ap.add_argument("--gap-ms", type=float, default=30.0,
+    ap.add_argument("--gap-ms", type=float, default=50.0,
                     help="idle time before each run, so the other engine's spinning threads sleep")
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "RESULTS.md"))
