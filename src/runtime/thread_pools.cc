@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "base/check.h"
+#include "platform/cpu_features.h"
 #include "platform/thread_affinity.h"
 
 namespace onyx {
@@ -56,6 +57,20 @@ std::shared_ptr<ThreadPool> MakePool(const ThreadPoolOptions& options, const cha
   }
 }
 
+// With no affinities given and a pool that uses every processor the process may run on, worker
+// i is pinned to the (i + 1)-th of them and the calling thread stays free. Unpinned, a worker
+// woken after the session sat idle is placed on its waker's processor and shares it for the
+// first milliseconds (MobileNetV2 at 2 threads after 30 ms idle: 6.8-7.4 ms unpinned, 4.8-4.9
+// pinned, 3.7-4.0 back to back), as ONNX Runtime avoids by setting affinities itself.
+std::vector<std::vector<int>> AutoAffinities(int num_threads) {
+  const std::vector<int> cpus = AvailableProcessors();
+  const int n = num_threads == 0 ? GetCpuFeatures().physical_cores : num_threads;
+  if (n < 2 || static_cast<size_t>(n) != cpus.size()) return {};
+  std::vector<std::vector<int>> affinities;
+  for (int i = 1; i < n; ++i) affinities.push_back({cpus[static_cast<size_t>(i)]});
+  return affinities;
+}
+
 }  // namespace
 
 bool IsThreadingConfigKey(const std::string& key) {
@@ -94,6 +109,8 @@ SessionThreadPools CreateSessionThreadPools(const SessionOptions& options) {
   intra.dynamic_block_base = ParseDynamicBlockBase(options);
   if (const std::string* text = Entry(options, kConfigIntraOpThreadAffinities))
     intra.worker_affinities = ParseAffinities(*text, kConfigIntraOpThreadAffinities);
+  else if (options.custom_create_thread_fn == nullptr)
+    intra.worker_affinities = AutoAffinities(options.intra_op_num_threads);
   intra.custom_create_thread_fn = options.custom_create_thread_fn;
   intra.custom_thread_creation_options = options.custom_thread_creation_options;
   intra.custom_join_thread_fn = options.custom_join_thread_fn;

@@ -330,6 +330,30 @@ TEST(SessionThreading, IntraOpThreadAffinitiesPinTheWorkers) {
   EXPECT_NE(ErrorText([&] { MakeSession(BranchyModel(), options); }).find("count from 1"), std::string::npos);
 }
 
+TEST(SessionThreading, APoolOnEveryProcessorPinsOneWorkerToEachOtherProcessor) {
+  const std::vector<int> cpus = AvailableProcessors();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two processors";
+  SessionOptions options;
+  options.intra_op_num_threads = static_cast<int>(cpus.size());
+  Session s = MakeSession(BranchyModel(), options);
+  const auto tids = s.impl().thread_pool()->WorkerThreadIds();
+  ASSERT_EQ(tids.size(), cpus.size() - 1);
+  for (size_t i = 0; i < tids.size(); ++i) EXPECT_EQ(test::AffinityOf(tids[i]), (std::vector<int>{cpus[i + 1]}));
+  // The calling thread is never pinned by the session.
+  EXPECT_EQ(test::AffinityOf(CurrentThreadId()), cpus);
+  // Fewer threads than processors: the OS places the workers.
+  if (cpus.size() > 2) {
+    options.intra_op_num_threads = 2;
+    Session fewer = MakeSession(BranchyModel(), options);
+    EXPECT_EQ(test::AffinityOf(fewer.impl().thread_pool()->WorkerThreadIds()[0]), cpus);
+  }
+  // Affinities given in the config win.
+  options.intra_op_num_threads = 2;
+  options.config_entries["session.intra_op_thread_affinities"] = std::to_string(cpus.front() + 1);
+  Session given = MakeSession(BranchyModel(), options);
+  EXPECT_EQ(test::AffinityOf(given.impl().thread_pool()->WorkerThreadIds()[0]), (std::vector<int>{cpus.front()}));
+}
+
 TEST(SessionThreading, UnknownConfigKeysAreStillErrors) {
   SessionOptions options;
   options.config_entries["session.intra_op.allow_spining"] = "1";
