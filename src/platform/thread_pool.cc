@@ -153,7 +153,7 @@ struct ThreadPool::Impl {
     {
       std::lock_guard<std::mutex> lock(impl.start_mutex);
       ++impl.num_started;
-      if (!pinned && impl.start_error.empty())
+      if (!pinned && impl.options.affinities_required && impl.start_error.empty())
         impl.start_error = StrCat("the OS refused to pin worker ", w->index, " to its processors");
     }
     impl.started.notify_all();

@@ -32,6 +32,9 @@ struct ThreadPoolOptions {
   int dynamic_block_base = 0;
   // 0-based processors for each worker (num_threads - 1 entries); empty = no pinning.
   std::vector<std::vector<int>> worker_affinities;
+  // A worker the OS refuses to pin fails the pool's construction; false keeps it unpinned (for
+  // affinities the pool's owner chose itself rather than the user).
+  bool affinities_required = true;
   // Start workers through these hooks instead of std::thread (both or neither).
   CustomCreateThreadFn custom_create_thread_fn = nullptr;
   void* custom_thread_creation_options = nullptr;

@@ -109,8 +109,10 @@ SessionThreadPools CreateSessionThreadPools(const SessionOptions& options) {
   intra.dynamic_block_base = ParseDynamicBlockBase(options);
   if (const std::string* text = Entry(options, kConfigIntraOpThreadAffinities))
     intra.worker_affinities = ParseAffinities(*text, kConfigIntraOpThreadAffinities);
-  else if (options.custom_create_thread_fn == nullptr)
+  else if (options.custom_create_thread_fn == nullptr) {
     intra.worker_affinities = AutoAffinities(options.intra_op_num_threads);
+    intra.affinities_required = false;  // a refused pin leaves the worker where the OS put it
+  }
   intra.custom_create_thread_fn = options.custom_create_thread_fn;
   intra.custom_thread_creation_options = options.custom_thread_creation_options;
   intra.custom_join_thread_fn = options.custom_join_thread_fn;

@@ -129,6 +129,27 @@ TEST(ThreadPoolKnobs, WorkersArePinnedWhereTheAffinitiesSay) {
   }
 }
 
+TEST(ThreadPoolKnobs, ARefusedPinFailsThePoolUnlessAffinitiesAreOptional) {
+  const std::vector<int> available = AvailableProcessors();
+  const int missing = available.back() + 1;  // a processor this process may not run on
+  if (missing >= 1024) GTEST_SKIP() << "no processor id outside the allowed set fits a cpu_set_t";
+  ThreadPoolOptions options;
+  options.num_threads = 2;
+  options.worker_affinities = {{missing}};
+  try {
+    ThreadPool bad(options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("refused to pin worker 0"), std::string::npos) << e.what();
+  }
+  options.affinities_required = false;
+  ThreadPool pool(options);
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(1000, 1e5, [&](int64_t b, int64_t e) { sum += e - b; });
+  EXPECT_EQ(sum.load(), 1000);
+  EXPECT_EQ(test::AffinityOf(pool.WorkerThreadIds()[0]), available);  // left where the OS put it
+}
+
 // Small parallel loops with 20 us gaps, as the ops of one Run come, until `done` or 3 s.
 // Each loop has two 50 us blocks, so a worker that is awake takes one.
 void BackToBackLoops(ThreadPool& pool, int min_count, const std::function<bool()>& done) {
