@@ -49,7 +49,8 @@ class ModelBuilder {
   static std::shared_ptr<const TypeInfo> Type(DataType dtype, const std::vector<int64_t>& dims) {
     std::vector<Dim> shape;
     for (size_t i = 0; i < dims.size(); ++i)
-      shape.push_back(dims[i] >= 0 ? Dim{dims[i], ""} : Dim{-1, "d" + std::to_string(i)});
+      // std::string("d").append(...), not "d" + ...: g++ 12's -Wrestrict misreads the latter.
+      shape.push_back(dims[i] >= 0 ? Dim{dims[i], ""} : Dim{-1, std::string("d").append(std::to_string(i))});
     return TypeInfo::Tensor(dtype, shape);
   }
 

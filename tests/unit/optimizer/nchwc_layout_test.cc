@@ -138,13 +138,18 @@ TEST(NchwcLayout, InfersTheBlockedShapes) {
   };
   for (const auto& n : model->graph->nodes) {
     const std::string& out = n->outputs[0];
-    if (n->op_type == "ReorderToNchwc" && n->inputs[0] == "x")
-      EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(3), 11, 10, b}));
-    if (n->op_type == "ReorderToNchwc" && n->inputs[0] == "z")
+    if (n->op_type == "NchwcConv" && n->inputs[0] == "x") {  // a: reads x (3 channels) plain
+      EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(12), 11, 10, b}));
+    }
+    if (n->op_type == "ReorderToNchwc" && n->inputs[0] == "z") {
       EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(20), 6, 5, b}));
-    if (n->op_type == "NchwcConv" && n->FindAttribute("strides") != nullptr)  // d: stride 2, 20 channels
+    }
+    if (n->op_type == "NchwcConv" && n->FindAttribute("strides") != nullptr) {  // d: stride 2, 20 channels
       EXPECT_EQ(dims_of(out), (std::vector<int64_t>{2, blocks(20), 6, 5, b}));
-    if (n->op_type == "ReorderFromNchwc") EXPECT_EQ(dims_of(out).size(), 4u) << out;
+    }
+    if (n->op_type == "ReorderFromNchwc") {
+      EXPECT_EQ(dims_of(out).size(), 4u) << out;
+    }
   }
   EXPECT_EQ(dims_of("b"), (std::vector<int64_t>{2, 12, 11, 10}));
   EXPECT_EQ(dims_of("y"), (std::vector<int64_t>{2, 20, 6, 5}));
