@@ -105,7 +105,8 @@ Child StartTest(const std::string& suite, const std::string& test) {
     std::string out;
     try {
       const auto r = onyx::testing::RunTestFolder((fs::path(suite) / test).string(), options);
-      out = r.passed() ? "P" : "F" + r.FirstFailure();
+      // append, not "F" + ...: g++ 12's -Wrestrict misreads literal + std::string&&.
+      out = r.passed() ? std::string("P") : std::string("F").append(r.FirstFailure());
     } catch (const std::exception& e) {
       out = std::string("F") + e.what();
     }
