@@ -254,6 +254,23 @@ def test_jpeg2000_file_and_codestream():
     assert np.max(np.abs(gray - want @ np.array([0.299, 0.587, 0.114]))) <= 1.0
 
 
+@pytest.mark.parametrize("enumcs", [18, 24], ids=["sYCC", "e-sYCC"])
+def test_jpeg2000_ycc_colour_spaces(enumcs):
+    """The conformance file with its colour box relabelled from sRGB (16) to sYCC (18) or e-sYCC
+    (24): the decoded components are then Y, Cb, Cr and go through the BT.601 full-range matrix."""
+    folder = require_shared("onnx-tests", "node", "test_image_decoder_decode_jpeg2k_rgb", "test_data_set_0")
+    jp2 = bytes(numpy_helper.to_array(onnx.load_tensor(os.path.join(folder, "input_0.pb"))))
+    components = numpy_helper.to_array(onnx.load_tensor(os.path.join(folder, "output_0.pb"))).astype(np.float64)
+    colr = jp2.find(b"colr")
+    assert colr > 0 and jp2[colr + 4] == 1 and struct.unpack(">I", jp2[colr + 7:colr + 11])[0] == 16
+    relabelled = jp2[:colr + 7] + struct.pack(">I", enumcs) + jp2[colr + 11:]
+    y, cb, cr = components[..., 0], components[..., 1] - 128, components[..., 2] - 128
+    want = np.stack([y + 1.402 * cr, y - 0.344136 * cb - 0.714136 * cr, y + 1.772 * cb], axis=-1)
+    want = np.clip(np.floor(want + 0.5), 0, 255)
+    got = decode(relabelled).astype(np.float64)
+    assert np.max(np.abs(got - want)) <= 1.0
+
+
 # --- pixel formats and errors -----------------------------------------------------------------
 
 def test_bgr_and_grayscale():

@@ -204,7 +204,7 @@ std::vector<float> ToFloatVector(const Tensor& t) {
       for (int64_t i = 0; i < t.size(); ++i) v[i] = static_cast<float>(t.data<BFloat16>()[i]);
       break;
     default:
-      ONYX_THROW(kNotImplemented, "element type ", DataTypeName(t.dtype()), " is not supported here");
+      ONYX_THROW(kInvalidArgument, "attention inputs must be float, float16 or bfloat16, got ", DataTypeName(t.dtype()));
   }
   return v;
 }
@@ -221,7 +221,7 @@ void FromFloat(const float* src, Tensor& dst) {
       for (int64_t i = 0; i < dst.size(); ++i) dst.data<BFloat16>()[i] = BFloat16(src[i]);
       break;
     default:
-      ONYX_THROW(kNotImplemented, "element type ", DataTypeName(dst.dtype()), " is not supported here");
+      ONYX_THROW(kInvalidArgument, "attention outputs must be float, float16 or bfloat16, got ", DataTypeName(dst.dtype()));
   }
 }
 

@@ -151,7 +151,6 @@ RgbImage DecodeJpeg2000(const uint8_t* data, size_t size) {
                "JPEG 2000: component ", c, " was not decoded");
     ONYX_CHECK(comp.prec >= 1 && comp.prec <= 31, kRuntime, "JPEG 2000: unsupported sample precision ", comp.prec);
   }
-  ONYX_CHECK(space != OPJ_CLRSPC_EYCC, kNotImplemented, "JPEG 2000: e-YCC colour is not supported");
 
   RgbImage img;
   img.width = width;
@@ -173,8 +172,9 @@ RgbImage DecodeJpeg2000(const uint8_t* data, size_t size) {
     for (int64_t x = 0; x < width; ++x) {
       uint8_t* out = img.pixels.data() + (y * width + x) * 3;
       const int a = r0.At(x, y), b = r1.At(x, y), c = r2.At(x, y);
-      if (space == OPJ_CLRSPC_SYCC) {
-        // Full-range YCbCr (ITU-R BT.601, as JFIF).
+      if (space == OPJ_CLRSPC_SYCC || space == OPJ_CLRSPC_EYCC) {
+        // Full-range YCbCr (ITU-R BT.601, as JFIF). e-sYCC uses the same matrix; its wider range
+        // (signed chroma) is what ComponentReader's offset already centres.
         out[0] = ClampByte(a + 1.402 * (c - 128));
         out[1] = ClampByte(a - 0.344136 * (b - 128) - 0.714136 * (c - 128));
         out[2] = ClampByte(a + 1.772 * (b - 128));
