@@ -13,7 +13,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 ONYX_BIN = os.environ.get("ONYX_BIN", os.path.join(REPO, "build", "release", "tools", "onyx", "onyx"))
 ORT_DIR = os.environ.get("ONYX_ORT_DIR", os.path.join(REPO, "build", "release", "ort-cache"))
 SHARED_DIR = os.environ.get("ONYX_SHARED_DIR", os.path.join(REPO, "..", "shared"))
-WORK_DIR = os.environ.get("ONYX_WORK_DIR", os.path.join(REPO, "build", "release", "test-work"))
+# Scratch files live under WORK_ROOT; tests/python/conftest.py gives every test its own folder
+# there (SCRATCH) and removes it afterwards, so a full run never holds more than one test's files.
+WORK_ROOT = os.environ.get("ONYX_WORK_DIR", os.path.join(REPO, "build", "release", "test-work"))
+SCRATCH = None
 ORT_RUN = os.path.join(REPO, "tools", "ort_reference", "ort_run.js")
 
 
@@ -133,8 +136,15 @@ def save_model(model, name):
 
 
 def _work_dir():
-    os.makedirs(WORK_DIR, exist_ok=True)
-    return WORK_DIR
+    """The running test's scratch folder (WORK_ROOT outside a test, e.g. during collection)."""
+    folder = SCRATCH or WORK_ROOT
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def build_dir():
+    """The build folder beside WORK_ROOT, where generated models are kept between runs."""
+    return os.path.dirname(os.path.abspath(WORK_ROOT))
 
 
 def run_onnx_and_ort(model_path, inputs, threads=1):
@@ -148,7 +158,7 @@ def bench_models_dir():
     import fcntl
     import json
     generator = require_shared("models", "bench", "generate.sh")
-    out = os.path.join(os.path.dirname(_work_dir()), "bench-models")
+    out = os.path.join(build_dir(), "bench-models")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent tests wait for one generation

@@ -6,7 +6,6 @@ emit, and the fused-node counts the benchmark architectures imply are checked.""
 import collections
 import os
 import subprocess
-import tempfile
 
 import numpy as np
 import onnx
@@ -21,7 +20,7 @@ F32 = np.float32
 
 def optimize(model_path, level="extended"):
     """Runs `onyx optimize` and returns (path of the optimized model, op counts after)."""
-    out = os.path.join(tempfile.mkdtemp(dir=_work_dir()), "optimized.onnx")
+    out = os.path.join(_work_dir(), "optimized.onnx")
     proc = subprocess.run([ONYX_BIN, "optimize", model_path, "-o", out, "--level", level, "--report"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
