@@ -30,7 +30,8 @@ inline Vec Sigmoid(Vec x) {
   return Vec::Div(one, Vec::Add(one, Exp(Vec::Sub(Vec::Zero(), x))));
 }
 
-inline Vec Activate(Vec v, const ConvActivation& a) {
+// The activations past Relu, out of line: their bodies would bloat every epilogue they sit in.
+[[gnu::noinline]] static Vec ActivateGeneral(Vec v, const ConvActivation& a) {
   switch (a.kind) {
     case ConvActivation::kNone:
       return v;
@@ -56,6 +57,13 @@ inline Vec Activate(Vec v, const ConvActivation& a) {
     }
   }
   return v;
+}
+
+// Relu, the common case, stays inline in the kernels' epilogues.
+[[gnu::always_inline]] inline Vec Activate(Vec v, const ConvActivation& a) {
+  if (a.kind == ConvActivation::kRelu) return Vec::Max(v, Vec::Zero());
+  if (a.kind == ConvActivation::kNone) return v;
+  return ActivateGeneral(v, a);
 }
 
 inline bool HasActivation(const ConvActivation* a) { return a != nullptr && a->kind != ConvActivation::kNone; }

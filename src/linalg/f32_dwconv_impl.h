@@ -7,8 +7,10 @@
 //   DepthwiseBlocked  one NCHWc channel block, vectorized over the B channels.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "linalg/f32_conv_kernel.h"
 #include "linalg/f32_conv_math_impl.h"
@@ -267,10 +269,91 @@ void DepthwisePlane(const DepthwisePlaneArgs& a) {
   else dw::PlaneRows<0>(a, l, a.scratch);
 }
 
+namespace dw {
+
+// Output pixels per register tile of the blocked kernel: T accumulators, KW weights of one
+// window row and the input vector being read stay in registers (T + KW + 1 <= 16 for AVX2).
+template <int KW>
+constexpr int kBlockedTilePixels = KW <= 5 ? 8 : 6;
+
+// T output pixels of one row from ow (KW-wide window, unit dilation along the row, stride S).
+// Each input vector of a window row is loaded once and feeds every pixel whose window covers
+// it, instead of once per tap. kEdge: some of those columns lie outside the input (padding, or
+// pixels past out_w, not stored) and are skipped. Stores the first n pixels.
+template <int KW, int S, int T, bool kEdge>
+inline void BlockedTile(const DepthwiseBlockedArgs& a, Vec bias, bool has_act, int64_t oh, int64_t ow, int64_t n) {
+  constexpr int B = Vec::kWidth;
+  constexpr int kCols = (T - 1) * S + KW;
+  Vec acc[T];
+#pragma GCC unroll 16
+  for (int i = 0; i < T; ++i) acc[i] = bias;
+  const int64_t ih0 = oh * a.stride_h - a.pad_top, iw0 = ow * S - a.pad_left;
+  for (int64_t kh = 0; kh < a.kernel_h; ++kh) {
+    const int64_t ih = ih0 + kh * a.dilation_h;
+    if (ih < 0 || ih >= a.in_h) continue;
+    const float* xr = a.x + (ih * a.in_w + iw0) * B;
+    Vec w[KW];
+#pragma GCC unroll 8
+    for (int kw = 0; kw < KW; ++kw) w[kw] = Vec::Load(a.w + (kh * KW + kw) * B);
+    [&]<int... J>(std::integer_sequence<int, J...>) __attribute__((always_inline)) {
+      (
+          [&]() __attribute__((always_inline)) {
+            constexpr int j = J;
+            if (kEdge && (iw0 + j < 0 || iw0 + j >= a.in_w)) return;
+            const Vec xv = Vec::Load(xr + j * B);
+            [&]<int... K>(std::integer_sequence<int, K...>) __attribute__((always_inline)) {
+              (
+                  [&]() __attribute__((always_inline)) {
+                    constexpr int d = j - K;
+                    if constexpr (d >= 0 && d % S == 0 && d / S < T) acc[d / S] = Vec::Fma(w[K], xv, acc[d / S]);
+                  }(),
+                  ...);
+            }(std::make_integer_sequence<int, KW>{});
+          }(),
+          ...);
+    }(std::make_integer_sequence<int, kCols>{});
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < T; ++i) {
+    if (kEdge && i >= n) break;
+    const int64_t off = (oh * a.out_w + ow + i) * B;
+    Vec v = acc[i];
+    if (a.residual != nullptr) v = Vec::Add(v, Vec::Load(a.residual + off));
+    if (has_act) v = Activate(v, *a.act);
+    Vec::Store(a.y + off, v);
+  }
+}
+
+template <int KW, int S>
+void BlockedRows(const DepthwiseBlockedArgs& a, Vec bias, bool has_act) {
+  constexpr int T = kBlockedTilePixels<KW>;
+  // Output columns whose whole window row lies inside the input.
+  const int64_t ow_lo = (a.pad_left + S - 1) / S;
+  const int64_t last = a.in_w - KW + a.pad_left;  // the last interior pixel is last / S
+  const int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(a.out_w, last / S + 1);
+  for (int64_t oh = a.oh_begin; oh < a.oh_end; ++oh) {
+    for (int64_t ow = 0; ow < a.out_w; ow += T) {
+      if (ow >= ow_lo && ow + T <= ow_hi) BlockedTile<KW, S, T, false>(a, bias, has_act, oh, ow, T);
+      else BlockedTile<KW, S, T, true>(a, bias, has_act, oh, ow, std::min<int64_t>(T, a.out_w - ow));
+    }
+  }
+}
+
+}  // namespace dw
+
 void DepthwiseBlocked(const DepthwiseBlockedArgs& a) {
   constexpr int B = Vec::kWidth;
   const bool has_act = HasActivation(a.act);
   const Vec bias = a.bias != nullptr ? Vec::Load(a.bias) : Vec::Zero();
+  if (a.dilation_w == 1 && (a.stride_w == 1 || a.stride_w == 2)) {
+    const bool s1 = a.stride_w == 1;
+    switch (a.kernel_w) {
+      case 3: return s1 ? dw::BlockedRows<3, 1>(a, bias, has_act) : dw::BlockedRows<3, 2>(a, bias, has_act);
+      case 5: return s1 ? dw::BlockedRows<5, 1>(a, bias, has_act) : dw::BlockedRows<5, 2>(a, bias, has_act);
+      case 7: return s1 ? dw::BlockedRows<7, 1>(a, bias, has_act) : dw::BlockedRows<7, 2>(a, bias, has_act);
+      default: break;
+    }
+  }
   const int64_t kw_n = a.kernel_w;
   // Output columns whose whole window row lies inside the input.
   int64_t ow_lo = (a.pad_left + a.stride_w - 1) / a.stride_w;

@@ -88,6 +88,31 @@ TEST(ConvDepthwise, GeneralWindows) {
   });
 }
 
+// The blocked kernel's register tiles (3/5/7-wide windows, strides 1 and 2, 6 or 8 pixels):
+// widths on both sides of the tile sizes, so rows end in part-filled tiles, with tiles that
+// start or end in the padding, uneven pads, pads wider than half the window, and windows
+// taller than wide or dilated along the height.
+TEST(ConvDepthwise, BlockedTilesAcrossWidths) {
+  std::mt19937 rng(12);
+  ForEachIsa([&](const std::string&) {
+    for (int64_t kw : {3, 5, 7})
+      for (int64_t stride : {1, 2})
+        for (int64_t width : {1, 5, 6, 7, 8, 9, 13, 16, 17, 23}) {
+          Conv2dShape s = Depthwise(19, 5, width, kw, stride, kw / 2);
+          s.kernel_h = kw == 7 ? 3 : kw;
+          s.pad_top = s.pad_bottom = s.kernel_h / 2;
+          s.dilation_h = width % 2 == 0 ? 2 : 1;
+          s.pad_left = width % 3 == 0 ? kw - 1 : kw / 2;
+          s.pad_right = width % 3 == 1 ? 0 : kw / 2 + 1;
+          if (!s.ComputeOutputSize()) continue;
+          ConvActivation act;
+          act.kind = width % 2 == 0 ? ConvActivation::kRelu : ConvActivation::kSilu;
+          CheckProblem(s, MakeDepthwise, rng, true, width % 4 == 1, act, true, nullptr, 1e-4f);
+          CheckProblem(s, MakeDepthwise, rng, false, false, {}, false, nullptr, 1e-4f);
+        }
+  });
+}
+
 TEST(ConvDepthwise, TwoThreads) {
   std::mt19937 rng(4);
   ThreadPool pool(2);
