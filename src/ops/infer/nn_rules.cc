@@ -137,6 +137,25 @@ void NchwcConvRule(InferenceContext& ctx) {
   ctx.set_output(0, DataType::kFloat, out);
 }
 
+// NchwcMaxPool / NchwcAveragePool: the pool's window over [N, C / B, H, W], then B.
+void NchwcPoolRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  const Dims plain(x->begin(), x->end() - 1);
+  Dims out = ConvLikeDims(ctx, &plain, true);
+  out.push_back(x->back());
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
+// NchwcGlobalAveragePool / NchwcGlobalMaxPool: spatial dims 1, the block kept.
+void NchwcGlobalPoolRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  Dims out = *x;
+  for (size_t i = 2; i + 1 < out.size(); ++i) out[i] = Dim{1, ""};
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
 void GlobalPoolRule(InferenceContext& ctx) {
   const Dims* x = ctx.input_dims(0);
   if (!x) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
@@ -219,6 +238,10 @@ struct Registrations {
     RegisterInferenceRule("com.onyx", "ReorderToNchwc", ReorderToNchwcRule);
     RegisterInferenceRule("com.onyx", "ReorderFromNchwc", ReorderFromNchwcRule);
     RegisterInferenceRule("com.onyx", "NchwcConv", NchwcConvRule);
+    for (const char* op : {"NchwcMaxPool", "NchwcAveragePool"}) RegisterInferenceRule("com.onyx", op, NchwcPoolRule);
+    for (const char* op : {"NchwcGlobalAveragePool", "NchwcGlobalMaxPool"})
+      RegisterInferenceRule("com.onyx", op, NchwcGlobalPoolRule);
+    RegisterInferenceRule("com.onyx", "NchwcScaleChannels", SameAsInput0);
     for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) RegisterInferenceRule("", op, PoolRule);
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
       RegisterInferenceRule("", op, GlobalPoolRule);

@@ -15,7 +15,7 @@ from onyx_harness import ONYX_BIN, _work_dir, bench_feeds, bench_manifest, requi
 # NchwcConv nodes a session makes (every conv of the backbone but those left in regions under
 # three convs; independent of the CPU's block, since none of these has grouped convs the blocked
 # kernels reject).
-BENCH_NCHWC_CONVS = {"resnet50": 52, "mobilenetv2": 52, "yolo_like": 42}
+BENCH_NCHWC_CONVS = {"resnet50": 53, "mobilenetv2": 52, "yolo_like": 52, "efficientnet_b0": 81}
 
 
 def session_op_counts(path):
@@ -89,3 +89,145 @@ def test_ppocr_cls_blocked_region_matches_extended():
     assert session_op_counts(path).get("com.onyx.NchwcConv", 0) == 7
     rng = np.random.default_rng(5)
     assert_same_as_extended(path, {"x": rng.standard_normal((2, 3, 48, 192)).astype(np.float32)})
+
+
+# Small models whose pools, squeeze-excitation gates, Adds and Concats join the blocked regions
+# (channel counts that are and are not multiples of the block, 8 or 16): outputs against ONNX
+# Runtime, and the reorders left at the region edges.
+def _conv(name, x, cin, cout, rng, inits, k=1, stride=1, pad=None, act="Relu"):
+    from onnx import helper, numpy_helper
+    w = (rng.standard_normal((cout, cin, k, k)) * (1.0 / np.sqrt(cin * k * k))).astype(np.float32)
+    b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+    inits += [numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")]
+    p = k // 2 if pad is None else pad
+    nodes = [helper.make_node("Conv", [x, name + "_w", name + "_b"], [name + "_c"], kernel_shape=[k, k],
+                              strides=[stride, stride], pads=[p] * 4)]
+    if act is None:
+        return nodes, name + "_c"
+    nodes.append(helper.make_node(act, [name + "_c"], [name]))
+    return nodes, name
+
+
+def _model(nodes, inits, x_shape, y_name, opset=17):
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                              [helper.make_tensor_value_info(y_name, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _check_against_ort(model, name, x_shape, seed=0):
+    from onyx_harness import assert_outputs_close, run_ort, save_model
+    path = save_model(model, name)
+    x = np.random.default_rng(seed).standard_normal(x_shape).astype(np.float32)
+    for threads in (1, 2):
+        assert_outputs_close(run_ort(path, {"x": x}), run_onyx(path, {"x": x}, threads=threads))
+    return session_op_counts(path)
+
+
+def test_stem_pool_and_global_pool_join_the_region():
+    """conv -> MaxPool 3x3/2 -> convs -> GlobalAveragePool (ResNet's stem and head): one region
+    from the plain RGB input to a 1x1 output."""
+    from onnx import helper
+    rng, inits, nodes = np.random.default_rng(1), [], []
+    n, y = _conv("stem", "x", 3, 24, rng, inits, k=3, stride=2)
+    nodes += n
+    nodes.append(helper.make_node("MaxPool", [y], ["pool"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
+    n, y = _conv("c1", "pool", 24, 40, rng, inits, k=3)
+    nodes += n
+    n, y = _conv("c2", y, 40, 40, rng, inits, k=1)
+    nodes += n
+    nodes.append(helper.make_node("GlobalAveragePool", [y], ["y"]))
+    counts = _check_against_ort(_model(nodes, inits, [2, 3, 33, 29], "y"), "stem_pool.onnx", (2, 3, 33, 29))
+    assert counts.get("com.onyx.NchwcMaxPool") == 1 and counts.get("com.onyx.NchwcGlobalAveragePool") == 1, counts
+    assert counts.get("com.onyx.NchwcConv") == 3 and counts.get("NchwcConv plain input") == 1, counts
+    assert counts.get("com.onyx.ReorderToNchwc", 0) == 0 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+    assert counts.get("MaxPool", 0) == 0 and counts.get("GlobalAveragePool", 0) == 0, counts
+
+
+@pytest.mark.parametrize("gate_first", [True, False])
+def test_squeeze_excitation_joins_the_region(gate_first):
+    """EfficientNet's SE block: GlobalAveragePool -> 1x1 conv -> 1x1 conv -> Sigmoid -> Mul with
+    the block's tensor (24 channels: padded lanes in the last block) stays blocked. Three convs
+    over the image make the region; the gate's convs on one pixel do not count."""
+    from onnx import helper
+    rng, inits, nodes = np.random.default_rng(2), [], []
+    n, x = _conv("expand", "x", 16, 24, rng, inits, k=1)
+    nodes += n
+    n, x = _conv("spatial", x, 24, 24, rng, inits, k=3)
+    nodes += n
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
+    n, s = _conv("fc1", "gap", 24, 6, rng, inits)
+    nodes += n
+    n, s = _conv("fc2", s, 6, 24, rng, inits, act="Sigmoid")
+    nodes += n
+    nodes.append(helper.make_node("Mul", [s, x] if gate_first else [x, s], ["se"]))
+    n, y = _conv("project", "se", 24, 20, rng, inits, act=None)
+    nodes += n
+    counts = _check_against_ort(_model(nodes, inits, [1, 16, 14, 15], y), "se.onnx", (1, 16, 14, 15))
+    assert counts.get("com.onyx.NchwcScaleChannels") == 1, counts
+    assert counts.get("com.onyx.NchwcGlobalAveragePool") == 1 and counts.get("com.onyx.NchwcConv") == 5, counts
+    assert counts.get("com.onyx.ReorderToNchwc") == 1 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+
+
+def test_squeeze_excitation_convs_alone_make_no_region():
+    """Two convs over the image and the two of a gate: too few to block."""
+    from onnx import helper
+    rng, inits, nodes = np.random.default_rng(6), [], []
+    n, x = _conv("expand", "x", 16, 24, rng, inits, k=3)
+    nodes += n
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
+    n, s = _conv("fc1", "gap", 24, 6, rng, inits)
+    nodes += n
+    n, s = _conv("fc2", s, 6, 24, rng, inits, act="Sigmoid")
+    nodes += n
+    nodes.append(helper.make_node("Mul", [x, s], ["se"]))
+    n, y = _conv("project", "se", 24, 20, rng, inits, act=None)
+    nodes += n
+    counts = _check_against_ort(_model(nodes, inits, [1, 16, 9, 10], y), "se_small.onnx", (1, 16, 9, 10))
+    assert counts.get("com.onyx.NchwcConv", 0) == 0 and counts.get("com.onyx.ReorderToNchwc", 0) == 0, counts
+
+
+def test_pool_windows_join_the_region():
+    """AveragePool with ceil_mode, padding and count_include_pad, and a dilated MaxPool between
+    convs of 20 channels (not a multiple of the block)."""
+    from onnx import helper
+    rng, inits, nodes = np.random.default_rng(3), [], []
+    n, y = _conv("a", "x", 8, 20, rng, inits, k=3)
+    nodes += n
+    nodes.append(helper.make_node("AveragePool", [y], ["avg"], kernel_shape=[3, 2], strides=[2, 2],
+                                  pads=[1, 0, 1, 1], ceil_mode=1, count_include_pad=1))
+    n, y = _conv("b", "avg", 20, 20, rng, inits, k=3)
+    nodes += n
+    nodes.append(helper.make_node("AveragePool", [y], ["avg2"], kernel_shape=[2, 2], strides=[1, 1], pads=[1] * 4))
+    nodes.append(helper.make_node("MaxPool", ["avg2"], ["max"], kernel_shape=[2, 3], dilations=[2, 1],
+                                  strides=[1, 2], pads=[1, 1, 0, 1], ceil_mode=1))
+    n, y = _conv("c", "max", 20, 12, rng, inits, k=1)
+    nodes += n
+    counts = _check_against_ort(_model(nodes, inits, [1, 8, 17, 19], y), "pools.onnx", (1, 8, 17, 19))
+    assert counts.get("com.onyx.NchwcAveragePool") == 2 and counts.get("com.onyx.NchwcMaxPool") == 1, counts
+    assert counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+
+
+def test_add_concat_and_sppf_join_the_region():
+    """YOLO's neck: a residual Add of two conv outputs, MaxPool chains (SPPF) and a channel Concat
+    of 32-channel tensors stay blocked; a MaxPool with an Indices output stays plain."""
+    from onnx import helper
+    rng, inits, nodes = np.random.default_rng(4), [], []
+    n, a = _conv("a", "x", 32, 32, rng, inits, k=3, act="Sigmoid")
+    nodes += n
+    n, b = _conv("b", a, 32, 32, rng, inits, k=3, act="Sigmoid")
+    nodes += n
+    nodes.append(helper.make_node("Add", [a, b], ["sum"]))
+    nodes.append(helper.make_node("MaxPool", ["sum"], ["m1"], kernel_shape=[5, 5], pads=[2] * 4))
+    nodes.append(helper.make_node("MaxPool", ["m1"], ["m2"], kernel_shape=[5, 5], pads=[2] * 4))
+    nodes.append(helper.make_node("Concat", ["sum", "m1", "m2", a], ["cat"], axis=1))
+    n, y = _conv("c", "cat", 128, 16, rng, inits, k=1)
+    nodes += n
+    nodes.append(helper.make_node("MaxPool", [y], ["out", "idx"], kernel_shape=[2, 2], strides=[2, 2]))
+    model = _model(nodes, inits, [1, 32, 20, 20], "out")
+    counts = _check_against_ort(model, "neck.onnx", (1, 32, 20, 20))
+    assert counts.get("com.onyx.NchwcMaxPool") == 2 and counts.get("MaxPool") == 1, counts
+    assert counts.get("Concat") == 1 and counts.get("Add") == 1, counts
+    assert counts.get("com.onyx.ReorderToNchwc") == 1 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
