@@ -15,7 +15,10 @@ from onyx_harness import ONYX_BIN, _work_dir, bench_feeds, bench_manifest, requi
 # NchwcConv nodes a session makes (every conv of the backbone but those left in regions under
 # three convs; independent of the CPU's block, since none of these has grouped convs the blocked
 # kernels reject).
-BENCH_NCHWC_CONVS = {"resnet50": 53, "mobilenetv2": 52, "yolo_like": 52, "efficientnet_b0": 81}
+BENCH_NCHWC_CONVS = {"resnet50": 53, "mobilenetv2": 52, "yolo_like": 60, "efficientnet_b0": 81}
+# (ReorderToNchwc, ReorderFromNchwc) left: pools, squeeze-excitation gates, Adds and Concats run
+# blocked, so only the inputs, the outputs and YOLO's Resizes cross the layout boundary.
+BENCH_REORDERS = {"resnet50": (0, 1), "mobilenetv2": (0, 1), "yolo_like": (2, 7), "efficientnet_b0": (0, 1)}
 
 
 def session_op_counts(path):
@@ -74,6 +77,8 @@ def test_bench_model_blocked_regions_match_extended(name):
     assert counts.get("com.onyx.NchwcConv", 0) == BENCH_NCHWC_CONVS[name], counts
     # Each region is entered through a reorder or, for an RGB first layer, a conv reading NCHW.
     assert counts.get("com.onyx.ReorderToNchwc", 0) + counts.get("NchwcConv plain input", 0) >= 1, counts
+    reorders = (counts.get("com.onyx.ReorderToNchwc", 0), counts.get("com.onyx.ReorderFromNchwc", 0))
+    assert reorders == BENCH_REORDERS[name], counts
     assert_same_as_extended(path, bench_feeds(entry))
 
 
