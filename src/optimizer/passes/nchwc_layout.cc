@@ -16,6 +16,7 @@
 //   Mul / Add of two [N, C, H, W] tensors      -> the same op on the blocked tensors
 //   Mul of [N, C, H, W] by [N, C, 1, 1] (a squeeze-excitation gate) -> com.onyx.NchwcScaleChannels
 //   Concat on the channels, every input's C a multiple of the block -> the same op, axis 1
+//   Resize, nearest, by constant scales [1, 1, h, w] -> the same op, scales [1, 1, h, w, 1]
 // Such a node joins only while every blocked input it reads is a member's output or a
 // [N, C, 1, 1] tensor: reordering a whole image in for it would cost what it saves. Regions
 // still need kMinRegionConvs convs over images (the 1x1 convs of a squeeze-excitation gate, on one
@@ -57,7 +58,7 @@ const std::map<std::string, size_t> kActivationParams = {
 };
 
 // What a region member is.
-enum class MemberKind { kConv, kPool, kGlobalPool, kElementwise, kScale, kConcat };
+enum class MemberKind { kConv, kPool, kGlobalPool, kElementwise, kScale, kConcat, kResize };
 
 struct ConvFacts {
   MemberKind kind = MemberKind::kConv;
@@ -178,13 +179,28 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
     }
     return ConvFacts{MemberKind::kConcat, channels, false};
   }
+  if (op == "Resize" && n->opset >= 11) {
+    // Nearest copies whole pixels; a trailing block axis of scale 1 maps each lane to itself
+    // under every coordinate transformation but tf_crop_and_resize's.
+    const ir::Attribute* mode = n->FindAttribute("mode");
+    const ir::Attribute* coords = n->FindAttribute("coordinate_transformation_mode");
+    if ((mode != nullptr && mode->s != "nearest") || (coords != nullptr && coords->s == "tf_crop_and_resize") ||
+        n->FindAttribute("axes") != nullptr || n->inputs.size() < 3 || (n->inputs.size() > 3 && !n->inputs[3].empty()) ||
+        !FloatImageDims(editor, n->inputs[0]))
+      return std::nullopt;
+    const Tensor* scales = editor.Constant(n->inputs[2]);
+    if (scales == nullptr || scales->dtype() != DataType::kFloat || scales->size() != 4 ||
+        scales->data<float>()[0] != 1.0f || scales->data<float>()[1] != 1.0f)
+      return std::nullopt;
+    return ConvFacts{MemberKind::kResize, channels, false};
+  }
   return std::nullopt;
 }
 
 // Blocked inputs: a conv's X (0) and Z (3), a pool's X, every input of the others.
 bool IsBlockedInput(MemberKind kind, size_t index) {
   if (kind == MemberKind::kConv) return index == 0 || index == 3;
-  if (kind == MemberKind::kPool || kind == MemberKind::kGlobalPool) return index == 0;
+  if (kind == MemberKind::kPool || kind == MemberKind::kGlobalPool || kind == MemberKind::kResize) return index == 0;
   return true;
 }
 
@@ -229,9 +245,9 @@ class NchwcLayout final : public Pass {
     for (ir::Node* n : editor.Nodes()) {
       auto f = MatchConv(editor, n, block);
       if (!f) f = MatchOther(editor, n, block);
-      if (!f || (!pools && f->kind != MemberKind::kConv && f->kind != MemberKind::kElementwise &&
-                 f->kind != MemberKind::kConcat))
-        continue;
+      const bool onyx_op = f && (f->kind == MemberKind::kPool || f->kind == MemberKind::kGlobalPool ||
+                                 f->kind == MemberKind::kScale);
+      if (!f || (onyx_op && !pools)) continue;
       order.push_back(n);
       facts[n] = *f;
     }
@@ -289,6 +305,7 @@ class NchwcLayout final : public Pass {
         if (f.kind == MemberKind::kConv) continue;
         bool keep = true;
         for (size_t i = 0; i < n->inputs.size() && keep; ++i) {
+          if (!IsBlockedInput(f.kind, i)) continue;
           ir::Node* p = editor.Producer(n->inputs[i]);
           if (p != nullptr && facts.count(p)) continue;
           const auto* d = editor.DimsOf(n->inputs[i]);
@@ -350,7 +367,13 @@ class NchwcLayout final : public Pass {
           inputs[i] = blocked_input(inputs[i]);
       if (f.gate_first) std::swap(inputs[0], inputs[1]);  // NchwcScaleChannels takes the image first
       const std::string& out = saved.outputs[0];
-      const bool onnx_op = f.kind == MemberKind::kElementwise || f.kind == MemberKind::kConcat;
+      const bool onnx_op =
+          f.kind == MemberKind::kElementwise || f.kind == MemberKind::kConcat || f.kind == MemberKind::kResize;
+      if (f.kind == MemberKind::kResize) {
+        const float* sc = editor.Constant(inputs[2])->data<float>();
+        inputs[2] = editor.AddInitializer(inputs[2] + "_nchwc",
+                                          MakeFloatTensor(DataType::kFloat, {5}, {1.0, 1.0, sc[2], sc[3], 1.0}));
+      }
       ir::Node* conv = onnx_op ? AddFusedNode(editor, saved.op_type, "", saved.opset, inputs, {blocked.at(out)})
                                : AddFusedNode(editor, BlockedOp(&saved, f.kind), kOnyxDomain, 1, inputs,
                                               {blocked.at(out)});

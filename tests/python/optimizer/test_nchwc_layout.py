@@ -16,9 +16,9 @@ from onyx_harness import ONYX_BIN, _work_dir, bench_feeds, bench_manifest, requi
 # three convs; independent of the CPU's block, since none of these has grouped convs the blocked
 # kernels reject).
 BENCH_NCHWC_CONVS = {"resnet50": 53, "mobilenetv2": 52, "yolo_like": 60, "efficientnet_b0": 81}
-# (ReorderToNchwc, ReorderFromNchwc) left: pools, squeeze-excitation gates, Adds and Concats run
-# blocked, so only the inputs, the outputs and YOLO's Resizes cross the layout boundary.
-BENCH_REORDERS = {"resnet50": (0, 1), "mobilenetv2": (0, 1), "yolo_like": (2, 7), "efficientnet_b0": (0, 1)}
+# (ReorderToNchwc, ReorderFromNchwc) left: pools, squeeze-excitation gates, Adds, Concats and
+# nearest Resizes run blocked, so only the inputs and the outputs cross the layout boundary.
+BENCH_REORDERS = {"resnet50": (0, 1), "mobilenetv2": (0, 1), "yolo_like": (0, 3), "efficientnet_b0": (0, 1)}
 
 
 def session_op_counts(path):
@@ -235,4 +235,25 @@ def test_add_concat_and_sppf_join_the_region():
     counts = _check_against_ort(model, "neck.onnx", (1, 32, 20, 20))
     assert counts.get("com.onyx.NchwcMaxPool") == 2 and counts.get("MaxPool") == 1, counts
     assert counts.get("Concat") == 1 and counts.get("Add") == 1, counts
+    assert counts.get("com.onyx.ReorderToNchwc") == 1 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+
+
+@pytest.mark.parametrize("coords", ["asymmetric", "half_pixel", "align_corners"])
+def test_nearest_resize_joins_the_region(coords):
+    """YOLO's upsampling: a nearest Resize by constant scales between convs, its output
+    concatenated with an earlier conv's, stays blocked (scales gain a 1 for the block axis)."""
+    from onnx import helper, numpy_helper
+    rng, inits, nodes = np.random.default_rng(7), [], []
+    n, a = _conv("a", "x", 16, 32, rng, inits, k=3)
+    nodes += n
+    n, b = _conv("b", a, 32, 16, rng, inits, k=3, stride=2)
+    nodes += n
+    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"))
+    nodes.append(helper.make_node("Resize", [b, "", "scales"], ["up"], mode="nearest",
+                                  coordinate_transformation_mode=coords, nearest_mode="round_prefer_ceil"))
+    nodes.append(helper.make_node("Concat", ["up", a], ["cat"], axis=1))
+    n, y = _conv("c", "cat", 48, 8, rng, inits, k=1)
+    nodes += n
+    counts = _check_against_ort(_model(nodes, inits, [1, 16, 12, 10], y), "resize.onnx", (1, 16, 12, 10))
+    assert counts.get("Resize") == 1 and counts.get("com.onyx.NchwcConv") == 3, counts
     assert counts.get("com.onyx.ReorderToNchwc") == 1 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
