@@ -13,10 +13,13 @@
 // layout does not break around them:
 //   MaxPool / AveragePool (2-D, no Indices)    -> com.onyx.NchwcMaxPool / NchwcAveragePool
 //   GlobalAveragePool / GlobalMaxPool          -> com.onyx.NchwcGlobalAveragePool / ...MaxPool
-//   Mul / Add of two [N, C, H, W] tensors      -> the same op on the blocked tensors
+//   Mul / Add of two [N, C, H, W] tensors (broadcast over N, H, W) -> the same op, blocked
 //   Mul of [N, C, H, W] by [N, C, 1, 1] (a squeeze-excitation gate) -> com.onyx.NchwcScaleChannels
 //   Concat on the channels, every input's C a multiple of the block -> the same op, axis 1
 //   Resize, nearest, by constant scales [1, 1, h, w] -> the same op, scales [1, 1, h, w, 1]
+//   Relu, Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Clip (constant bounds), and
+//   Add / Sub / Mul / Div of an image and a constant scalar (a non-zero divisor)
+//                                              -> the same op (an unfused HardSwish or affine)
 // Such a node joins only while every blocked input it reads is a member's output or a
 // [N, C, 1, 1] tensor: reordering a whole image in for it would cost what it saves. Regions
 // still need kMinRegionConvs convs over images (the 1x1 convs of a squeeze-excitation gate, on one
@@ -31,6 +34,7 @@
 // sessions optimize (OptimizerOptions::require_kernels): a model saved offline would be tied to
 // one ISA.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -58,7 +62,7 @@ const std::map<std::string, size_t> kActivationParams = {
 };
 
 // What a region member is.
-enum class MemberKind { kConv, kPool, kGlobalPool, kElementwise, kScale, kConcat, kResize };
+enum class MemberKind { kConv, kPool, kGlobalPool, kElementwise, kScale, kConcat, kResize, kLaneWise };
 
 struct ConvFacts {
   MemberKind kind = MemberKind::kConv;
@@ -67,6 +71,7 @@ struct ConvFacts {
   // plain (NchwcConv plain_input) instead of being padded to a block of mostly zeros.
   bool narrow_input = false;
   bool gate_first = false;  // a squeeze-excitation Mul(gate, image)
+  size_t image_input = 0;   // kLaneWise: the one blocked input
 };
 
 bool IsConvAnchor(const ir::Node* n) {
@@ -136,6 +141,16 @@ bool IsChannelScale(const std::vector<Dim>& d, const std::vector<Dim>& image) {
   return SameDims({d[0], d[1]}, {image[0], image[1]}) && DimIs(d[2], 1) && DimIs(d[3], 1);
 }
 
+// Ops that map each element to a finite value of itself alone (given finite constants).
+const std::set<std::string> kLaneWiseUnary = {"Relu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"};
+
+// A float constant of one element whose shape broadcasts against [N, Cb, H, W, B].
+bool IsScalarConstant(GraphEditor& editor, const std::string& value) {
+  const Tensor* t = editor.Constant(value);
+  if (t == nullptr || t->dtype() != DataType::kFloat || t->size() != 1 || t->rank() > 4) return false;
+  return std::isfinite(t->data<float>()[0]);
+}
+
 // A node that may join a region (see the top of the file), with its output's channels.
 std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int64_t block) {
   if (!n->domain.empty() || n->outputs.empty() || n->outputs[0].empty()) return std::nullopt;
@@ -155,19 +170,36 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
     if (n->inputs.size() != 1 || !FloatImageDims(editor, n->inputs[0])) return std::nullopt;
     return ConvFacts{MemberKind::kGlobalPool, channels, false};
   }
+  if (kLaneWiseUnary.count(op)) {
+    if (n->inputs.empty() || !FloatImageDims(editor, n->inputs[0])) return std::nullopt;
+    for (size_t i = 1; i < n->inputs.size(); ++i)
+      if (!n->inputs[i].empty() && !IsScalarConstant(editor, n->inputs[i])) return std::nullopt;  // Clip's bounds
+    return ConvFacts{MemberKind::kLaneWise, channels, false};
+  }
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && n->inputs.size() == 2) {
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string& c = n->inputs[1 - i];
+      if (!FloatImageDims(editor, n->inputs[i]) || !IsScalarConstant(editor, c)) continue;
+      if (op == "Div" && (i != 0 || editor.Constant(c)->data<float>()[0] == 0.0f)) continue;
+      ConvFacts f{MemberKind::kLaneWise, channels, false};
+      f.image_input = i;
+      return f;
+    }
+  }
   if (op == "Mul" || op == "Add") {
     if (n->inputs.size() != 2) return std::nullopt;
+    // Any broadcasting over N, H and W works on the blocked tensors alike; C must match.
     int scales = 0;
     bool gate_first = false;
     for (size_t i = 0; i < 2; ++i) {
       const auto* d = FloatImageDims(editor, n->inputs[i]);
-      if (d == nullptr) return std::nullopt;
-      if (SameDims(*d, *yd)) continue;
-      if (op != "Mul" || !IsChannelScale(*d, *yd)) return std::nullopt;
-      ++scales;
-      gate_first = i == 0;
+      if (d == nullptr || (*d)[1].value != channels) return std::nullopt;
+      if (op == "Mul" && !SameDims(*d, *yd) && IsChannelScale(*d, *yd)) {
+        ++scales;
+        gate_first = i == 0;
+      }
     }
-    if (scales > 1) return std::nullopt;
+    if (scales > 1) scales = 0;
     return ConvFacts{scales == 1 ? MemberKind::kScale : MemberKind::kElementwise, channels, false, gate_first};
   }
   if (op == "Concat") {
@@ -198,7 +230,9 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
 }
 
 // Blocked inputs: a conv's X (0) and Z (3), a pool's X, every input of the others.
-bool IsBlockedInput(MemberKind kind, size_t index) {
+bool IsBlockedInput(const ConvFacts& f, size_t index) {
+  const MemberKind kind = f.kind;
+  if (kind == MemberKind::kLaneWise) return index == f.image_input;
   if (kind == MemberKind::kConv) return index == 0 || index == 3;
   if (kind == MemberKind::kPool || kind == MemberKind::kGlobalPool || kind == MemberKind::kResize) return index == 0;
   return true;
@@ -265,7 +299,7 @@ class NchwcLayout final : public Pass {
     }
     for (ir::Node* n : order)
       for (size_t i = 0; i < n->inputs.size(); ++i) {
-        if (!IsBlockedInput(facts.at(n).kind, i) || n->inputs[i].empty()) continue;
+        if (!IsBlockedInput(facts.at(n), i) || n->inputs[i].empty()) continue;
         ir::Node* p = editor.Producer(n->inputs[i]);
         if (p != nullptr && facts.count(p)) regions.Join(n, p);
       }
@@ -305,7 +339,7 @@ class NchwcLayout final : public Pass {
         if (f.kind == MemberKind::kConv) continue;
         bool keep = true;
         for (size_t i = 0; i < n->inputs.size() && keep; ++i) {
-          if (!IsBlockedInput(f.kind, i)) continue;
+          if (!IsBlockedInput(f, i)) continue;
           ir::Node* p = editor.Producer(n->inputs[i]);
           if (p != nullptr && facts.count(p)) continue;
           const auto* d = editor.DimsOf(n->inputs[i]);
@@ -340,7 +374,7 @@ class NchwcLayout final : public Pass {
           continue;
         }
         for (size_t i = 0; i < reader->inputs.size(); ++i)
-          if (reader->inputs[i] == out && !IsBlockedInput(facts.at(reader).kind, i)) plain = true;
+          if (reader->inputs[i] == out && !IsBlockedInput(facts.at(reader), i)) plain = true;
       }
       if (plain) read_plain.insert(out);
     }
@@ -363,12 +397,12 @@ class NchwcLayout final : public Pass {
       std::vector<std::string> inputs = saved.inputs;
       const bool plain_x = f.narrow_input && !blocked.count(inputs[0]);
       for (size_t i = 0; i < inputs.size(); ++i)
-        if (IsBlockedInput(f.kind, i) && !inputs[i].empty() && !(i == 0 && plain_x))
+        if (IsBlockedInput(f, i) && !inputs[i].empty() && !(i == 0 && plain_x))
           inputs[i] = blocked_input(inputs[i]);
       if (f.gate_first) std::swap(inputs[0], inputs[1]);  // NchwcScaleChannels takes the image first
       const std::string& out = saved.outputs[0];
-      const bool onnx_op =
-          f.kind == MemberKind::kElementwise || f.kind == MemberKind::kConcat || f.kind == MemberKind::kResize;
+      const bool onnx_op = f.kind == MemberKind::kElementwise || f.kind == MemberKind::kConcat ||
+                           f.kind == MemberKind::kResize || f.kind == MemberKind::kLaneWise;
       if (f.kind == MemberKind::kResize) {
         const float* sc = editor.Constant(inputs[2])->data<float>();
         inputs[2] = editor.AddInitializer(inputs[2] + "_nchwc",

@@ -91,7 +91,10 @@ def test_ppocr_det_matches_extended(shape):
 
 def test_ppocr_cls_blocked_region_matches_extended():
     path = require_shared("models", "real", "ch_ppocr_mobile_v2.0_cls_infer.onnx")
-    assert session_op_counts(path).get("com.onyx.NchwcConv", 0) == 7
+    # Its unfused HardSwish (Add, Clip, Mul, Div) and squeeze-excitation gates join the region:
+    # every conv runs blocked, one reorder at the end.
+    counts = session_op_counts(path)
+    assert counts.get("com.onyx.NchwcConv", 0) == 53 and counts.get("com.onyx.ReorderFromNchwc", 0) == 1, counts
     rng = np.random.default_rng(5)
     assert_same_as_extended(path, {"x": rng.standard_normal((2, 3, 48, 192)).astype(np.float32)})
 
@@ -257,3 +260,31 @@ def test_nearest_resize_joins_the_region(coords):
     counts = _check_against_ort(_model(nodes, inits, [1, 16, 12, 10], y), "resize.onnx", (1, 16, 12, 10))
     assert counts.get("Resize") == 1 and counts.get("com.onyx.NchwcConv") == 3, counts
     assert counts.get("com.onyx.ReorderToNchwc") == 1 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+
+
+def test_unfused_hardswish_and_scalar_ops_join_the_region():
+    """PP-OCR's HardSwish as x * Clip(x + 3, 0, 6) / 6 and its learnable affine (Mul and Add by
+    constant scalars), a standalone Relu and a Sub from a scalar, between convs of 20 channels
+    (padded lanes turn into finite values, never read by the next conv)."""
+    from onnx import helper, numpy_helper
+    rng, inits, nodes = np.random.default_rng(8), [], []
+    for name, value in [("three", 3.0), ("zero", 0.0), ("six", 6.0), ("w", 0.7), ("b", -0.2)]:
+        inits.append(numpy_helper.from_array(np.array(value, np.float32), name))
+    inits.append(numpy_helper.from_array(np.array([1.5], np.float32), "one_d"))
+    n, a = _conv("a", "x", 8, 20, rng, inits, k=3, act=None)
+    nodes += n
+    nodes += [helper.make_node("Add", [a, "three"], ["a3"]),
+              helper.make_node("Clip", ["a3", "zero", "six"], ["a_clip"]),
+              helper.make_node("Mul", [a, "a_clip"], ["a_mul"]),
+              helper.make_node("Div", ["a_mul", "six"], ["a_hs"]),
+              helper.make_node("Mul", ["w", "a_hs"], ["a_scaled"]),
+              helper.make_node("Add", ["a_scaled", "b"], ["a_affine"])]
+    n, c = _conv("c", "a_affine", 20, 20, rng, inits, k=3, act=None)
+    nodes += n
+    nodes += [helper.make_node("Relu", [c], ["c_relu"]), helper.make_node("Sub", ["one_d", "c_relu"], ["c_sub"])]
+    n, y = _conv("d", "c_sub", 20, 12, rng, inits, k=1, act=None)
+    nodes += n
+    counts = _check_against_ort(_model(nodes, inits, [1, 8, 13, 11], y), "hardswish.onnx", (1, 8, 13, 11))
+    assert counts.get("com.onyx.NchwcConv") == 3 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+    # 8 input channels: read plain with 16-lane blocks, reordered once with 8-lane ones.
+    assert counts.get("com.onyx.ReorderToNchwc", 0) + counts.get("NchwcConv plain input", 0) == 1, counts
