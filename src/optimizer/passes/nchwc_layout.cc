@@ -199,6 +199,9 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
         gate_first = i == 0;
       }
     }
+    // NchwcScaleChannels takes an image of the gate's batch (the output's H, W are the image's).
+    if (scales == 1 && !SameDims({(*FloatImageDims(editor, n->inputs[gate_first ? 1 : 0]))[0]}, {(*yd)[0]}))
+      scales = 0;
     if (scales > 1) scales = 0;
     return ConvFacts{scales == 1 ? MemberKind::kScale : MemberKind::kElementwise, channels, false, gate_first};
   }

@@ -288,3 +288,30 @@ def test_unfused_hardswish_and_scalar_ops_join_the_region():
     assert counts.get("com.onyx.NchwcConv") == 3 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
     # 8 input channels: read plain with 16-lane blocks, reordered once with 8-lane ones.
     assert counts.get("com.onyx.ReorderToNchwc", 0) + counts.get("NchwcConv plain input", 0) == 1, counts
+
+
+def test_gate_broadcasting_the_batch_stays_a_plain_mul():
+    """Mul(image [1, C, H, W], gate [2, C, 1, 1]) broadcasts the image over the batch: it runs
+    blocked as a broadcasting Mul, not as NchwcScaleChannels (whose image has the gate's batch)."""
+    from onnx import TensorProto, helper
+    from onyx_harness import assert_outputs_close, run_ort, save_model
+    rng, inits, nodes = np.random.default_rng(9), [], []
+    n, a = _conv("a", "x", 16, 24, rng, inits, k=3)
+    nodes += n
+    n, a = _conv("b", a, 24, 24, rng, inits, k=3)
+    nodes += n
+    nodes.append(helper.make_node("Mul", [a, "g"], ["gated"]))
+    n, y = _conv("c", "gated", 24, 24, rng, inits, k=3, act=None)
+    nodes += n
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 9, 8]),
+                                           helper.make_tensor_value_info("g", TensorProto.FLOAT, [2, 24, 1, 1])],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = save_model(model, "gate_batch.onnx")
+    feeds = {"x": rng.standard_normal((1, 16, 9, 8)).astype(np.float32),
+             "g": rng.standard_normal((2, 24, 1, 1)).astype(np.float32)}
+    assert_outputs_close(run_ort(path, feeds), run_onyx(path, feeds, threads=2))
+    counts = session_op_counts(path)
+    assert counts.get("com.onyx.NchwcConv") == 3 and counts.get("com.onyx.NchwcScaleChannels", 0) == 0, counts
+    assert counts.get("com.onyx.ReorderToNchwc") == 2 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
