@@ -4,7 +4,9 @@
 // consecutive channels, so a window is a sum or max of whole vectors, with no shuffles.
 // The microkernels follow the convolution ISA (ForceConvIsa / ONYX_CONV_ISA): its vector
 // width is the block; a block the selected ISA's vectors do not divide runs the scalar kernels.
-// Padded channels (past C) pool like real ones: zeros in give zeros out.
+// Padded channels (past C) pool like real ones: zeros in give zeros out. Max pools skip a NaN
+// tap unless it comes first, as MaxPool's NCHW kernel does (GlobalMaxPool's NCHW kernel
+// propagates every NaN instead).
 #pragma once
 
 #include <cstdint>
