@@ -2,6 +2,7 @@
 // ArgMax/ArgMin, TopK, Resize, the com.microsoft fused forms Onyx's optimizer creates and the
 // com.onyx channel-blocked (NCHWc) convolution ops.
 #include <algorithm>
+#include <cmath>
 
 #include "ops/broadcast.h"
 #include "ops/shape_inference.h"
@@ -137,6 +138,55 @@ void NchwcConvRule(InferenceContext& ctx) {
   ctx.set_output(0, DataType::kFloat, out);
 }
 
+// NchwcMaxPool / NchwcAveragePool: the pool's window over [N, C / B, H, W], then B.
+void NchwcPoolRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  const Dims plain(x->begin(), x->end() - 1);
+  Dims out = ConvLikeDims(ctx, &plain, true);
+  out.push_back(x->back());
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
+// NchwcGlobalAveragePool / NchwcGlobalMaxPool: spatial dims 1, the block kept.
+void NchwcGlobalPoolRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() < 4) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  Dims out = *x;
+  for (size_t i = 2; i + 1 < out.size(); ++i) out[i] = Dim{1, ""};
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
+// Resize: constant sizes, else floor(dim * scale) for constant scales (a scale of 1 keeps the
+// dim, symbol included); the rank of X otherwise. Opset 10 reads scales as input 1.
+void ResizeRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  const DataType dtype = ctx.input_dtype(0);
+  if (!x) return ctx.set_output(0, dtype, std::nullopt);
+  const size_t r = x->size();
+  Dims out(r);
+  auto string_attr = [&](const char* name, const char* fallback) {
+    const ir::Attribute* a = ctx.node().FindAttribute(name);
+    return a ? a->s : std::string(fallback);
+  };
+  const bool plain = !ctx.has_attr("axes") && string_attr("keep_aspect_ratio_policy", "stretch") == "stretch" &&
+                     string_attr("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize";
+  const size_t scales_at = ctx.opset() < 11 ? 1 : 2;
+  if (plain && ctx.opset() >= 11 && ctx.has_input(3)) {
+    if (auto sizes = ctx.constant_ints(3); sizes && sizes->size() == r)
+      for (size_t i = 0; i < r; ++i) out[i] = Dim{(*sizes)[i], ""};
+  } else if (plain && ctx.has_input(scales_at)) {
+    const Tensor* scales = ctx.constant(scales_at);
+    if (scales != nullptr && scales->dtype() == DataType::kFloat && static_cast<size_t>(scales->size()) == r)
+      for (size_t i = 0; i < r; ++i) {
+        const double scale = scales->data<float>()[i];
+        if (scale == 1.0) out[i] = (*x)[i];
+        else if ((*x)[i].known() && scale > 0) out[i] = Dim{static_cast<int64_t>(std::floor((*x)[i].value * scale)), ""};
+      }
+  }
+  ctx.set_output(0, dtype, out);
+}
+
 void GlobalPoolRule(InferenceContext& ctx) {
   const Dims* x = ctx.input_dims(0);
   if (!x) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
@@ -219,6 +269,11 @@ struct Registrations {
     RegisterInferenceRule("com.onyx", "ReorderToNchwc", ReorderToNchwcRule);
     RegisterInferenceRule("com.onyx", "ReorderFromNchwc", ReorderFromNchwcRule);
     RegisterInferenceRule("com.onyx", "NchwcConv", NchwcConvRule);
+    for (const char* op : {"NchwcMaxPool", "NchwcAveragePool"}) RegisterInferenceRule("com.onyx", op, NchwcPoolRule);
+    for (const char* op : {"NchwcGlobalAveragePool", "NchwcGlobalMaxPool"})
+      RegisterInferenceRule("com.onyx", op, NchwcGlobalPoolRule);
+    RegisterInferenceRule("com.onyx", "NchwcScaleChannels", SameAsInput0);
+    RegisterInferenceRule("", "Resize", ResizeRule);
     for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) RegisterInferenceRule("", op, PoolRule);
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
       RegisterInferenceRule("", op, GlobalPoolRule);

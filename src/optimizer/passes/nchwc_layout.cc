@@ -9,14 +9,32 @@
 // ReorderToNchwc (shared by every reader of the pass), and each of its values read outside the
 // region (other nodes, graph outputs, subgraphs) gets one ReorderFromNchwc back to its name.
 //
-// Padded channels (past C in the last block) are zero on the way in and finite on the way out
-// (the kernels compute them from zero weights and bias), and no NchwcConv mixes them into real
-// channels: the next conv's weights are zero there, and Z adds lane by lane.
+// Other nodes join the region of a member whose output they read (or that reads theirs), so the
+// layout does not break around them:
+//   MaxPool / AveragePool (2-D, no Indices)    -> com.onyx.NchwcMaxPool / NchwcAveragePool
+//   GlobalAveragePool / GlobalMaxPool          -> com.onyx.NchwcGlobalAveragePool / ...MaxPool
+//   Mul / Add of two [N, C, H, W] tensors (broadcast over N, H, W) -> the same op, blocked
+//   Mul of [N, C, H, W] by [N, C, 1, 1] (a squeeze-excitation gate) -> com.onyx.NchwcScaleChannels
+//   Concat on the channels, every input's C a multiple of the block -> the same op, axis 1
+//   Resize, nearest, by constant scales [1, 1, h, w] -> the same op, scales [1, 1, h, w, 1]
+//   Relu, Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Clip (constant bounds), and
+//   Add / Sub / Mul / Div of an image and a constant scalar (a non-zero divisor)
+//                                              -> the same op (an unfused HardSwish or affine)
+// Such a node joins only while every blocked input it reads is a member's output or a
+// [N, C, 1, 1] tensor: reordering a whole image in for it would cost what it saves. Regions
+// still need kMinRegionConvs convs over images (the 1x1 convs of a squeeze-excitation gate, on one
+// pixel, do not count).
+//
+// Padded channels (past C in the last block) are zero on the way in and finite on the way out,
+// and no member mixes them into real channels: convs compute them from zero weights and bias
+// (the next conv's weights are zero there, and Z adds lane by lane), pools and elementwise ops
+// work lane by lane on finite values, and a blocked Concat has no padded channels.
 //
 // The block is linalg::ConvBlockSize() of the CPU the pass runs on, so the pass runs only as
 // sessions optimize (OptimizerOptions::require_kernels): a model saved offline would be tied to
 // one ISA.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -43,11 +61,17 @@ const std::map<std::string, size_t> kActivationParams = {
     {"HardSwish", 0}, {"LeakyRelu", 1}, {"Clip", 2}, {"HardSigmoid", 2},
 };
 
+// What a region member is.
+enum class MemberKind { kConv, kPool, kGlobalPool, kElementwise, kScale, kConcat, kResize, kLaneWise };
+
 struct ConvFacts {
+  MemberKind kind = MemberKind::kConv;
   int64_t out_channels = 0;
   // Fewer input channels than a block and no grouping: fed from outside the region, X stays
   // plain (NchwcConv plain_input) instead of being padded to a block of mostly zeros.
   bool narrow_input = false;
+  bool gate_first = false;  // a squeeze-excitation Mul(gate, image)
+  size_t image_input = 0;   // kLaneWise: the one blocked input
 };
 
 bool IsConvAnchor(const ir::Node* n) {
@@ -102,11 +126,128 @@ std::optional<ConvFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64
     if (zd == nullptr || yd == nullptr || !SameDims(*zd, *yd) || ElemType(editor, n->inputs[3]) != DataType::kFloat)
       return std::nullopt;
   }
-  return ConvFacts{out_channels, group == 1 && channels < block};
+  return ConvFacts{MemberKind::kConv, out_channels, group == 1 && channels < block};
 }
 
-// Blocked inputs of a conv: X (0) and Z (3).
-bool IsBlockedInput(size_t index) { return index == 0 || index == 3; }
+// Known [N, C, H, W] dims of a float value, else null.
+const std::vector<Dim>* FloatImageDims(GraphEditor& editor, const std::string& value) {
+  if (value.empty() || ElemType(editor, value) != DataType::kFloat) return nullptr;
+  const auto* d = editor.DimsOf(value);
+  if (d == nullptr || d->size() != 4 || !(*d)[1].known()) return nullptr;
+  return d;
+}
+
+bool IsChannelScale(const std::vector<Dim>& d, const std::vector<Dim>& image) {
+  return SameDims({d[0], d[1]}, {image[0], image[1]}) && DimIs(d[2], 1) && DimIs(d[3], 1);
+}
+
+// Ops that map each element to a finite value of itself alone (given finite constants).
+const std::set<std::string> kLaneWiseUnary = {"Relu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Clip"};
+
+// A float constant of one element whose shape broadcasts against [N, Cb, H, W, B].
+bool IsScalarConstant(GraphEditor& editor, const std::string& value) {
+  const Tensor* t = editor.Constant(value);
+  if (t == nullptr || t->dtype() != DataType::kFloat || t->size() != 1 || t->rank() > 4) return false;
+  return std::isfinite(t->data<float>()[0]);
+}
+
+// A node that may join a region (see the top of the file), with its output's channels.
+std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int64_t block) {
+  if (!n->domain.empty() || n->outputs.empty() || n->outputs[0].empty()) return std::nullopt;
+  for (size_t i = 1; i < n->outputs.size(); ++i)
+    if (!n->outputs[i].empty()) return std::nullopt;  // MaxPool's Indices
+  const auto* yd = FloatImageDims(editor, n->outputs[0]);
+  if (yd == nullptr) return std::nullopt;
+  const int64_t channels = (*yd)[1].value;
+  const std::string& op = n->op_type;
+  if (op == "MaxPool" || op == "AveragePool") {
+    const ir::Attribute* k = n->FindAttribute("kernel_shape");
+    if (n->inputs.size() != 1 || k == nullptr || k->ints.size() != 2 || !FloatImageDims(editor, n->inputs[0]))
+      return std::nullopt;
+    return ConvFacts{MemberKind::kPool, channels, false};
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    if (n->inputs.size() != 1 || !FloatImageDims(editor, n->inputs[0])) return std::nullopt;
+    return ConvFacts{MemberKind::kGlobalPool, channels, false};
+  }
+  if (kLaneWiseUnary.count(op)) {
+    if (n->inputs.empty() || !FloatImageDims(editor, n->inputs[0])) return std::nullopt;
+    for (size_t i = 1; i < n->inputs.size(); ++i)
+      if (!n->inputs[i].empty() && !IsScalarConstant(editor, n->inputs[i])) return std::nullopt;  // Clip's bounds
+    return ConvFacts{MemberKind::kLaneWise, channels, false};
+  }
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && n->inputs.size() == 2) {
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string& c = n->inputs[1 - i];
+      if (!FloatImageDims(editor, n->inputs[i]) || !IsScalarConstant(editor, c)) continue;
+      if (op == "Div" && (i != 0 || editor.Constant(c)->data<float>()[0] == 0.0f)) continue;
+      ConvFacts f{MemberKind::kLaneWise, channels, false};
+      f.image_input = i;
+      return f;
+    }
+  }
+  if (op == "Mul" || op == "Add") {
+    if (n->inputs.size() != 2) return std::nullopt;
+    // Any broadcasting over N, H and W works on the blocked tensors alike; C must match.
+    int scales = 0;
+    bool gate_first = false;
+    for (size_t i = 0; i < 2; ++i) {
+      const auto* d = FloatImageDims(editor, n->inputs[i]);
+      if (d == nullptr || (*d)[1].value != channels) return std::nullopt;
+      if (op == "Mul" && !SameDims(*d, *yd) && IsChannelScale(*d, *yd)) {
+        ++scales;
+        gate_first = i == 0;
+      }
+    }
+    // NchwcScaleChannels takes an image of the gate's batch (the output's H, W are the image's).
+    if (scales == 1 && !SameDims({(*FloatImageDims(editor, n->inputs[gate_first ? 1 : 0]))[0]}, {(*yd)[0]}))
+      scales = 0;
+    if (scales > 1) scales = 0;
+    return ConvFacts{scales == 1 ? MemberKind::kScale : MemberKind::kElementwise, channels, false, gate_first};
+  }
+  if (op == "Concat") {
+    const ir::Attribute* axis = n->FindAttribute("axis");
+    if (axis == nullptr || (axis->i != 1 && axis->i != -3) || n->inputs.empty()) return std::nullopt;
+    for (const std::string& in : n->inputs) {
+      const auto* d = FloatImageDims(editor, in);
+      if (d == nullptr || (*d)[1].value % block != 0) return std::nullopt;
+    }
+    return ConvFacts{MemberKind::kConcat, channels, false};
+  }
+  if (op == "Resize" && n->opset >= 11) {
+    // Nearest copies whole pixels; a trailing block axis of scale 1 maps each lane to itself
+    // under every coordinate transformation but tf_crop_and_resize's.
+    const ir::Attribute* mode = n->FindAttribute("mode");
+    const ir::Attribute* coords = n->FindAttribute("coordinate_transformation_mode");
+    if ((mode != nullptr && mode->s != "nearest") || (coords != nullptr && coords->s == "tf_crop_and_resize") ||
+        n->FindAttribute("axes") != nullptr || n->inputs.size() < 3 || (n->inputs.size() > 3 && !n->inputs[3].empty()) ||
+        !FloatImageDims(editor, n->inputs[0]))
+      return std::nullopt;
+    const Tensor* scales = editor.Constant(n->inputs[2]);
+    if (scales == nullptr || scales->dtype() != DataType::kFloat || scales->size() != 4 ||
+        scales->data<float>()[0] != 1.0f || scales->data<float>()[1] != 1.0f)
+      return std::nullopt;
+    return ConvFacts{MemberKind::kResize, channels, false};
+  }
+  return std::nullopt;
+}
+
+// Blocked inputs: a conv's X (0) and Z (3), a pool's X, every input of the others.
+bool IsBlockedInput(const ConvFacts& f, size_t index) {
+  const MemberKind kind = f.kind;
+  if (kind == MemberKind::kLaneWise) return index == f.image_input;
+  if (kind == MemberKind::kConv) return index == 0 || index == 3;
+  if (kind == MemberKind::kPool || kind == MemberKind::kGlobalPool || kind == MemberKind::kResize) return index == 0;
+  return true;
+}
+
+// The com.onyx op a member becomes (elementwise ops and Concat stay themselves).
+std::string BlockedOp(const ir::Node* n, MemberKind kind) {
+  if (kind == MemberKind::kConv) return "NchwcConv";
+  if (kind == MemberKind::kPool || kind == MemberKind::kGlobalPool) return "Nchwc" + n->op_type;
+  if (kind == MemberKind::kScale) return "NchwcScaleChannels";
+  return n->op_type;
+}
 
 struct UnionFind {
   std::unordered_map<ir::Node*, ir::Node*> parent;
@@ -129,6 +270,10 @@ class NchwcLayout final : public Pass {
       if (!CanRun(ctx, op, kOnyxDomain, 1)) return 0;
     GraphEditor& editor = ctx.editor;
     const int64_t block = linalg::ConvBlockSize();
+    bool pools = true;
+    for (const char* op :
+         {"NchwcMaxPool", "NchwcAveragePool", "NchwcGlobalAveragePool", "NchwcGlobalMaxPool", "NchwcScaleChannels"})
+      pools = pools && CanRun(ctx, op, kOnyxDomain, 1);
 
     // Candidates, in topological order, and the regions they form.
     std::vector<ir::Node*> order;
@@ -136,14 +281,28 @@ class NchwcLayout final : public Pass {
     UnionFind regions;
     for (ir::Node* n : editor.Nodes()) {
       auto f = MatchConv(editor, n, block);
-      if (!f) continue;
+      if (!f) f = MatchOther(editor, n, block);
+      const bool onyx_op = f && (f->kind == MemberKind::kPool || f->kind == MemberKind::kGlobalPool ||
+                                 f->kind == MemberKind::kScale);
+      if (!f || (onyx_op && !pools)) continue;
       order.push_back(n);
       facts[n] = *f;
-      regions.parent[n] = n;
+    }
+    PruneOthers(editor, order, facts);
+    for (ir::Node* n : order) regions.parent[n] = n;
+    // Values of one pixel per image: global pools and the squeeze-excitation convs after them.
+    // Their convs cost next to nothing, so they do not count towards a region's size.
+    std::unordered_set<std::string> pixels;
+    for (ir::Node* n : order) {
+      const MemberKind kind = facts.at(n).kind;
+      const auto* d = editor.DimsOf(n->outputs[0]);
+      if (kind == MemberKind::kGlobalPool || (kind == MemberKind::kConv && pixels.count(n->inputs[0])) ||
+          (d != nullptr && d->size() == 4 && DimIs((*d)[2], 1) && DimIs((*d)[3], 1)))
+        pixels.insert(n->outputs[0]);
     }
     for (ir::Node* n : order)
       for (size_t i = 0; i < n->inputs.size(); ++i) {
-        if (!IsBlockedInput(i) || n->inputs[i].empty()) continue;
+        if (!IsBlockedInput(facts.at(n), i) || n->inputs[i].empty()) continue;
         ir::Node* p = editor.Producer(n->inputs[i]);
         if (p != nullptr && facts.count(p)) regions.Join(n, p);
       }
@@ -157,16 +316,48 @@ class NchwcLayout final : public Pass {
       if (it == members.end()) continue;
       const std::vector<ir::Node*> region = std::move(it->second);
       members.erase(it);
-      if (region.size() < kMinRegionConvs) continue;
+      const auto convs = std::count_if(region.begin(), region.end(),
+                                       [&](ir::Node* m) { return facts.at(m).kind == MemberKind::kConv; });
+      const auto image_convs = std::count_if(region.begin(), region.end(), [&](ir::Node* m) {
+        return facts.at(m).kind == MemberKind::kConv && !pixels.count(m->outputs[0]);
+      });
+      if (image_convs < static_cast<std::ptrdiff_t>(kMinRegionConvs)) continue;
       RewriteRegion(ctx, region, facts, block, reordered_in);
       ++ctx.counts["NchwcConv region"];
-      ctx.counts["NchwcConv"] += static_cast<int>(region.size());
+      ctx.counts["NchwcConv"] += static_cast<int>(convs);
       ++rewrites;
     }
     return rewrites;
   }
 
  private:
+  // Drops the non-conv candidates that would read a whole image from outside the candidates
+  // (until none is left: each drop can orphan another's input).
+  static void PruneOthers(GraphEditor& editor, std::vector<ir::Node*>& order,
+                          std::unordered_map<ir::Node*, ConvFacts>& facts) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (ir::Node* n : order) {
+        const ConvFacts& f = facts.at(n);
+        if (f.kind == MemberKind::kConv) continue;
+        bool keep = true;
+        for (size_t i = 0; i < n->inputs.size() && keep; ++i) {
+          if (!IsBlockedInput(f, i)) continue;
+          ir::Node* p = editor.Producer(n->inputs[i]);
+          if (p != nullptr && facts.count(p)) continue;
+          const auto* d = editor.DimsOf(n->inputs[i]);
+          keep = (f.kind == MemberKind::kElementwise || f.kind == MemberKind::kScale) && d != nullptr &&
+                 DimIs((*d)[2], 1) && DimIs((*d)[3], 1);
+        }
+        if (!keep) {
+          facts.erase(n);
+          changed = true;
+        }
+      }
+      std::erase_if(order, [&](ir::Node* n) { return !facts.count(n); });
+    }
+  }
+
   // Rewrites one region (its nodes in topological order).
   void RewriteRegion(PassContext& ctx, const std::vector<ir::Node*>& region,
                      const std::unordered_map<ir::Node*, ConvFacts>& facts, int64_t block,
@@ -186,7 +377,7 @@ class NchwcLayout final : public Pass {
           continue;
         }
         for (size_t i = 0; i < reader->inputs.size(); ++i)
-          if (reader->inputs[i] == out && !IsBlockedInput(i)) plain = true;
+          if (reader->inputs[i] == out && !IsBlockedInput(facts.at(reader), i)) plain = true;
       }
       if (plain) read_plain.insert(out);
     }
@@ -204,14 +395,31 @@ class NchwcLayout final : public Pass {
     };
     for (ir::Node* n : region) {
       const ir::Node saved = *n;
+      const ConvFacts& f = facts.at(n);
       editor.RemoveNode(n);
       std::vector<std::string> inputs = saved.inputs;
-      const bool plain_x = facts.at(n).narrow_input && !blocked.count(inputs[0]);
+      const bool plain_x = f.narrow_input && !blocked.count(inputs[0]);
       for (size_t i = 0; i < inputs.size(); ++i)
-        if (IsBlockedInput(i) && !inputs[i].empty() && !(i == 0 && plain_x)) inputs[i] = blocked_input(inputs[i]);
+        if (IsBlockedInput(f, i) && !inputs[i].empty() && !(i == 0 && plain_x))
+          inputs[i] = blocked_input(inputs[i]);
+      if (f.gate_first) std::swap(inputs[0], inputs[1]);  // NchwcScaleChannels takes the image first
       const std::string& out = saved.outputs[0];
-      ir::Node* conv = AddFusedNode(editor, "NchwcConv", kOnyxDomain, 1, inputs, {blocked.at(out)});
-      for (const auto& a : saved.attributes) conv->attributes.push_back(a.Clone());
+      const bool onnx_op = f.kind == MemberKind::kElementwise || f.kind == MemberKind::kConcat ||
+                           f.kind == MemberKind::kResize || f.kind == MemberKind::kLaneWise;
+      if (f.kind == MemberKind::kResize) {
+        const float* sc = editor.Constant(inputs[2])->data<float>();
+        inputs[2] = editor.AddInitializer(inputs[2] + "_nchwc",
+                                          MakeFloatTensor(DataType::kFloat, {5}, {1.0, 1.0, sc[2], sc[3], 1.0}));
+      }
+      ir::Node* conv = onnx_op ? AddFusedNode(editor, saved.op_type, "", saved.opset, inputs, {blocked.at(out)})
+                               : AddFusedNode(editor, BlockedOp(&saved, f.kind), kOnyxDomain, 1, inputs,
+                                              {blocked.at(out)});
+      for (const auto& a : saved.attributes)
+        if (a.name != "storage_order") conv->attributes.push_back(a.Clone());
+      if (f.kind == MemberKind::kConcat)
+        for (auto& a : conv->attributes)
+          if (a.name == "axis") a.i = 1;  // the blocked tensors have rank 5
+      if (f.kind != MemberKind::kConv) ++ctx.counts[BlockedOp(&saved, f.kind) + " blocked"];
       if (plain_x) {
         conv->attributes.push_back(IntAttr("plain_input", 1));
         conv->attributes.push_back(IntAttr("block", block));
@@ -219,7 +427,7 @@ class NchwcLayout final : public Pass {
       }
       if (read_plain.count(out)) {
         ir::Node* from = AddFusedNode(editor, "ReorderFromNchwc", kOnyxDomain, 1, {blocked.at(out)}, {out});
-        from->attributes.push_back(IntAttr("channels", facts.at(n).out_channels));
+        from->attributes.push_back(IntAttr("channels", f.out_channels));
         ++ctx.counts["ReorderFromNchwc"];
       }
     }
