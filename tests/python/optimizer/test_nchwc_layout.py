@@ -86,6 +86,6 @@ def test_ppocr_det_matches_extended(shape):
 
 def test_ppocr_cls_blocked_region_matches_extended():
     path = require_shared("models", "real", "ch_ppocr_mobile_v2.0_cls_infer.onnx")
-    assert session_op_counts(path).get("com.onyx.NchwcConv", 0) == 7
+    assert session_op_counts(path).get("com.onyx.NchwcConv", 0) == 16  # HardSwish (x * Clip(x + 3, 0, 6) / 6) fused
     rng = np.random.default_rng(5)
     assert_same_as_extended(path, {"x": rng.standard_normal((2, 3, 48, 192)).astype(np.float32)})
