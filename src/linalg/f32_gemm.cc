@@ -223,27 +223,42 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
       }
       for (int64_t i0 = m0; i0 < m1; i0 += mc) {
         const int64_t mcb = std::min(mc, m1 - i0);
+        // Row panel q holds rows [i0 + ir, i0 + ir + height) and, packed, starts at q * mr * kcb.
+        // Unless A came pre-packed (fixed MR panels), the block's rows are shared evenly over
+        // its panels: no thin last panel (ViT's 197 = 14 * 14 + 1 ran a 1-row tile at a
+        // quarter of a full tile's cost; 13 and 14 rows cost what they compute).
+        const int64_t panels = CeilDiv(mcb, mr);
+        const bool even = p.packed_a == nullptr;
+        auto panel_rows = [&](int64_t q) {  // first row and height of panel q
+          if (!even) return std::pair<int64_t, int64_t>{q * mr, std::min(mr, mcb - q * mr)};
+          const int64_t base = mcb / panels, taller = mcb % panels;
+          return std::pair<int64_t, int64_t>{q * base + std::min(q, taller), base + (q < taller ? 1 : 0)};
+        };
         const float* a_block;
         if (p.packed_a != nullptr) {
           a_block = p.packed_a + k0 * m_pad + i0 * kcb;
         } else if (direct_a) {
           a_block = AAt(p, i0, k0);
         } else {
-          kern.pack_a(p.trans_a, AAt(p, i0, k0), p.lda, mcb, kcb, a_buf);
+          for (int64_t q = 0; q < panels; ++q) {
+            const auto [ir, height] = panel_rows(q);
+            kern.pack_a(p.trans_a, AAt(p, i0 + ir, k0), p.lda, height, kcb, a_buf + q * mr * kcb);
+          }
           a_block = a_buf;
         }
         // One B block (kc x nc) stays in L2 while the A block's panels sweep over it.
         for (int64_t j0 = js; j0 < js + nsb; j0 += nc) {
           const int64_t ncb = std::min(nc, js + nsb - j0);
-          for (int64_t ir = 0; ir < mcb; ir += mr) {
+          for (int64_t q = 0; q < panels; ++q) {
+            const auto [ir, height] = panel_rows(q);
             const int64_t i = i0 + ir;
             if (direct_a) {
               t.a = a_block + ir * p.lda;
               t.a_row_stride = p.lda;
             } else {
-              t.a = a_block + ir * kcb;
+              t.a = a_block + q * mr * kcb;
             }
-            t.mr = static_cast<int>(std::min(mr, mcb - ir));
+            t.mr = static_cast<int>(height);
             for (int64_t jr = 0; jr < ncb; jr += nr) {
               const int64_t j = j0 + jr;
               t.nr = static_cast<int>(std::min(nr, ncb - jr));
