@@ -229,6 +229,21 @@ void RegisterAll() {
           if (n <= 3072) Register("SgemmTransB" + suffix, BmSgemm, isa, m, n, k, threads, true);
         }
   }
+  // ViT-tiny (197 tokens, hidden 192, MLP 768, head 64): small products where packing A, the
+  // ragged last row panel and per-call overhead matter. Attention's per-head Q K^T and P V.
+  const std::vector<std::pair<int64_t, int64_t>> vit_kn = {{192, 576}, {192, 192}, {192, 768}, {768, 192}};
+  for (const std::string& isa : isas) {
+    if (isa == "scalar") continue;
+    for (const int threads : {1, 2}) {
+      const std::string suffix = "/" + isa + "/";
+      const std::string t = "/threads:" + std::to_string(threads);
+      for (const auto& [k, n] : vit_kn)
+        Register("VitPackedB" + suffix + "197x" + std::to_string(n) + "x" + std::to_string(k) + t, BmSgemmPackedB,
+                 isa, 197, n, k, threads, false);
+      Register("VitQKt" + suffix + "197x197x64" + t, BmSgemm, isa, 197, 197, 64, threads, true);
+      Register("VitPV" + suffix + "197x64x197" + t, BmSgemm, isa, 197, 64, 197, threads, false);
+    }
+  }
 }
 
 }  // namespace

@@ -156,6 +156,18 @@ const float* BAt(const Problem& p, int64_t k0, int64_t j) {
   return p.trans_b ? p.b + j * p.ldb + k0 : p.b + k0 * p.ldb + j;
 }
 
+// Whether the microkernel reads a row-major A in place instead of packing it, for a block of
+// `cols` columns. Packing A costs about as much as one column panel's multiply-adds, repaid only
+// over many panels; reading in place costs the 14-row AVX-512 tile a little past 12 panels
+// (ViT-tiny's 197 x 192 x 192: 83% -> 89% of peak, 197 x 768 x 192: 91% -> 90%), while the
+// 6-row AVX2 tile gains at every width measured (4-8%). Rows a multiple of 4 KB apart would
+// share one L1 set, so those are packed.
+constexpr int64_t kDirectAMaxPanels = 12;
+bool DirectA(const Problem& p, int64_t cols) {
+  if (p.trans_a || p.lda % 1024 == 0) return false;
+  return p.kernel->mr <= 8 || CeilDiv(cols, p.kernel->nr) <= kDirectAMaxPanels;
+}
+
 // C[m0:m1, n0:n1] (m0 a multiple of MR, n0 of NR) on the calling thread.
 void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const F32GemmKernel& kern = *p.kernel;
@@ -171,7 +183,8 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   const int64_t ns = p.packed_b != nullptr ? RoundUp(n1 - n0, nr) : std::min(BlockNs(kc, nc), RoundUp(n1 - n0, nr));
   // With one row panel each B value is used once: read B in place, except a ragged last panel.
   const bool direct_b = p.packed_b == nullptr && !p.trans_b && m1 - m0 <= mr;
-  const int64_t a_floats = p.packed_a != nullptr ? 0 : RoundUp(mc * kc, 16);
+  const bool direct_a = p.packed_a == nullptr && DirectA(p, n1 - n0);
+  const int64_t a_floats = p.packed_a != nullptr || direct_a ? 0 : RoundUp(mc * kc, 16);
   const int64_t b_floats = p.packed_b != nullptr ? 0 : direct_b ? kc * nr : ns * kc;
   float* const ws = Workspace(static_cast<size_t>(a_floats + b_floats));
   float* const a_buf = ws;
@@ -210,20 +223,42 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
       }
       for (int64_t i0 = m0; i0 < m1; i0 += mc) {
         const int64_t mcb = std::min(mc, m1 - i0);
+        // Row panel q holds rows [i0 + ir, i0 + ir + height) and, packed, starts at q * mr * kcb.
+        // Unless A came pre-packed (fixed MR panels), the block's rows are shared evenly over
+        // its panels: no thin last panel (ViT's 197 = 14 * 14 + 1 ran a 1-row tile at a
+        // quarter of a full tile's cost; 13 and 14 rows cost what they compute).
+        const int64_t panels = CeilDiv(mcb, mr);
+        const bool even = p.packed_a == nullptr;
+        auto panel_rows = [&](int64_t q) {  // first row and height of panel q
+          if (!even) return std::pair<int64_t, int64_t>{q * mr, std::min(mr, mcb - q * mr)};
+          const int64_t base = mcb / panels, taller = mcb % panels;
+          return std::pair<int64_t, int64_t>{q * base + std::min(q, taller), base + (q < taller ? 1 : 0)};
+        };
         const float* a_block;
         if (p.packed_a != nullptr) {
           a_block = p.packed_a + k0 * m_pad + i0 * kcb;
+        } else if (direct_a) {
+          a_block = AAt(p, i0, k0);
         } else {
-          kern.pack_a(p.trans_a, AAt(p, i0, k0), p.lda, mcb, kcb, a_buf);
+          for (int64_t q = 0; q < panels; ++q) {
+            const auto [ir, height] = panel_rows(q);
+            kern.pack_a(p.trans_a, AAt(p, i0 + ir, k0), p.lda, height, kcb, a_buf + q * mr * kcb);
+          }
           a_block = a_buf;
         }
         // One B block (kc x nc) stays in L2 while the A block's panels sweep over it.
         for (int64_t j0 = js; j0 < js + nsb; j0 += nc) {
           const int64_t ncb = std::min(nc, js + nsb - j0);
-          for (int64_t ir = 0; ir < mcb; ir += mr) {
+          for (int64_t q = 0; q < panels; ++q) {
+            const auto [ir, height] = panel_rows(q);
             const int64_t i = i0 + ir;
-            t.a = a_block + ir * kcb;
-            t.mr = static_cast<int>(std::min(mr, mcb - ir));
+            if (direct_a) {
+              t.a = a_block + ir * p.lda;
+              t.a_row_stride = p.lda;
+            } else {
+              t.a = a_block + q * mr * kcb;
+            }
+            t.mr = static_cast<int>(height);
             for (int64_t jr = 0; jr < ncb; jr += nr) {
               const int64_t j = j0 + jr;
               t.nr = static_cast<int>(std::min(nr, ncb - jr));

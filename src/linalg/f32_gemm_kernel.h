@@ -11,6 +11,7 @@ namespace onyx::linalg {
 struct F32GemmTile {
   int64_t kc = 0;
   const float* a = nullptr;  // packed A panel: kc steps of MR floats (rows past mr are zero)
+  int64_t a_row_stride = 0;  // non-zero: `a` is row-major A in place (rows a_row_stride apart)
   const float* b = nullptr;  // B panel: kc rows of NR floats, b_stride floats apart
   int64_t b_stride = 0;
   float* c = nullptr;

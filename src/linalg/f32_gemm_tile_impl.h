@@ -175,9 +175,41 @@ typename S::V ActivateLinear(typename S::V x, const F32GemmTile& t) {
 // next tile's panel into L1 before the tile starts (measured: 16 is too close, 64-128 is flat).
 constexpr int kPrefetchB = 64;
 
-// One K step of an R x NV tile: acc += a[0:R] (broadcast) x b[0:NV vectors].
-template <class S, int R, int NV>
-__attribute__((always_inline)) inline void TileStep(typename S::V (&acc)[R][NV], const float* a, const float* b,
+// Row i of A read in place, from row 0 at `a` and the row stride in bytes `ld`. Every row is
+// one of three bases (rows 0, 5, 10) plus ld or 3 * ld scaled by 1, 2, 4 or 8: x86 addressing
+// modes, so 14 rows need 5 registers instead of one each (which spilled).
+struct DirectARows {
+  const char* base[3];  // rows 0, 5 and 10, kept apart (see Advance)
+  int64_t ld, ld3;
+
+  DirectARows(const float* a, int64_t row_stride) {
+    ld = row_stride * static_cast<int64_t>(sizeof(float));
+    ld3 = 3 * ld;
+    for (int g = 0; g < 3; ++g) base[g] = reinterpret_cast<const char*>(a) + 5 * g * ld;
+  }
+  // Moves every row by `floats` columns. The empty asm hides that the bases are 5 * ld apart,
+  // so the compiler keeps them instead of folding each row into its own offset register.
+  __attribute__((always_inline)) void Advance(int64_t floats) {
+    for (int g = 0; g < 3; ++g) {
+      base[g] += floats * static_cast<int64_t>(sizeof(float));
+      asm("" : "+r"(base[g]));
+    }
+  }
+  template <int kRow>
+  __attribute__((always_inline)) const float* Row(int64_t col) const {
+    static_assert(kRow < 15);
+    constexpr int d = kRow % 5;
+    const char* b = base[kRow / 5] + col * static_cast<int64_t>(sizeof(float));
+    const char* p = d == 0 ? b : d == 1 ? b + ld : d == 2 ? b + 2 * ld : d == 3 ? b + ld3 : b + 4 * ld;
+    return reinterpret_cast<const float*>(p);
+  }
+};
+
+// One K step of an R x NV tile: acc += a[0:R] (broadcast) x b[0:NV vectors]. kDirectA: row i's
+// A value is at DirectARow<i> (A in place, row stride ld bytes); otherwise at a[i] (a panel).
+template <class S, int R, int NV, bool kDirectA = false>
+__attribute__((always_inline)) inline void TileStep(typename S::V (&acc)[R][NV], const float* a,
+                                                    const DirectARows& rows, int64_t col, const float* b,
                                                     int64_t bs) {
   using V = typename S::V;
   constexpr int L = S::kLanes;
@@ -186,16 +218,30 @@ __attribute__((always_inline)) inline void TileStep(typename S::V (&acc)[R][NV],
   for (int v = 0; v < NV; ++v) bv[v] = S::Load(b + v * L);
   __builtin_prefetch(b + kPrefetchB * bs, 0, 3);  // never faults, even past the end
   if constexpr (NV * L > 16) __builtin_prefetch(b + kPrefetchB * bs + 16, 0, 3);
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i) {
-    const V av = S::Broadcast(a + i);
+  if constexpr (kDirectA) {
+    // Row(I) needs I at compile time to pick its addressing mode.
+    [&]<int... I>(std::integer_sequence<int, I...>) {
+      (
+          [&] {
+            const V av = S::Broadcast(rows.template Row<I>(col));
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[i][v] = S::Fma(av, bv[v], acc[i][v]);
+            for (int v = 0; v < NV; ++v) acc[I][v] = S::Fma(av, bv[v], acc[I][v]);
+          }(),
+          ...);
+    }(std::make_integer_sequence<int, R>{});
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const V av = S::Broadcast(a + i);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = S::Fma(av, bv[v], acc[i][v]);
+    }
   }
 }
 
-// R rows (R <= MR; the A panel still has MR floats per step) by NV vectors of columns.
-template <class S, int MR, int R, int NV>
+// R rows (R <= MR; the A panel still has MR floats per step) by NV vectors of columns. kDirectA:
+// A is read in place, row-major with row stride t.a_row_stride (no packing; only R rows read).
+template <class S, int MR, int R, int NV, bool kDirectA>
 void TileKernel(const F32GemmTile& t) {
   using V = typename S::V;
   constexpr int L = S::kLanes;
@@ -226,20 +272,25 @@ void TileKernel(const F32GemmTile& t) {
   const float* b = t.b;
   const int64_t bs = t.b_stride;
   const int64_t kc = t.kc;
+  // Per K step A moves one panel row (MR floats) or, in place, one column.
+  constexpr int64_t kAStep = kDirectA ? 1 : MR;
+  DirectARows rows(a, kDirectA ? t.a_row_stride : 0);
   int64_t p = 0;
   if constexpr (kSets > 1) {
     for (; p + kSets <= kc; p += kSets) {
-      TileStep<S, R, NV>(acc, a, b, bs);
+      TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
 #pragma GCC unroll 4
-      for (int s = 1; s < kSets; ++s) TileStep<S, R, NV>(extra[s], a + s * MR, b + s * bs, bs);
-      a += kSets * MR;
+      for (int s = 1; s < kSets; ++s) TileStep<S, R, NV, kDirectA>(extra[s], a + s * kAStep, rows, s, b + s * bs, bs);
+      a += kSets * kAStep;
+      if constexpr (kDirectA) rows.Advance(kSets);
       b += kSets * bs;
     }
   }
 #pragma GCC unroll 2
   for (; p < kc; ++p) {
-    TileStep<S, R, NV>(acc, a, b, bs);
-    a += MR;
+    TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
+    a += kAStep;
+    if constexpr (kDirectA) rows.Advance(1);
     b += bs;
   }
   if constexpr (kSets > 1) {
@@ -282,22 +333,29 @@ struct TileTable {
   F32GemmTileFn fns[MR];
 };
 
-template <class S, int MR, int NV, int... Rm1>
+template <class S, int MR, int NV, bool kDirectA, int... Rm1>
 constexpr TileTable<S, MR, NV> MakeTileTable(std::integer_sequence<int, Rm1...>) {
-  return TileTable<S, MR, NV>{{&TileKernel<S, MR, Rm1 + 1, NV>...}};
+  return TileTable<S, MR, NV>{{&TileKernel<S, MR, Rm1 + 1, NV, kDirectA>...}};
 }
 
 // Dispatches a tile to the kernel of exactly its row count, and of half the width when the
 // columns fit in NV - 1 vectors (edge tiles cost what they compute).
-template <class S, int MR, int NV>
-void Tile(const F32GemmTile& t) {
-  static constexpr TileTable<S, MR, NV> kFull = MakeTileTable<S, MR, NV>(std::make_integer_sequence<int, MR>{});
+template <class S, int MR, int NV, bool kDirectA>
+void TileOf(const F32GemmTile& t) {
+  static constexpr TileTable<S, MR, NV> kFull =
+      MakeTileTable<S, MR, NV, kDirectA>(std::make_integer_sequence<int, MR>{});
   if constexpr (NV > 1) {
     static constexpr TileTable<S, MR, NV - 1> kNarrow =
-        MakeTileTable<S, MR, NV - 1>(std::make_integer_sequence<int, MR>{});
+        MakeTileTable<S, MR, NV - 1, kDirectA>(std::make_integer_sequence<int, MR>{});
     if (t.nr <= (NV - 1) * S::kLanes) return kNarrow.fns[t.mr - 1](t);
   }
   kFull.fns[t.mr - 1](t);
+}
+
+template <class S, int MR, int NV>
+void Tile(const F32GemmTile& t) {
+  if (t.a_row_stride != 0) return TileOf<S, MR, NV, true>(t);
+  TileOf<S, MR, NV, false>(t);
 }
 
 // ---- packing ----

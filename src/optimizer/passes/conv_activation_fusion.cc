@@ -6,7 +6,8 @@
 // activation: Y = act(conv(X, W) + B + Z).
 //
 // ConvOnyxActivationFusion (all) handles what FusedConv lacks: SiLU (x * Sigmoid(x)) and
-// HardSwish (the op, or HardSigmoid(1/6, 1/2) * x) become com.onyx.FusedConv, FusedConv with
+// HardSwish (the op, HardSigmoid(1/6, 1/2) * x, or x * Clip(x + 3, 0, 6) / 6 as paddle2onnx
+// writes it) become com.onyx.FusedConv, FusedConv with
 // activation "Silu" or "HardSwish". Models saved with it need Onyx to run, which is why it
 // only runs at level "all".
 #include <cmath>
@@ -70,6 +71,33 @@ std::optional<Activation> MatchOrtActivation(GraphEditor& editor, const std::str
   return std::nullopt;
 }
 
+// A constant of one element near `expected` that broadcasts to no higher rank than `v`'s.
+bool IsScalarConst(GraphEditor& editor, const std::string& c, double expected, int64_t v_rank) {
+  const int64_t rank = RankOf(editor, c);
+  return rank >= 0 && (rank <= 1 || rank <= v_rank) && IsConstNear(editor, c, expected, 1e-6);
+}
+
+// x * Clip(x + 3, 0, 6) / 6 (or * 1/6) over `v`: `add` and `mul` are v's two readers.
+std::optional<Activation> MatchClipHardSwish(GraphEditor& editor, const std::string& v, ir::Node* add, ir::Node* mul) {
+  const int64_t v_rank = editor.DimsOf(v) != nullptr ? static_cast<int64_t>(editor.DimsOf(v)->size()) : -1;
+  if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2 || !IsOnnxOp(mul, "Mul", 7) || mul->inputs.size() != 2)
+    return std::nullopt;
+  if (!IsScalarConst(editor, OtherInput(*add, v), 3.0, v_rank)) return std::nullopt;
+  ir::Node* clip = SoleReader(editor, add->outputs[0]);
+  if (!IsOnnxOp(clip, "Clip", 6) || clip->inputs[0] != add->outputs[0]) return std::nullopt;
+  auto bounds = ClipBounds(editor, *clip);
+  if (!bounds || (*bounds)[0] != 0.0f || (*bounds)[1] != 6.0f) return std::nullopt;
+  if (SoleReader(editor, clip->outputs[0]) != mul || OtherInput(*mul, clip->outputs[0]) != v) return std::nullopt;
+  ir::Node* scale = SoleReader(editor, mul->outputs[0]);
+  if (scale == nullptr || scale->inputs.size() != 2) return std::nullopt;
+  const bool div6 = IsOnnxOp(scale, "Div", 7) && scale->inputs[0] == mul->outputs[0] &&
+                    IsScalarConst(editor, scale->inputs[1], 6.0, v_rank);
+  const bool mul_sixth = IsOnnxOp(scale, "Mul", 7) && scale->inputs[0] != scale->inputs[1] &&
+                         IsScalarConst(editor, OtherInput(*scale, mul->outputs[0]), 1.0 / 6.0, v_rank);
+  if (!div6 && !mul_sixth) return std::nullopt;
+  return Activation{"HardSwish", {}, {add, clip, mul, scale}, scale->outputs[0]};
+}
+
 // SiLU or HardSwish over `v`, which only the activation's nodes read.
 std::optional<Activation> MatchOnyxActivation(GraphEditor& editor, const std::string& v) {
   if (v.empty() || editor.IsGraphOutput(v)) return std::nullopt;
@@ -80,6 +108,7 @@ std::optional<Activation> MatchOnyxActivation(GraphEditor& editor, const std::st
   for (int i = 0; i < 2; ++i) {
     ir::Node* gate = readers[i];
     ir::Node* mul = readers[1 - i];
+    if (auto hard_swish = MatchClipHardSwish(editor, v, gate, mul)) return hard_swish;
     if (!IsOnnxOp(mul, "Mul", 7) || gate->inputs.empty() || gate->inputs[0] != v) continue;
     if (SoleReader(editor, gate->outputs[0]) != mul || OtherInput(*mul, gate->outputs[0]) != v) continue;
     if (IsOnnxOp(gate, "Sigmoid")) return Activation{"Silu", {}, {gate, mul}, mul->outputs[0]};

@@ -152,6 +152,21 @@ def test_attention_threads():
             num_heads=4, threads=4)
 
 
+@pytest.mark.parametrize("threads", [2, 4])
+@pytest.mark.parametrize("mask_kind", ["none", "mask_3d", "lengths"])
+@pytest.mark.parametrize("unidirectional", [0, 1])
+def test_attention_splits_query_rows_across_threads(threads, mask_kind, unidirectional):
+    # 3 heads do not divide among 2 or 4 threads: the query rows go in blocks too (ViT-tiny).
+    r = rng(9)
+    B, S, N = 1, 70, 3
+    x, w, b = attention_inputs(r, B=B, S=S, Din=48, N=N, qkv=(48, 48, 48))
+    mask = {"none": None, "mask_3d": (r.random((B, S, S)) > 0.3).astype(np.int32),
+            "lengths": np.array([61], np.int32)}[mask_kind]
+    ab = r.standard_normal((B, N, S, S)).astype(F32)
+    compare("Attention", {"input": x, "weights": w, "bias": b, "mask_index": mask, "past": None,
+                          "attention_bias": ab}, ["y"], num_heads=N, unidirectional=unidirectional, threads=threads)
+
+
 def _split_heads(t, B, S, N, H):
     return t.reshape(B, S, N, H).transpose(0, 2, 1, 3)
 

@@ -61,6 +61,24 @@ def test_skip_simplified_layer_norm(dtype, bias):
             ["y", "mean", "inv_std", "sum"], epsilon=1e-6, **tol(dtype))
 
 
+@pytest.mark.parametrize("isa", ["avx512", "avx2", "scalar"])
+@pytest.mark.parametrize("width", [1, 15, 37, 192])
+def test_float_rows_on_every_vector_isa(isa, width, monkeypatch):
+    # float rows run on linalg's vector kernels: every ISA (an unsupported one falls back to the
+    # best), widths that leave a partial vector, every optional input and output.
+    monkeypatch.setenv("ONYX_VECTOR_ISA", isa)
+    r = rng(20 + width)
+    x, skip, g, b, bi = ln_inputs(r, shape=(2, 3, width))
+    compare("SkipLayerNormalization", {"x": x, "skip": skip, "gamma": g, "beta": b, "bias": bi},
+            ["y", "mean", "inv_std", "sum"], epsilon=1e-5)
+    compare("SkipLayerNormalization", {"x": x, "skip": skip[0], "gamma": g}, ["y", "", "", "sum"], epsilon=1e-5)
+    compare("SkipSimplifiedLayerNormalization", {"x": x, "skip": skip, "gamma": g, "bias": bi},
+            ["y", "mean", "inv_std", "sum"], epsilon=1e-6)
+    compare("LayerNormalization", {"x": x, "scale": g, "b": b}, ["y", "mean", "inv_std"], domain="", onnx_opset=16,
+            epsilon=1e-5)
+    compare("SimplifiedLayerNormalization", {"x": x, "scale": g}, ["y", "inv_std"], domain="", epsilon=1e-5)
+
+
 def test_skip_layer_norm_double_vs_numpy():
     # ONNX Runtime's schema refuses double here; numpy is the reference.
     r = rng(6)

@@ -367,6 +367,27 @@ TEST_P(SgemmVariant, PackedOperands) {
       }
 }
 
+// Row-major A is read in place by the microkernel when the block has few column panels (and is
+// packed otherwise, or when its rows are a multiple of 4 KB apart): ViT-tiny's 197-row products
+// (a ragged last row panel), K across several blocks, padded and 1024-float row strides.
+TEST_P(SgemmVariant, ReadsAInPlaceOrPacked) {
+  for (const int64_t n : {5, 64, 192, 197, 576})
+    for (const int64_t k : {1, 64, 192, 700}) {
+      Case c;
+      c.m = 197, c.n = n, c.k = k, c.lda_pad = (n + k) % 3, c.beta = 0.5f, c.bias_col = true;
+      Check(c, rng_);
+      c.mode = Case::kPackedB, c.beta = 0.0f, c.activation = GemmEpilogue::kGeluErf;
+      Check(c, rng_);
+      c.mode = Case::kPlain, c.lda_pad = 1024 - k, c.threads = 2, c.residual = true;
+      Check(c, rng_);
+    }
+  for (const int64_t m : {1, 3, 13, 15, 29}) {  // row counts around the panel heights
+    Case c;
+    c.m = m, c.n = 100, c.k = 33, c.lda_pad = 2, c.alpha = -1.5f;
+    Check(c, rng_);
+  }
+}
+
 TEST_P(SgemmVariant, TransformerShape) {
   Case c;
   c.m = 128, c.n = 771, c.k = 768, c.mode = Case::kPackedB, c.threads = 2, c.bias_col = true;

@@ -198,6 +198,76 @@ TEST(ConvOnyxActivationFusion, FusesSiluAndHardSwishOnlyAtLevelAll) {
   }
 }
 
+// x * Clip(x + 3, 0, 6) / 6 as paddle2onnx writes HardSwish: Clip bounds as opset 9 attributes or
+// opset 11 inputs, the last step a Div by 6 or a Mul by 1/6 (either operand order).
+std::string ClipHardSwishModel(bool opset9, bool div, float add_c = 3.0f, float hi = 6.0f, bool shape1 = false) {
+  ModelBuilder b = opset9 ? ModelBuilder(9, 3) : ConvModel();
+  if (opset9) {
+    b.Input("x", DataType::kFloat, {1, 3, 6, 6});
+    b.Initializer("W", RandomTensor({4, 3, 3, 3}, 1)).Initializer("B", RandomTensor({4}, 2));
+    b.Node("Conv", {"x", "W", "B"}, {"c"}).attributes.push_back(IntsAttr("pads", {1, 1, 1, 1}));
+  }
+  Tensor three = shape1 ? Tensor(DataType::kFloat, Shape{1}) : Scalar(add_c);
+  if (shape1) three.data<float>()[0] = add_c;
+  b.Initializer("three", three).Initializer("six", Scalar(6.0f)).Initializer("sixth", Scalar(1.0f / 6.0f));
+  b.Node("Add", {"c", "three"}, {"a"});
+  if (opset9) {
+    b.Node("Clip", {"a"}, {"g"}).attributes = {FloatAttr("min", 0.0f), FloatAttr("max", hi)};
+  } else {
+    b.Initializer("lo", Scalar(0.0f)).Initializer("hi", Scalar(hi));
+    b.Node("Clip", {"a", "lo", "hi"}, {"g"});
+  }
+  b.Node("Mul", {"g", "c"}, {"m"});
+  if (div)
+    b.Node("Div", {"m", "six"}, {"y"});
+  else
+    b.Node("Mul", {"sixth", "m"}, {"y"});
+  b.Output("y", DataType::kFloat, {1, 4, 6, 6});
+  return b.Bytes();
+}
+
+TEST(ConvOnyxActivationFusion, FusesHardSwishWrittenWithClip) {
+  for (bool opset9 : {false, true}) {
+    for (bool div : {false, true}) {
+      for (bool shape1 : {false, true}) {
+        const std::string bytes = ClipHardSwishModel(opset9, div, 3.0f, 6.0f, shape1);
+        const std::string what = std::string(opset9 ? "opset 9" : "opset 11+") + (div ? " Div" : " Mul") +
+                                 (shape1 ? " [1] constant" : " scalar constant");
+        auto all = RunPasses(bytes, {"ConvActivationFusion", "ConvOnyxActivationFusion"}, OptLevel::kAll);
+        auto fused = FindNode(all.optimized_bytes, "FusedConv", "com.onyx");
+        ASSERT_NE(fused, nullptr) << what;
+        EXPECT_EQ(Attr(*fused, "activation")->s, "HardSwish") << what;
+        for (const char* op : {"Conv", "Add", "Clip", "Mul", "Div"}) EXPECT_EQ(OpCount(all.ops_after, op), 0) << what;
+        ExpectSameOutputsWhenRunnable(bytes, all.optimized_bytes, kFeeds);
+      }
+    }
+  }
+}
+
+TEST(ConvOnyxActivationFusion, KeepsClipGatesThatAreNoHardSwish) {
+  // Add 2 instead of 3, Clip to 5 instead of 6: other functions, left alone.
+  for (const auto& bytes : {ClipHardSwishModel(false, true, 2.0f), ClipHardSwishModel(true, false, 3.0f, 5.0f)}) {
+    auto all = RunPasses(bytes, {"ConvActivationFusion", "ConvOnyxActivationFusion"}, OptLevel::kAll);
+    EXPECT_EQ(FindNode(all.optimized_bytes, "FusedConv", "com.onyx"), nullptr);
+    EXPECT_EQ(OpCount(all.ops_after, "Clip"), 1);
+    ExpectSameOutputsWhenRunnable(bytes, all.optimized_bytes, kFeeds);
+  }
+  {  // a rank-5 constant would broadcast the result to rank 5
+    ModelBuilder b = ConvModel();
+    Tensor three(DataType::kFloat, Shape{1, 1, 1, 1, 1});
+    three.data<float>()[0] = 3.0f;
+    b.Initializer("three", three).Initializer("lo", Scalar(0.0f)).Initializer("hi", Scalar(6.0f));
+    b.Initializer("six", Scalar(6.0f));
+    b.Node("Add", {"c", "three"}, {"a"});
+    b.Node("Clip", {"a", "lo", "hi"}, {"g"});
+    b.Node("Mul", {"c", "g"}, {"m"});
+    b.Node("Div", {"m", "six"}, {"y"});
+    b.Output("y", DataType::kFloat, {1, 1, 4, 6, 6});
+    auto all = RunPasses(b.Bytes(), {"ConvActivationFusion", "ConvOnyxActivationFusion"}, OptLevel::kAll);
+    EXPECT_EQ(FindNode(all.optimized_bytes, "FusedConv", "com.onyx"), nullptr);
+  }
+}
+
 TEST(ConvOnyxActivationFusion, FusesResidualThenSilu) {
   ModelBuilder b = ConvModel();
   b.Input("z", DataType::kFloat, {1, 4, 6, 6});

@@ -20,6 +20,11 @@
 namespace onyx::contrib {
 namespace {
 
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Query rows per block when a head's rows are split across threads: enough to keep the
+// scores GEMM's row panels full.
+constexpr int64_t kMinBlockRows = 32;
+
 class Attention final : public OpKernel {
  public:
   explicit Attention(const KernelInfo& info)
@@ -131,10 +136,22 @@ class Attention final : public OpKernel {
     const float* past_v = past ? past->data<float>() + B * N * P * H : nullptr;
     const bool concat = past != nullptr || present != nullptr;
     float* out_data = out.data<float>();
-    ThreadPool::For(ctx.thread_pool(), B * N, AttendCost(S, T, H, Hv), [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(static_cast<size_t>(S * T));
+    // Fewer (batch, head) pairs than threads, or a count they do not divide (ViT-tiny's 3 heads
+    // on 2 threads ran 2 + 1), also split the query rows into blocks; each block repeats only
+    // the packing of its head's K. Past / present concatenation stays one task per head.
+    ThreadPool* const pool = ctx.thread_pool();
+    const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
+    int64_t row_blocks = 1;
+    if (!concat && threads > 1 && (B * N) % threads != 0)
+      row_blocks = std::min(CeilDiv(2 * threads, B * N), std::max<int64_t>(1, S / kMinBlockRows));
+    const int64_t block_rows = CeilDiv(S, row_blocks);
+    row_blocks = CeilDiv(S, block_rows);
+    ThreadPool::For(pool, B * N * row_blocks, AttendCost(block_rows, T, H, Hv), [&](int64_t begin, int64_t end) {
+      std::vector<float> scratch(static_cast<size_t>(block_rows * T));
       std::vector<float> kv_local(concat && !present ? static_cast<size_t>(T * (H + Hv)) : 0);
-      for (int64_t i = begin; i < end; ++i) {
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t i = task / row_blocks, s0 = task % row_blocks * block_rows;
+        const int64_t rows_here = std::min(block_rows, S - s0);
         const int64_t b = i / N, h = i % N;
         const float* rows = qkv + b * S * Dt;
         const float* q = rows + h * H;
@@ -156,15 +173,15 @@ class Attention final : public OpKernel {
           k_stride = H;
           v_stride = Hv;
         }
-        ScoreRules rules;
-        if (!add_mask.empty()) rules.mask = add_mask.data() + b * S * T;
-        if (unidirectional_ && S > 1) rules.causal_offset = P;  // the mask has them too; this skips the work
+        ScoreRules rules;  // rows s0 .. s0 + rows_here of the head
+        if (!add_mask.empty()) rules.mask = add_mask.data() + (b * S + s0) * T;
+        if (unidirectional_ && S > 1) rules.causal_offset = P + s0;  // the mask has them too; this skips the work
         if (attn_bias) {
-          rules.bias = attn_bias->data<float>() + b * bias_strides.first + h * bias_strides.second;
+          rules.bias = attn_bias->data<float>() + b * bias_strides.first + h * bias_strides.second + s0 * T;
           rules.bias_stride = T;
         }
-        AttendHead(q, Dt, k, k_stride, v, v_stride, out_data + b * S * Dv + h * Hv, Dv, S, T, H, Hv, scale, rules,
-                   scratch.data());
+        AttendHead(q + s0 * Dt, Dt, k, k_stride, v, v_stride, out_data + (b * S + s0) * Dv + h * Hv, Dv, rows_here, T,
+                   H, Hv, scale, rules, scratch.data());
       }
     });
   }

@@ -5,13 +5,15 @@
 //   ai.onnx SimplifiedLayerNormalization (RMS norm, opset 1+) and LayerNormalization opsets
 //   1-16 (ONNX Runtime's pre-standard contrib form, kept in the ai.onnx domain).
 // Each row is read once to accumulate sum and sum of squares (the variance is
-// E[x^2] - mean^2, as ONNX Runtime computes it) and written once. float16/bfloat16 compute in
-// float, double in double.
+// E[x^2] - mean^2, as ONNX Runtime computes it) and written once. float rows run on linalg's
+// vector kernels (the sum by VecBinary, the statistics accumulated in double by LayerNormRow /
+// RmsNormRow); float16/bfloat16 compute in float, double in double.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
@@ -59,7 +61,30 @@ RowStats NormalizeRow(const T* x, const T* skip, const C* bias, const C* gamma, 
   return {static_cast<float>(mean), static_cast<float>(inv_std)};
 }
 
+// The float row on the vector kernels: s = x (+ skip) (+ bias) into `work` (the sum output when
+// there is one), then normalized from it.
+RowStats NormalizeRowF32(const float* x, const float* skip, const float* bias, const float* gamma, const float* beta,
+                         float* y, float* sum_out, int64_t n, float epsilon, bool simplified, float* work) {
+  const size_t count = static_cast<size_t>(n);
+  const float* s = x;
+  if (skip != nullptr || bias != nullptr) {
+    float* const dst = sum_out != nullptr ? sum_out : work;
+    if (skip != nullptr) linalg::VecBinary(linalg::BinaryOp::kAdd, x, skip, dst, count);
+    if (bias != nullptr) linalg::VecBinary(linalg::BinaryOp::kAdd, skip != nullptr ? dst : x, bias, dst, count);
+    s = dst;
+  } else if (sum_out != nullptr) {
+    std::copy(x, x + n, sum_out);
+  }
+  RowStats st;
+  if (simplified)
+    linalg::RmsNormRow(s, y, count, gamma, epsilon, &st.inv_std);
+  else
+    linalg::LayerNormRow(s, y, count, gamma, beta, epsilon, &st.mean, &st.inv_std);
+  return st;
+}
+
 constexpr double kRowCostPerElement = 6.0;
+constexpr double kVecRowCostPerElement = 1.0;
 
 // SkipLayerNormalization and SkipSimplifiedLayerNormalization.
 class SkipLayerNorm final : public OpKernel {
@@ -99,6 +124,22 @@ class SkipLayerNorm final : public OpKernel {
     Tensor* sum = ctx.has_output(3) ? &ctx.AllocateOutput(3, input.dtype(), is) : nullptr;
     const int64_t rows = H == 0 ? 0 : input.size() / H;
     const int64_t skip_size = skip.size();
+    if (input.dtype() == DataType::kFloat) {
+      auto data = [](const Tensor* t) { return t != nullptr ? t->data<float>() : nullptr; };
+      ThreadPool::For(ctx.thread_pool(), rows, H * kVecRowCostPerElement, [&](int64_t begin, int64_t end) {
+        std::vector<float> work(static_cast<size_t>(H));
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t off = r * H;
+          const RowStats st = NormalizeRowF32(input.data<float>() + off, skip.data<float>() + off % skip_size,
+                                              data(bias), gamma.data<float>(), data(beta), y.data<float>() + off,
+                                              sum ? sum->data<float>() + off : nullptr, H, epsilon_, simplified_,
+                                              work.data());
+          if (mean) mean->data<float>()[r] = st.mean;
+          if (inv_std) inv_std->data<float>()[r] = st.inv_std;
+        }
+      });
+      return;
+    }
     Dispatch(FloatTypes{}, input.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
@@ -158,6 +199,18 @@ class LayerNorm final : public OpKernel {
     Tensor* mean = !simplified_ && ctx.has_output(1) ? &ctx.AllocateOutput(1, stat_type, stat_shape) : nullptr;
     Tensor* inv_std = ctx.has_output(inv_index) ? &ctx.AllocateOutput(inv_index, stat_type, stat_shape) : nullptr;
     const int64_t rows = n == 0 ? 0 : x.size() / n;
+    if (x.dtype() == DataType::kFloat) {
+      const float* b = bias != nullptr ? bias->data<float>() : nullptr;
+      ThreadPool::For(ctx.thread_pool(), rows, n * kVecRowCostPerElement, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const RowStats st = NormalizeRowF32(x.data<float>() + r * n, nullptr, nullptr, scale.data<float>(), b,
+                                              y.data<float>() + r * n, nullptr, n, epsilon_, simplified_, nullptr);
+          if (mean) mean->data<float>()[r] = st.mean;
+          if (inv_std) inv_std->data<float>()[r] = st.inv_std;
+        }
+      });
+      return;
+    }
     Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
