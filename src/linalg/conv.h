@@ -137,7 +137,7 @@ class DirectConv {
     const float* data = nullptr;
     bool blocked = false;
     int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
-    std::unique_ptr<float[]> storage;
+    std::shared_ptr<float> storage;  // a scratch buffer, returned for reuse when released
   };
   PreparedInput PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout, ThreadPool* pool) const;
 
@@ -145,7 +145,9 @@ class DirectConv {
   int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
   int64_t taps_per_input_ = 1;
   int64_t out_blocks_per_group_ = 0, in_blocks_per_group_ = 0;
-  std::vector<float> packed_;  // [group][out block][in block][kh * kw][B in][B out]
+  int64_t blocks_per_task_ = 0;  // output blocks of one task (its tiles' filter_blocks)
+  // [group][task's out blocks][in block][kh * kw][B in][task's blocks (<= blocks_per_task_)][B out]
+  std::vector<float> packed_;
 };
 
 class DepthwiseConv {

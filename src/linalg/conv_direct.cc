@@ -1,13 +1,14 @@
 // DirectConv: weights packed once into output-channel blocks of the ISA's vector width; each
-// task computes one output row (or, for pointwise convolutions, a run of the flattened image)
-// of a few output blocks, in register tiles of up to max_pixels pixels. The input is first
-// copied into a zero-padded (and, with enough channels, NCHWc-blocked) image when it has
-// padding or is big, so every tile takes every kernel tap with no edge cases. NCHW output goes
-// through a small blocked strip that is transposed into the output rows with the residual and
-// activation applied while it is in L1.
+// task computes one output row, a few short rows (or, for pointwise convolutions, a run of the
+// flattened image) of a few output blocks, in register tiles of up to max_pixels pixels that may
+// span rows. The input is first copied into a zero-padded (and, with enough channels,
+// NCHWc-blocked) image when it has padding or is big, so every tile takes every kernel tap with
+// no edge cases. NCHW output goes through a small blocked strip that is transposed into the
+// output rows with the residual and activation applied while it is in L1.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "linalg/conv.h"
@@ -25,6 +26,66 @@ constexpr int64_t kSegmentPixels = 96;
 // NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
 constexpr int64_t kBlockInputMinWork = 256;
 
+// Padded-input copies are kept for reuse: a fresh multi-megabyte buffer per run costs a page
+// fault (and a kernel page clear) per 4 KiB. Runs may be concurrent, so buffers are leased from
+// a shared free list.
+class ScratchBuffers {
+ public:
+  static constexpr size_t kMaxKept = 4;
+  static constexpr size_t kMaxKeptFloats = size_t{64} << 20 >> 2;  // larger ones are not kept
+
+  std::shared_ptr<float> Lease(size_t floats) {
+    std::unique_ptr<float[]> buffer;
+    size_t size = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      // The smallest kept buffer that fits, else none (the largest is dropped to make room).
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->size >= floats && (best == free_.end() || it->size < best->size)) best = it;
+      if (best == free_.end() && free_.size() >= kMaxKept)
+        best = std::max_element(free_.begin(), free_.end(), [](const Kept& l, const Kept& r) { return l.size < r.size; });
+      if (best != free_.end()) {
+        buffer = std::move(best->data);
+        size = best->size;
+        free_.erase(best);
+      }
+    }
+    if (size < floats) {
+      buffer = std::make_unique_for_overwrite<float[]>(floats);
+      size = floats;
+    }
+    float* data = buffer.release();
+    return std::shared_ptr<float>(data, [this, size](float* p) { Return(p, size); });
+  }
+
+ private:
+  struct Kept {
+    std::unique_ptr<float[]> data;
+    size_t size = 0;
+  };
+  void Return(float* p, size_t size) {
+    std::unique_ptr<float[]> buffer(p);
+    if (size > kMaxKeptFloats) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.size() >= kMaxKept) {
+      auto smallest =
+          std::min_element(free_.begin(), free_.end(), [](const Kept& l, const Kept& r) { return l.size < r.size; });
+      if (smallest->size >= size) return;
+      free_.erase(smallest);
+    }
+    free_.push_back({std::move(buffer), size});
+  }
+
+  std::mutex mutex_;
+  std::vector<Kept> free_;
+};
+
+ScratchBuffers& Scratch() {
+  static ScratchBuffers* const scratch = new ScratchBuffers;  // never destroyed: leases may outlive statics
+  return *scratch;
+}
+
 }  // namespace
 
 DirectConv::DirectConv(const Conv2dShape& s, const float* w)
@@ -39,17 +100,25 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
   const int64_t mg = out_channels_ / group_, cg = in_per_group_, taps = kernel_h_ * kernel_w_;
   out_blocks_per_group_ = (mg + b - 1) / b;
   in_blocks_per_group_ = (cg + b - 1) / b;
+  // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
+  const int64_t chunks = (out_blocks_per_group_ + kernels_->max_filter_blocks - 1) / kernels_->max_filter_blocks;
+  blocks_per_task_ = (out_blocks_per_group_ + chunks - 1) / chunks;
+  // A task's blocks are interleaved per input channel ([cb][tap][c][fb][o]), so a tile reads its
+  // weights as one stream: with the blocks a multiple of 4 KiB apart, FB streams would share L1 sets.
   packed_.assign(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b), 0.0f);
   float* dst = packed_.data();
   for (int64_t g = 0; g < group_; ++g)
-    for (int64_t ob = 0; ob < out_blocks_per_group_; ++ob)
+    for (int64_t ob0 = 0; ob0 < out_blocks_per_group_; ob0 += blocks_per_task_) {
+      const int64_t fb = std::min(blocks_per_task_, out_blocks_per_group_ - ob0);
       for (int64_t cb = 0; cb < in_blocks_per_group_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
           for (int64_t c = 0; c < b; ++c)
-            for (int64_t o = 0; o < b; ++o, ++dst) {
-              const int64_t m = ob * b + o, ci = cb * b + c;
-              if (m < mg && ci < cg) *dst = w[((g * mg + m) * cg + ci) * taps + t];
-            }
+            for (int64_t f = 0; f < fb; ++f)
+              for (int64_t o = 0; o < b; ++o, ++dst) {
+                const int64_t m = (ob0 + f) * b + o, ci = cb * b + c;
+                if (m < mg && ci < cg) *dst = w[((g * mg + m) * cg + ci) * taps + t];
+              }
+    }
 }
 
 int DirectConv::block() const { return kernels_->block; }
@@ -109,9 +178,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       tap_idx[t] = static_cast<int32_t>(t);
     }
 
-  // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
-  const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
-  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
+  const int64_t per_chunk = blocks_per_task_;
+  const int64_t chunks = (out_blocks_per_group_ + per_chunk - 1) / per_chunk;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = kSegmentPixels;
   const int64_t chunk_blocks = std::clamp<int64_t>(
@@ -144,6 +212,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
     const auto strip = std::make_unique_for_overwrite<float[]>(
         y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    const auto x_offsets = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(segment));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t part = item % col_parts;
       const int64_t rg = (item / col_parts) % row_groups;
@@ -163,7 +232,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       a.x_channel_stride = x_channel;
       a.x_block_stride = x_block;
       a.kernel_taps = taps_total;
-      a.w_fb_stride = w_fb_stride;
+      a.w_interleaved = true;
       a.bias = bias.empty() ? nullptr : bias.data() + (g * out_blocks_per_group_ + ob0) * b;
       a.y_pixel_stride = b;
       const int64_t y_base = y_blocked ? n * y_image + ((g * mg) / b + ob0) * out_plane * b : 0;
@@ -177,40 +246,43 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       const int64_t cols_end = std::min(ow_n, (part + 1) * segments_per_part * seg_cols);
       for (int64_t s0 = part * segments_per_part * seg_cols; s0 < cols_end; s0 += seg_cols) {
         const int64_t s1 = std::min(ow_n, s0 + seg_cols);
-        // Tiles of at most max_pixels, evened out (27 pixels -> 6, 6, 5, 5, 5).
+        // The segment's pixels, row after row, in tiles of at most max_pixels evened out (27
+        // pixels -> 6, 6, 5, 5, 5); a tile may span rows, so each pixel has its input offset.
+        const int64_t width = s1 - s0, count = (oh1 - oh0) * width;
         const int64_t max_px = k.max_pixels[fb];
-        const int64_t tiles = (s1 - s0 + max_px - 1) / max_px;
+        const int64_t tiles = (count + max_px - 1) / max_px;
+        for (int64_t q = 0; q < count; ++q) {
+          const int64_t oh = oh0 + q / width, ow = s0 + q % width;
+          const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
+          x_offsets[q] = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+        }
+        // Consecutive pixels of the segment are consecutive in y (whole rows when it has several).
+        const int64_t y_off = y_base + (oh0 * ow_n + s0) * b;
         for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks)
           for (int64_t t0 = 0; t0 < taps_total; t0 += tap_chunk) {
-          const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
-          a.x = x_start + cb0 * x_block;
-          a.w = w_start + cb0 * taps_total * b * b;
-          a.in_blocks = cbn;
-          a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
-          a.tap_offsets = tap_off.data() + t0;
-          a.tap_index = tap_idx.data() + t0;
-          a.taps = std::min(tap_chunk, taps_total - t0);
-          a.accumulate = cb0 > 0 || t0 > 0;
-          a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
-          for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
-            const int64_t strip_row = (oh - oh0) * (s1 - s0);
-            int64_t ow = s0;
-            for (int64_t t = 0; t < tiles; ++t) {
-              const int px = static_cast<int>((s1 - ow) / (tiles - t) + ((s1 - ow) % (tiles - t) != 0));
-              a.x_base = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+            const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
+            a.x = x_start + cb0 * x_block;
+            a.w = w_start + cb0 * taps_total * b * b * fb;
+            a.in_blocks = cbn;
+            a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
+            a.tap_offsets = tap_off.data() + t0;
+            a.tap_index = tap_idx.data() + t0;
+            a.taps = std::min(tap_chunk, taps_total - t0);
+            a.accumulate = cb0 > 0 || t0 > 0;
+            a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
+            for (int64_t t = 0, q = 0; t < tiles; ++t) {
+              const int px = static_cast<int>((count - q) / (tiles - t) + ((count - q) % (tiles - t) != 0));
+              a.x_pixel_offsets = x_offsets.get() + q;
               if (y_blocked) {
-                const int64_t off = y_base + (oh * ow_n + ow) * b;
-                a.y = y + off;
-                a.residual = args.residual != nullptr ? args.residual + off : nullptr;
+                a.y = y + y_off + q * b;
+                a.residual = args.residual != nullptr ? args.residual + y_off + q * b : nullptr;
               } else {
-                a.y = strip.get() + (strip_row + ow - s0) * b;
+                a.y = strip.get() + q * b;
               }
               k.direct_tile(a, fb, px);
-              ow += px;
+              q += px;
             }
           }
-        }
         if (!y_blocked) {
           for (int64_t oh = oh0; oh < oh1; ++oh)
             for (int f = 0; f < fb; ++f) {
@@ -252,7 +324,7 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   const int64_t plane = in.rows * in.cols;
   const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
   const int64_t unit_floats = out_blocked ? plane * b : plane;
-  in.storage = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(units * unit_floats));
+  in.storage = Scratch().Lease(static_cast<size_t>(units * unit_floats));
   float* dst = in.storage.get();
   const int64_t in_plane = s.in_h * s.in_w;
   ThreadPool::For(pool, units, static_cast<double>(unit_floats) * 2.0, [&](int64_t begin, int64_t end) {
