@@ -19,7 +19,6 @@ namespace onyx::linalg::ONYX_SIMD_NS {
 template <int FB, int PX, int NC, bool kInterleaved>
 void DirectTileT(const DirectTileArgs& a) {
   constexpr int B = Vec::kWidth;
-  constexpr int64_t kTapFloats = int64_t{B} * B * (kInterleaved ? FB : 1);
   constexpr int64_t kChannelFloats = kInterleaved ? int64_t{FB} * B : B;
   Vec acc[PX][FB];
   if (a.accumulate) {
@@ -41,13 +40,14 @@ void DirectTileT(const DirectTileArgs& a) {
   for (int p = 0; p < PX; ++p) xo[p] = a.x_pixel_offsets != nullptr ? a.x_pixel_offsets[p] : p * a.x_pixel_stride;
   const int64_t cs = a.x_channel_stride;
   const int64_t wfs = kInterleaved ? B : a.w_fb_stride;
+  const int64_t tap_floats = kInterleaved && a.w_tap_stride > 0 ? a.w_tap_stride : int64_t{B} * B * (kInterleaved ? FB : 1);
   for (int64_t cb = 0; cb < a.in_blocks; ++cb) {
     const int64_t nc = NC > 0 ? NC : cb + 1 == a.in_blocks ? a.last_block_channels : B;
-    const float* wcb = a.w + cb * a.kernel_taps * kTapFloats;
+    const float* wcb = a.w + cb * a.kernel_taps * tap_floats;
     const int64_t xcb = a.x_base + cb * a.x_block_stride;
     for (int64_t t = 0; t < a.taps; ++t) {
       const float* xt = a.x + (xcb + a.tap_offsets[t]);
-      const float* wt = wcb + a.tap_index[t] * kTapFloats;
+      const float* wt = wcb + a.tap_index[t] * tap_floats;
 #pragma GCC unroll 4
       for (int64_t c = 0; c < nc; ++c) {
         Vec wv[FB];
