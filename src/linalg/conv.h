@@ -137,7 +137,7 @@ class DirectConv {
     const float* data = nullptr;
     bool blocked = false;
     int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
-    std::shared_ptr<float> storage;  // a scratch buffer, returned for reuse when released
+    std::unique_ptr<float[]> storage;
   };
   PreparedInput PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout, ThreadPool* pool) const;
 

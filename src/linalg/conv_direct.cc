@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "linalg/conv.h"
@@ -25,66 +24,6 @@ constexpr int64_t kChunkWeightBytes = 16 << 10;
 constexpr int64_t kSegmentPixels = 96;
 // NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
 constexpr int64_t kBlockInputMinWork = 256;
-
-// Padded-input copies are kept for reuse: a fresh multi-megabyte buffer per run costs a page
-// fault (and a kernel page clear) per 4 KiB. Runs may be concurrent, so buffers are leased from
-// a shared free list.
-class ScratchBuffers {
- public:
-  static constexpr size_t kMaxKept = 4;
-  static constexpr size_t kMaxKeptFloats = size_t{64} << 20 >> 2;  // larger ones are not kept
-
-  std::shared_ptr<float> Lease(size_t floats) {
-    std::unique_ptr<float[]> buffer;
-    size_t size = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      // The smallest kept buffer that fits, else none (the largest is dropped to make room).
-      auto best = free_.end();
-      for (auto it = free_.begin(); it != free_.end(); ++it)
-        if (it->size >= floats && (best == free_.end() || it->size < best->size)) best = it;
-      if (best == free_.end() && free_.size() >= kMaxKept)
-        best = std::max_element(free_.begin(), free_.end(), [](const Kept& l, const Kept& r) { return l.size < r.size; });
-      if (best != free_.end()) {
-        buffer = std::move(best->data);
-        size = best->size;
-        free_.erase(best);
-      }
-    }
-    if (size < floats) {
-      buffer = std::make_unique_for_overwrite<float[]>(floats);
-      size = floats;
-    }
-    float* data = buffer.release();
-    return std::shared_ptr<float>(data, [this, size](float* p) { Return(p, size); });
-  }
-
- private:
-  struct Kept {
-    std::unique_ptr<float[]> data;
-    size_t size = 0;
-  };
-  void Return(float* p, size_t size) {
-    std::unique_ptr<float[]> buffer(p);
-    if (size > kMaxKeptFloats) return;
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (free_.size() >= kMaxKept) {
-      auto smallest =
-          std::min_element(free_.begin(), free_.end(), [](const Kept& l, const Kept& r) { return l.size < r.size; });
-      if (smallest->size >= size) return;
-      free_.erase(smallest);
-    }
-    free_.push_back({std::move(buffer), size});
-  }
-
-  std::mutex mutex_;
-  std::vector<Kept> free_;
-};
-
-ScratchBuffers& Scratch() {
-  static ScratchBuffers* const scratch = new ScratchBuffers;  // never destroyed: leases may outlive statics
-  return *scratch;
-}
 
 }  // namespace
 
@@ -329,7 +268,7 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   const int64_t plane = in.rows * in.cols;
   const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
   const int64_t unit_floats = out_blocked ? plane * b : plane;
-  in.storage = Scratch().Lease(static_cast<size_t>(units * unit_floats));
+  in.storage = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(units * unit_floats));
   float* dst = in.storage.get();
   const int64_t in_plane = s.in_h * s.in_w;
   ThreadPool::For(pool, units, static_cast<double>(unit_floats) * 2.0, [&](int64_t begin, int64_t end) {

@@ -144,7 +144,7 @@ TEST(ConvDirect, TilesSpanningRows) {
   });
 }
 
-// Concurrent runs (of one engine and of several) lease separate padded-input buffers.
+// Concurrent runs from several threads (each with its own padded input copy and staging strips).
 TEST(ConvDirect, ConcurrentRuns) {
   ForEachIsa([&](const std::string&) {
     const Conv2dShape shapes[] = {Shape(1, 16, 12, 10, 32, 1, 3, 3, 1, 1, 1), Shape(1, 24, 9, 15, 20, 1, 5, 5, 2, 1, 2)};
