@@ -148,7 +148,7 @@ class DirectConv {
   int64_t blocks_per_task_ = 0;  // output blocks of one task (its tiles' filter_blocks)
   int64_t tap_channels_ = 0;     // input channels packed per kernel tap: B, or C / group when that is one block
   // [group][task's out blocks][in block][kh * kw][tap_channels_][task's blocks (<= blocks_per_task_)][B out]
-  std::vector<float> packed_;
+  AlignedFloats packed_;
 };
 
 class DepthwiseConv {

@@ -47,8 +47,9 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
   // sets. A single input block keeps only its channels per tap (an RGB layer's taps would be
   // 4 KiB apart, mostly unread, and thrash one L1 set).
   tap_channels_ = in_blocks_per_group_ == 1 ? cg : b;
-  packed_.assign(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * tap_channels_ * b),
-                 0.0f);
+  // 64-byte aligned: an AVX-512 weight load across two cache lines costs two.
+  packed_ = AlignedFloats(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * tap_channels_ * b));
+  std::fill(packed_.data(), packed_.data() + packed_.size(), 0.0f);
   float* dst = packed_.data();
   for (int64_t g = 0; g < group_; ++g)
     for (int64_t ob0 = 0; ob0 < out_blocks_per_group_; ob0 += blocks_per_task_) {
@@ -153,8 +154,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       1.0;
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
-    const auto strip = std::make_unique_for_overwrite<float[]>(
-        y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    AlignedFloats strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
     const auto x_offsets = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(segment));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t part = item % col_parts;
@@ -221,7 +221,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
                 a.y = y + y_off + q * b;
                 a.residual = args.residual != nullptr ? args.residual + y_off + q * b : nullptr;
               } else {
-                a.y = strip.get() + q * b;
+                a.y = strip.data() + q * b;
               }
               k.direct_tile(a, fb, px);
               q += px;
@@ -233,7 +233,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
               const int64_t m0 = (ob0 + f) * b;
               const int64_t channels = std::min<int64_t>(b, mg - m0);
               const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
-              k.unblock(strip.get() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
+              k.unblock(strip.data() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
                         out_plane, args.residual != nullptr ? args.residual + off : nullptr, out_plane,
                         &args.activation);
             }
