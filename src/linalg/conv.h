@@ -145,9 +145,7 @@ class DirectConv {
   int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
   int64_t taps_per_input_ = 1;
   int64_t out_blocks_per_group_ = 0, in_blocks_per_group_ = 0;
-  int64_t blocks_per_task_ = 0;  // output blocks of one task (its tiles' filter_blocks)
-  int64_t tap_channels_ = 0;     // input channels packed per kernel tap: B, or C / group when that is one block
-  // [group][task's out blocks][in block][kh * kw][tap_channels_][task's blocks (<= blocks_per_task_)][B out]
+  // [group][out block][in block][kh * kw][B in][B out]
   AlignedFloats packed_;
 };
 

@@ -39,30 +39,18 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
   const int64_t mg = out_channels_ / group_, cg = in_per_group_, taps = kernel_h_ * kernel_w_;
   out_blocks_per_group_ = (mg + b - 1) / b;
   in_blocks_per_group_ = (cg + b - 1) / b;
-  // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
-  const int64_t chunks = (out_blocks_per_group_ + kernels_->max_filter_blocks - 1) / kernels_->max_filter_blocks;
-  blocks_per_task_ = (out_blocks_per_group_ + chunks - 1) / chunks;
-  // A task's blocks are interleaved per input channel ([cb][tap][c][fb][o]), so a tile reads its
-  // weights as one stream: with the blocks a multiple of 4 KiB apart, FB streams would share L1
-  // sets. A single input block keeps only its channels per tap (an RGB layer's taps would be
-  // 4 KiB apart, mostly unread, and thrash one L1 set).
-  tap_channels_ = in_blocks_per_group_ == 1 ? cg : b;
   // 64-byte aligned: an AVX-512 weight load across two cache lines costs two.
-  packed_ = AlignedFloats(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * tap_channels_ * b));
-  std::fill(packed_.data(), packed_.data() + packed_.size(), 0.0f);
+  packed_ = AlignedFloats(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b));
   float* dst = packed_.data();
   for (int64_t g = 0; g < group_; ++g)
-    for (int64_t ob0 = 0; ob0 < out_blocks_per_group_; ob0 += blocks_per_task_) {
-      const int64_t fb = std::min(blocks_per_task_, out_blocks_per_group_ - ob0);
+    for (int64_t ob = 0; ob < out_blocks_per_group_; ++ob)
       for (int64_t cb = 0; cb < in_blocks_per_group_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
-          for (int64_t c = 0; c < tap_channels_; ++c)
-            for (int64_t f = 0; f < fb; ++f)
-              for (int64_t o = 0; o < b; ++o, ++dst) {
-                const int64_t m = (ob0 + f) * b + o, ci = cb * b + c;
-                if (m < mg && ci < cg) *dst = w[((g * mg + m) * cg + ci) * taps + t];
-              }
-    }
+          for (int64_t c = 0; c < b; ++c)
+            for (int64_t o = 0; o < b; ++o, ++dst) {
+              const int64_t m = ob * b + o, ci = cb * b + c;
+              *dst = m < mg && ci < cg ? w[((g * mg + m) * cg + ci) * taps + t] : 0.0f;
+            }
 }
 
 int DirectConv::block() const { return kernels_->block; }
@@ -122,9 +110,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       tap_idx[t] = static_cast<int32_t>(t);
     }
 
-  const int64_t per_chunk = blocks_per_task_;
-  const int64_t chunks = (out_blocks_per_group_ + per_chunk - 1) / per_chunk;
-  const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * tap_channels_ * b;  // floats per output block
+  // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
+  const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
+  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
+  const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = kSegmentPixels;
   const int64_t chunk_blocks = std::clamp<int64_t>(
       kChunkWeightBytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
@@ -175,8 +164,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       a.x_channel_stride = x_channel;
       a.x_block_stride = x_block;
       a.kernel_taps = taps_total;
-      a.w_interleaved = true;
-      a.w_tap_stride = tap_channels_ * fb * b;
+      a.w_fb_stride = w_fb_stride;
       a.bias = bias.empty() ? nullptr : bias.data() + (g * out_blocks_per_group_ + ob0) * b;
       a.y_pixel_stride = b;
       const int64_t y_base = y_blocked ? n * y_image + ((g * mg) / b + ob0) * out_plane * b : 0;
@@ -206,7 +194,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
           for (int64_t t0 = 0; t0 < taps_total; t0 += tap_chunk) {
             const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
             a.x = x_start + cb0 * x_block;
-            a.w = w_start + cb0 * taps_total * tap_channels_ * fb * b;
+            a.w = w_start + cb0 * taps_total * b * b;
             a.in_blocks = cbn;
             a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
             a.tap_offsets = tap_off.data() + t0;

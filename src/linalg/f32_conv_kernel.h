@@ -23,14 +23,8 @@ struct DirectTileArgs {
   const int64_t* tap_offsets = nullptr;            // input index offset of each tap taken
   const int32_t* tap_index = nullptr;              // its kernel position (kh * kw_size + kw)
   int64_t taps = 0, kernel_taps = 1;
-  // [filter block][in block][kernel tap][B in][B out], filter blocks w_fb_stride apart; or with
-  // w_interleaved, [in block][kernel tap][B in][filter_blocks][B out] (w_fb_stride unused) with
-  // kernel taps w_tap_stride floats apart (0: B * filter_blocks * B; fewer when a single input
-  // block has fewer channels, so the taps' weights stay dense).
-  const float* w = nullptr;
+  const float* w = nullptr;  // [filter block][in block][kernel tap][B in][B out]
   int64_t w_fb_stride = 0;
-  bool w_interleaved = false;
-  int64_t w_tap_stride = 0;
   const float* bias = nullptr;  // [filter_blocks * B] or null
   float* y = nullptr;
   int64_t y_pixel_stride = 0, y_fb_stride = 0;

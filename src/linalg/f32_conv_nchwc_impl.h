@@ -14,12 +14,10 @@ namespace onyx::linalg::ONYX_SIMD_NS {
 // acc[p][f] accumulates output pixel p of filter block f. Each step loads FB weight vectors and
 // broadcasts PX input values, so the tile needs FB * PX + FB + 1 registers.
 // NC > 0: every input block holds exactly NC channels (an RGB first layer), unrolled.
-// kInterleaved: the FB blocks' weights of one input channel are adjacent ([c][FB][B], see
-// DirectTileArgs::w_interleaved), one stream at compile-time offsets instead of FB streams.
-template <int FB, int PX, int NC, bool kInterleaved>
+template <int FB, int PX, int NC>
 void DirectTileT(const DirectTileArgs& a) {
   constexpr int B = Vec::kWidth;
-  constexpr int64_t kChannelFloats = kInterleaved ? int64_t{FB} * B : B;
+  constexpr int64_t kTapFloats = int64_t{B} * B;
   Vec acc[PX][FB];
   if (a.accumulate) {
 #pragma GCC unroll 4
@@ -39,20 +37,19 @@ void DirectTileT(const DirectTileArgs& a) {
 #pragma GCC unroll 16
   for (int p = 0; p < PX; ++p) xo[p] = a.x_pixel_offsets != nullptr ? a.x_pixel_offsets[p] : p * a.x_pixel_stride;
   const int64_t cs = a.x_channel_stride;
-  const int64_t wfs = kInterleaved ? B : a.w_fb_stride;
-  const int64_t tap_floats = kInterleaved && a.w_tap_stride > 0 ? a.w_tap_stride : int64_t{B} * B * (kInterleaved ? FB : 1);
+  const int64_t wfs = a.w_fb_stride;
   for (int64_t cb = 0; cb < a.in_blocks; ++cb) {
     const int64_t nc = NC > 0 ? NC : cb + 1 == a.in_blocks ? a.last_block_channels : B;
-    const float* wcb = a.w + cb * a.kernel_taps * tap_floats;
+    const float* wcb = a.w + cb * a.kernel_taps * kTapFloats;
     const int64_t xcb = a.x_base + cb * a.x_block_stride;
     for (int64_t t = 0; t < a.taps; ++t) {
       const float* xt = a.x + (xcb + a.tap_offsets[t]);
-      const float* wt = wcb + a.tap_index[t] * tap_floats;
+      const float* wt = wcb + a.tap_index[t] * kTapFloats;
 #pragma GCC unroll 4
       for (int64_t c = 0; c < nc; ++c) {
         Vec wv[FB];
 #pragma GCC unroll 4
-        for (int f = 0; f < FB; ++f) wv[f] = Vec::Load(wt + f * wfs + c * kChannelFloats);
+        for (int f = 0; f < FB; ++f) wv[f] = Vec::Load(wt + f * wfs + c * B);
         const float* xc = xt + c * cs;
 #pragma GCC unroll 16
         for (int p = 0; p < PX; ++p) {
@@ -82,12 +79,8 @@ template <int FB, int PX>
 void DispatchPixels(const DirectTileArgs& a, int pixels) {
   if constexpr (PX > 0) {
     if (pixels == PX) {
-      if (a.w_interleaved) {
-        if (a.in_blocks == 1 && a.last_block_channels == 3) return DirectTileT<FB, PX, 3, true>(a);
-        return DirectTileT<FB, PX, 0, true>(a);
-      }
-      if (a.in_blocks == 1 && a.last_block_channels == 3) return DirectTileT<FB, PX, 3, false>(a);
-      return DirectTileT<FB, PX, 0, false>(a);
+      if (a.in_blocks == 1 && a.last_block_channels == 3) return DirectTileT<FB, PX, 3>(a);
+      return DirectTileT<FB, PX, 0>(a);
     }
     return DispatchPixels<FB, PX - 1>(a, pixels);
   }
