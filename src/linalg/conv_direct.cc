@@ -183,10 +183,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
         const int64_t width = s1 - s0, count = (oh1 - oh0) * width;
         const int64_t max_px = k.max_pixels[fb];
         const int64_t tiles = (count + max_px - 1) / max_px;
-        for (int64_t q = 0; q < count; ++q) {
-          const int64_t oh = oh0 + q / width, ow = s0 + q % width;
+        for (int64_t oh = oh0, q = 0; oh < oh1; ++oh) {
           const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
-          x_offsets[q] = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+          for (int64_t ow = s0; ow < s1; ++ow, ++q)
+            x_offsets[q] = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
         }
         // Consecutive pixels of the segment are consecutive in y (whole rows when it has several).
         const int64_t y_off = y_base + (oh0 * ow_n + s0) * b;
@@ -204,7 +204,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
             a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
             for (int64_t t = 0, q = 0; t < tiles; ++t) {
               const int px = static_cast<int>((count - q) / (tiles - t) + ((count - q) % (tiles - t) != 0));
-              a.x_pixel_offsets = x_offsets.get() + q;
+              // Within one row the pixels are evenly spaced: the stride form of the tile.
+              const bool one_row = q % width + px <= width;
+              a.x_base = one_row ? x_offsets[q] : 0;
+              a.x_pixel_offsets = one_row ? nullptr : x_offsets.get() + q;
               if (y_blocked) {
                 a.y = y + y_off + q * b;
                 a.residual = args.residual != nullptr ? args.residual + y_off + q * b : nullptr;
