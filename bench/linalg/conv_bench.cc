@@ -1,7 +1,8 @@
 // Convolution microbenchmarks: GFLOP/s (counter "GFLOPS", 2 * multiply-adds per second) of each
 // engine and ISA variant on one thread, over layer shapes of the benchmark models: ResNet-50's
 // 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
-// stride-2 convolution. Each engine runs only the shapes it supports.
+// stride-2 convolution. Each engine runs only the shapes it supports; direct_nchwc is the direct
+// engine on NCHWc input and output, as it runs inside models after the layout pass.
 //
 //   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
@@ -32,6 +33,9 @@ constexpr Layer kLayers[] = {
     {"resnet_1x1_256_56", 256, 56, 64, 1, 1, 1},   {"resnet_1x1_1024_14", 1024, 14, 256, 1, 1, 1},
     {"stem_7x7_s2_3_224", 3, 224, 64, 7, 2, 1},    {"dw_3x3_144_56", 144, 56, 144, 3, 1, 144},
     {"dw_3x3_s2_144_56", 144, 56, 144, 3, 2, 144}, {"dw_5x5_240_28", 240, 28, 240, 5, 1, 240},
+    {"resnet_3x3_128_28", 128, 28, 128, 3, 1, 1},  {"resnet_3x3_512_7", 512, 7, 512, 3, 1, 1},
+    {"resnet_3x3_s2_128_56", 128, 56, 128, 3, 2, 1}, {"resnet_1x1_512_7", 512, 7, 2048, 1, 1, 1},
+    {"resnet_1x1_64_56", 64, 56, 256, 1, 1, 1},
 };
 
 linalg::Conv2dShape ShapeOf(const Layer& l) {
@@ -55,8 +59,9 @@ std::vector<float> Random(size_t n, unsigned seed) {
   return v;
 }
 
-// Makes the engine with the ISA forced, then times Run on it.
-template <typename Engine>
+// Makes the engine with the ISA forced, then times Run on it (NCHWc in and out when `blocked`,
+// as the layout pass runs the direct engine inside models).
+template <typename Engine, bool kBlocked = false>
 void RunEngine(benchmark::State& state, const std::string& isa, const Layer& layer) {
   if (!linalg::ForceConvIsa(isa)) {
     state.SkipWithError("ISA not supported on this CPU");
@@ -64,12 +69,15 @@ void RunEngine(benchmark::State& state, const std::string& isa, const Layer& lay
   }
   const linalg::Conv2dShape s = ShapeOf(layer);
   const auto w = Random(static_cast<size_t>(s.out_channels * (s.in_channels / s.group) * s.kernel_h * s.kernel_w), 1);
-  const auto x = Random(static_cast<size_t>(s.in_channels * s.in_h * s.in_w), 2);
+  const int64_t block = kBlocked ? linalg::ConvBlockSize() : 1;
+  const auto round = [block](int64_t c) { return (c + block - 1) / block * block; };
+  const auto x = Random(static_cast<size_t>(round(s.in_channels) * s.in_h * s.in_w), 2);
   const auto bias = Random(static_cast<size_t>(s.out_channels), 3);
-  std::vector<float> y(static_cast<size_t>(s.out_channels * s.out_h * s.out_w));
+  std::vector<float> y(static_cast<size_t>(round(s.out_channels) * s.out_h * s.out_w));
   const Engine engine(s, w.data());
   linalg::ForceConvIsa("auto");
   linalg::ConvRunArgs args;
+  if (kBlocked) args.x_layout = args.y_layout = linalg::ConvLayout::kNchwc;
   args.bias = bias.data();
   args.activation.kind = linalg::ConvActivation::kRelu;
   for (auto _ : state) {
@@ -87,7 +95,7 @@ bool Fits(const char* engine, const Layer& l) {
   const std::string e = engine;
   if (e == "depthwise") return s.IsDepthwise();
   if (e == "winograd") return linalg::WinogradConv::Applicable(s);
-  return !s.IsDepthwise();  // direct and gemm run the dense layers
+  return !s.IsDepthwise();  // direct, direct_nchwc and gemm run the dense layers
 }
 
 void RegisterAll() {
@@ -100,6 +108,7 @@ void RegisterAll() {
             ->Unit(benchmark::kMicrosecond);
       };
       add("direct", &RunEngine<linalg::DirectConv>);
+      add("direct_nchwc", &RunEngine<linalg::DirectConv, true>);
       add("gemm", &RunEngine<linalg::GemmConv>);
       add("winograd", &RunEngine<linalg::WinogradConv>);
       add("depthwise", &RunEngine<linalg::DepthwiseConv>);

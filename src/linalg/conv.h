@@ -145,7 +145,8 @@ class DirectConv {
   int64_t out_channels_ = 0, group_ = 1, in_per_group_ = 0, kernel_h_ = 0, kernel_w_ = 0;
   int64_t taps_per_input_ = 1;
   int64_t out_blocks_per_group_ = 0, in_blocks_per_group_ = 0;
-  std::vector<float> packed_;  // [group][out block][in block][kh * kw][B in][B out]
+  // [group][out block][in block][kh * kw][B in][B out]
+  AlignedFloats packed_;
 };
 
 class DepthwiseConv {

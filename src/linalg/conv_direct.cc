@@ -1,10 +1,10 @@
 // DirectConv: weights packed once into output-channel blocks of the ISA's vector width; each
-// task computes one output row (or, for pointwise convolutions, a run of the flattened image)
-// of a few output blocks, in register tiles of up to max_pixels pixels. The input is first
-// copied into a zero-padded (and, with enough channels, NCHWc-blocked) image when it has
-// padding or is big, so every tile takes every kernel tap with no edge cases. NCHW output goes
-// through a small blocked strip that is transposed into the output rows with the residual and
-// activation applied while it is in L1.
+// task computes one output row, a few short rows (or, for pointwise convolutions, a run of the
+// flattened image) of a few output blocks, in register tiles of up to max_pixels pixels that may
+// span rows. The input is first copied into a zero-padded (and, with enough channels,
+// NCHWc-blocked) image when it has padding or is big, so every tile takes every kernel tap with
+// no edge cases. NCHW output goes through a small blocked strip that is transposed into the
+// output rows with the residual and activation applied while it is in L1.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -39,7 +39,8 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
   const int64_t mg = out_channels_ / group_, cg = in_per_group_, taps = kernel_h_ * kernel_w_;
   out_blocks_per_group_ = (mg + b - 1) / b;
   in_blocks_per_group_ = (cg + b - 1) / b;
-  packed_.assign(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b), 0.0f);
+  // 64-byte aligned: an AVX-512 weight load across two cache lines costs two.
+  packed_ = AlignedFloats(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b));
   float* dst = packed_.data();
   for (int64_t g = 0; g < group_; ++g)
     for (int64_t ob = 0; ob < out_blocks_per_group_; ++ob)
@@ -48,7 +49,7 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
           for (int64_t c = 0; c < b; ++c)
             for (int64_t o = 0; o < b; ++o, ++dst) {
               const int64_t m = ob * b + o, ci = cb * b + c;
-              if (m < mg && ci < cg) *dst = w[((g * mg + m) * cg + ci) * taps + t];
+              *dst = m < mg && ci < cg ? w[((g * mg + m) * cg + ci) * taps + t] : 0.0f;
             }
 }
 
@@ -142,8 +143,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       1.0;
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
-    const auto strip = std::make_unique_for_overwrite<float[]>(
-        y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    AlignedFloats strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    const auto x_offsets = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(segment));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t part = item % col_parts;
       const int64_t rg = (item / col_parts) % row_groups;
@@ -177,47 +178,53 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       const int64_t cols_end = std::min(ow_n, (part + 1) * segments_per_part * seg_cols);
       for (int64_t s0 = part * segments_per_part * seg_cols; s0 < cols_end; s0 += seg_cols) {
         const int64_t s1 = std::min(ow_n, s0 + seg_cols);
-        // Tiles of at most max_pixels, evened out (27 pixels -> 6, 6, 5, 5, 5).
+        // The segment's pixels, row after row, in tiles of at most max_pixels evened out (27
+        // pixels -> 6, 6, 5, 5, 5); a tile may span rows, so each pixel has its input offset.
+        const int64_t width = s1 - s0, count = (oh1 - oh0) * width;
         const int64_t max_px = k.max_pixels[fb];
-        const int64_t tiles = (s1 - s0 + max_px - 1) / max_px;
+        const int64_t tiles = (count + max_px - 1) / max_px;
+        for (int64_t oh = oh0, q = 0; oh < oh1; ++oh) {
+          const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
+          for (int64_t ow = s0; ow < s1; ++ow, ++q)
+            x_offsets[q] = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+        }
+        // Consecutive pixels of the segment are consecutive in y (whole rows when it has several).
+        const int64_t y_off = y_base + (oh0 * ow_n + s0) * b;
         for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks)
           for (int64_t t0 = 0; t0 < taps_total; t0 += tap_chunk) {
-          const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
-          a.x = x_start + cb0 * x_block;
-          a.w = w_start + cb0 * taps_total * b * b;
-          a.in_blocks = cbn;
-          a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
-          a.tap_offsets = tap_off.data() + t0;
-          a.tap_index = tap_idx.data() + t0;
-          a.taps = std::min(tap_chunk, taps_total - t0);
-          a.accumulate = cb0 > 0 || t0 > 0;
-          a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
-          for (int64_t oh = oh0; oh < oh1; ++oh) {
-            const int64_t row_origin = flat ? 0 : (oh * s.stride_h + in.pad_top - s.pad_top) * x_row;
-            const int64_t strip_row = (oh - oh0) * (s1 - s0);
-            int64_t ow = s0;
-            for (int64_t t = 0; t < tiles; ++t) {
-              const int px = static_cast<int>((s1 - ow) / (tiles - t) + ((s1 - ow) % (tiles - t) != 0));
-              a.x_base = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
+            const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
+            a.x = x_start + cb0 * x_block;
+            a.w = w_start + cb0 * taps_total * b * b;
+            a.in_blocks = cbn;
+            a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
+            a.tap_offsets = tap_off.data() + t0;
+            a.tap_index = tap_idx.data() + t0;
+            a.taps = std::min(tap_chunk, taps_total - t0);
+            a.accumulate = cb0 > 0 || t0 > 0;
+            a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
+            for (int64_t t = 0, q = 0; t < tiles; ++t) {
+              const int px = static_cast<int>((count - q) / (tiles - t) + ((count - q) % (tiles - t) != 0));
+              // Within one row the pixels are evenly spaced: the stride form of the tile.
+              const bool one_row = q % width + px <= width;
+              a.x_base = one_row ? x_offsets[q] : 0;
+              a.x_pixel_offsets = one_row ? nullptr : x_offsets.get() + q;
               if (y_blocked) {
-                const int64_t off = y_base + (oh * ow_n + ow) * b;
-                a.y = y + off;
-                a.residual = args.residual != nullptr ? args.residual + off : nullptr;
+                a.y = y + y_off + q * b;
+                a.residual = args.residual != nullptr ? args.residual + y_off + q * b : nullptr;
               } else {
-                a.y = strip.get() + (strip_row + ow - s0) * b;
+                a.y = strip.data() + q * b;
               }
               k.direct_tile(a, fb, px);
-              ow += px;
+              q += px;
             }
           }
-        }
         if (!y_blocked) {
           for (int64_t oh = oh0; oh < oh1; ++oh)
             for (int f = 0; f < fb; ++f) {
               const int64_t m0 = (ob0 + f) * b;
               const int64_t channels = std::min<int64_t>(b, mg - m0);
               const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
-              k.unblock(strip.get() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
+              k.unblock(strip.data() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
                         out_plane, args.residual != nullptr ? args.residual + off : nullptr, out_plane,
                         &args.activation);
             }

@@ -8,7 +8,7 @@
 
 namespace onyx::linalg {
 
-// One tile of the direct convolution: `pixels` consecutive output pixels of one row times
+// One tile of the direct convolution: `pixels` output pixels (y_pixel_stride apart) times
 // `filter_blocks` blocks of B output channels, over all input channels and the listed taps.
 //   y[f][p] = act(bias[f] + sum_{c, t} w[f][c][t] * x[x_base + tap_offsets[t] + p * x_pixel_stride + c...]
 //                 + residual[f][p])
@@ -16,6 +16,8 @@ struct DirectTileArgs {
   const float* x = nullptr;
   int64_t x_base = 0;          // index of pixel 0's window origin (taps add their offsets)
   int64_t x_pixel_stride = 0;  // index step between the tile's output pixels
+  // Or, when set, pixel p's index offset from x_base (tiles spanning output rows).
+  const int64_t* x_pixel_offsets = nullptr;
   int64_t x_channel_stride = 0, x_block_stride = 0;
   int64_t in_blocks = 0, last_block_channels = 0;  // channels in the last input block (1..B)
   const int64_t* tap_offsets = nullptr;            // input index offset of each tap taken

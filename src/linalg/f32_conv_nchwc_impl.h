@@ -14,7 +14,9 @@ namespace onyx::linalg::ONYX_SIMD_NS {
 // acc[p][f] accumulates output pixel p of filter block f. Each step loads FB weight vectors and
 // broadcasts PX input values, so the tile needs FB * PX + FB + 1 registers.
 // NC > 0: every input block holds exactly NC channels (an RGB first layer), unrolled.
-template <int FB, int PX, int NC>
+// kSpan: the pixels' input offsets come from x_pixel_offsets (a tile spanning rows); else they
+// are x_pixel_stride apart (fewer live registers, which the short AVX2 tiles notice).
+template <int FB, int PX, int NC, bool kSpan>
 void DirectTileT(const DirectTileArgs& a) {
   constexpr int B = Vec::kWidth;
   constexpr int64_t kTapFloats = int64_t{B} * B;
@@ -32,7 +34,11 @@ void DirectTileT(const DirectTileArgs& a) {
       for (int p = 0; p < PX; ++p) acc[p][f] = b;
     }
   }
-  const int64_t ps = a.x_pixel_stride, cs = a.x_channel_stride, wfs = a.w_fb_stride;
+  int64_t xo[PX];
+#pragma GCC unroll 16
+  for (int p = 0; p < PX; ++p) xo[p] = kSpan ? a.x_pixel_offsets[p] : p * a.x_pixel_stride;
+  const int64_t cs = a.x_channel_stride;
+  const int64_t wfs = a.w_fb_stride;
   for (int64_t cb = 0; cb < a.in_blocks; ++cb) {
     const int64_t nc = NC > 0 ? NC : cb + 1 == a.in_blocks ? a.last_block_channels : B;
     const float* wcb = a.w + cb * a.kernel_taps * kTapFloats;
@@ -48,7 +54,7 @@ void DirectTileT(const DirectTileArgs& a) {
         const float* xc = xt + c * cs;
 #pragma GCC unroll 16
         for (int p = 0; p < PX; ++p) {
-          const Vec xb = Vec::Set1(xc[p * ps]);
+          const Vec xb = Vec::Set1(xc[xo[p]]);
 #pragma GCC unroll 4
           for (int f = 0; f < FB; ++f) acc[p][f] = Vec::Fma(wv[f], xb, acc[p][f]);
         }
@@ -74,8 +80,9 @@ template <int FB, int PX>
 void DispatchPixels(const DirectTileArgs& a, int pixels) {
   if constexpr (PX > 0) {
     if (pixels == PX) {
-      if (a.in_blocks == 1 && a.last_block_channels == 3) return DirectTileT<FB, PX, 3>(a);
-      return DirectTileT<FB, PX, 0>(a);
+      const bool rgb = a.in_blocks == 1 && a.last_block_channels == 3;
+      if (a.x_pixel_offsets != nullptr) return rgb ? DirectTileT<FB, PX, 3, true>(a) : DirectTileT<FB, PX, 0, true>(a);
+      return rgb ? DirectTileT<FB, PX, 3, false>(a) : DirectTileT<FB, PX, 0, false>(a);
     }
     return DispatchPixels<FB, PX - 1>(a, pixels);
   }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "linalg/conv.h"
 #include "linalg/conv_test_util.h"
@@ -118,6 +120,42 @@ TEST(ConvDirect, TwoThreads) {
       CheckProblem(s, MakeDirect, rng, true, true, {}, false, &pool, 1e-4f);
       CheckProblem(s, MakeDirect, rng, true, false, {}, true, &pool, 1e-4f);
     }
+  });
+}
+
+// Short rows are grouped into segments whose register tiles span rows: each pixel of a tile
+// reads its own window (row ends, padding, strides), and the output runs on across rows.
+TEST(ConvDirect, TilesSpanningRows) {
+  std::mt19937 rng(9);
+  const Conv2dShape shapes[] = {
+      Shape(1, 32, 7, 7, 64, 1, 3, 3, 1, 1, 1),    // ResNet stage 4 like: 49 pixels, four filter blocks
+      Shape(1, 48, 14, 14, 40, 1, 3, 3, 1, 1, 1),  // 14-pixel rows, three ragged filter blocks
+      Shape(1, 16, 9, 1, 32, 1, 3, 3, 1, 1, 1),    // 1-pixel rows
+      Shape(2, 20, 11, 5, 70, 1, 3, 3, 2, 1, 1),   // stride 2, odd widths, channels off the block
+      Shape(1, 24, 6, 9, 33, 1, 5, 3, 1, 2, 3),    // dilated, pads wider than the kernel reach
+      Shape(1, 64, 7, 7, 128, 1, 1, 1),            // pointwise, flat
+      Shape(1, 16, 13, 3, 16, 1, 1, 1, 2, 1, 1),   // padded strided pointwise (not flat)
+  };
+  ForEachIsa([&](const std::string&) {
+    for (const Conv2dShape& s : shapes) {
+      CheckProblem(s, MakeDirect, rng, true, true, {}, false, nullptr, 1e-4f);
+      CheckProblem(s, MakeDirect, rng, true, true, {}, true, nullptr, 1e-4f);
+    }
+  });
+}
+
+// Concurrent runs from several threads (each with its own padded input copy and staging strips).
+TEST(ConvDirect, ConcurrentRuns) {
+  ForEachIsa([&](const std::string&) {
+    const Conv2dShape shapes[] = {Shape(1, 16, 12, 10, 32, 1, 3, 3, 1, 1, 1), Shape(1, 24, 9, 15, 20, 1, 5, 5, 2, 1, 2)};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+      threads.emplace_back([&, i] {
+        std::mt19937 rng(100 + i);
+        for (int r = 0; r < 5; ++r)
+          CheckProblem(shapes[(i + r) % 2], MakeDirect, rng, true, r % 2 == 0, {}, i % 2 == 0, nullptr, 1e-4f);
+      });
+    for (std::thread& t : threads) t.join();
   });
 }
 
