@@ -167,7 +167,7 @@ class DepthwiseConv {
   const ConvKernelTable* kernels_ = nullptr;
   int64_t channels_ = 0, out_channels_ = 0, kernel_h_ = 0, kernel_w_ = 0;
   std::vector<float> weights_;  // as given: [M][kh * kw]
-  std::vector<float> blocked_;  // NCHWc form (multiplier 1): [C blocks][kh * kw][B]
+  AlignedFloats blocked_;  // NCHWc form (multiplier 1): [C blocks][kh * kw][B], 64-byte aligned
 };
 
 class WinogradConv {
@@ -186,7 +186,7 @@ class WinogradConv {
  private:
   const ConvKernelTable* kernels_ = nullptr;
   int64_t in_channels_ = 0, out_channels_ = 0, in_blocks_ = 0, out_blocks_ = 0;
-  std::vector<float> transformed_;  // [36][out block][in block][B in][B out]
+  AlignedFloats transformed_;  // [36][out block][in block][B in][B out], 64-byte aligned
 };
 
 }  // namespace onyx::linalg

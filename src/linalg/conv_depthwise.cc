@@ -31,9 +31,10 @@ DepthwiseConv::DepthwiseConv(const Conv2dShape& s, const float* w)
   weights_.assign(w, w + out_channels_ * taps);
   if (out_channels_ == channels_) {
     const int64_t b = kernels_->block, blocks = (channels_ + b - 1) / b;
-    blocked_.assign(static_cast<size_t>(blocks * taps * b), 0.0f);
+    blocked_ = AlignedFloats(static_cast<size_t>(blocks * taps * b));
+    std::fill_n(blocked_.data(), blocked_.size(), 0.0f);
     for (int64_t c = 0; c < channels_; ++c)
-      for (int64_t t = 0; t < taps; ++t) blocked_[((c / b) * taps + t) * b + c % b] = w[c * taps + t];
+      for (int64_t t = 0; t < taps; ++t) blocked_.data()[((c / b) * taps + t) * b + c % b] = w[c * taps + t];
   }
 }
 
