@@ -59,9 +59,10 @@ inline Vec Sigmoid(Vec x) {
   return v;
 }
 
-// Relu, the common case, stays inline in the kernels' epilogues.
+// Relu and Clip (Relu6), the common cheap cases, stay inline in the kernels' epilogues.
 [[gnu::always_inline]] inline Vec Activate(Vec v, const ConvActivation& a) {
   if (a.kind == ConvActivation::kRelu) return Vec::Max(v, Vec::Zero());
+  if (a.kind == ConvActivation::kClip) return Vec::Min(Vec::Max(v, Vec::Set1(a.alpha)), Vec::Set1(a.beta));
   if (a.kind == ConvActivation::kNone) return v;
   return ActivateGeneral(v, a);
 }
