@@ -72,14 +72,18 @@ def build(block, in_channels=16, size=(19, 22)):
     return models, {"X": rng.standard_normal((2, in_channels, *size)).astype(np.float32)}
 
 
+# 19x22 runs the 3x3 stride-1 layer through Winograd; maps of at most 49 pixels (7x7, 5x6, 1x9)
+# take the direct engine that NchwcConv prepares on their first run.
 @pytest.mark.parametrize("block", [8, 16])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_nchwc_chain_matches_plain_convs(monkeypatch, block, threads):
+@pytest.mark.parametrize("size", [(19, 22), (7, 7), (5, 6), (1, 9)])
+def test_nchwc_chain_matches_plain_convs(monkeypatch, block, threads, size):
     monkeypatch.setenv("ONYX_CONV_ISA", ISA_FOR_BLOCK[block])
-    (plain, blocked), feeds = build(block)
-    want = run_onyx(save_model(plain, f"nchwc_plain_{block}.onnx"), feeds)
+    (plain, blocked), feeds = build(block, size=size)
+    tag = f"{block}_{size[0]}x{size[1]}"
+    want = run_onyx(save_model(plain, f"nchwc_plain_{tag}.onnx"), feeds)
     try:
-        got = run_onyx(save_model(blocked, f"nchwc_chain_{block}.onnx"), feeds, threads=threads)
+        got = run_onyx(save_model(blocked, f"nchwc_chain_{tag}.onnx"), feeds, threads=threads)
     except RuntimeError as e:
         if "is not the channel block" in str(e):
             pytest.skip(f"this CPU has no {ISA_FOR_BLOCK[block]} kernels")

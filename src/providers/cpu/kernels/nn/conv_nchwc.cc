@@ -12,6 +12,7 @@
 // the last block are zero on the way in and unspecified on the way out. 1-D and 2-D, float.
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ namespace {
 using linalg::ConvActivation;
 
 int64_t Blocks(int64_t channels, int64_t block) { return (channels + block - 1) / block; }
+
+// Output maps of at most this many pixels run direct instead of Winograd: a 7x7 map (ResNet-50's
+// last stage) is 4 tiles of 4x4 covering 64 pixels, and each transformed weight is used by just
+// 4 tiles; the direct engine is 5% faster there on one thread and 10-25% on two, AVX-512 and AVX2.
+constexpr int64_t kWinogradMaxDirectPlane = 49;
 
 void CheckBlock(const KernelInfo& info, int64_t block) {
   if (block != linalg::ConvBlockSize())
@@ -131,6 +137,7 @@ class NchwcConv final : public OpKernel {
     s.dilation_w = at(attrs_.dilations, r - 1);
     s.stride_h = r == 2 ? at(attrs_.strides, 0) : 1;
     s.dilation_h = r == 2 ? at(attrs_.dilations, 0) : 1;
+    weight_conv_shape_ = s;
     const float* wp = w->data<float>();
     if (plain_input_) direct_ = linalg::DirectConv(s, wp);  // the engine that reads NCHW and writes NCHWc
     else if (s.IsDepthwise() && s.out_channels == s.in_channels) depthwise_ = linalg::DepthwiseConv(s, wp);
@@ -189,11 +196,23 @@ class NchwcConv final : public OpKernel {
       engine.Run(s, x.data<float>(), y.data<float>(), args, ctx.thread_pool());
     };
     if (!depthwise_.empty()) run(depthwise_);
+    else if (!winograd_.empty() && s.out_h * s.out_w <= kWinogradMaxDirectPlane) run(SmallPlaneDirect(ctx));
     else if (!winograd_.empty()) run(winograd_);
     else run(direct_);
   }
 
  private:
+  // The direct engine for small output maps of a Winograd convolution, prepared on the first
+  // such run from W (which stays bound: this kernel does not release its constant inputs).
+  const linalg::DirectConv& SmallPlaneDirect(KernelContext& ctx) const {
+    std::call_once(small_direct_once_, [&] {
+      const Tensor* w = ctx.input(1);
+      if (w == nullptr || w->dtype() != DataType::kFloat || w->shape() != weight_shape_) ctx.Fail("W must stay constant");
+      small_direct_ = linalg::DirectConv(weight_conv_shape_, w->data<float>());
+    });
+    return small_direct_;
+  }
+
   nn::WindowAttrs attrs_;
   int64_t group_;
   bool plain_input_;
@@ -202,6 +221,9 @@ class NchwcConv final : public OpKernel {
   linalg::DirectConv direct_;
   linalg::DepthwiseConv depthwise_;
   linalg::WinogradConv winograd_;
+  linalg::Conv2dShape weight_conv_shape_;
+  mutable std::once_flag small_direct_once_;
+  mutable linalg::DirectConv small_direct_;
 };
 
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "ReorderToNchwc", 1, kOpsetMax, ReorderToNchwc);
