@@ -34,13 +34,20 @@ def plain_activation(name, x, out, nodes):
         nodes.append(helper.make_node("HardSwish", [x], [out]))
 
 
-def build(block, in_channels=16, size=(19, 22)):
+# A wide 3x3 layer (C * M >= 2^17): Winograd on larger maps, direct on maps of at most 49 pixels.
+WIDE_CHAIN = [("wide_3x3", 384, 3, {"pads": [1, 1, 1, 1]}, "Relu", False),
+              ("wide_3x3_residual", 384, 3, {"pads": [1, 1, 1, 1]}, None, True)]
+
+
+def build(block, in_channels=16, size=(19, 22), chain=CHAIN):
     inits = [numpy_helper.from_array(np.array(0.0, np.float32), "clip_lo"),
              numpy_helper.from_array(np.array(0.8, np.float32), "clip_hi")]
     plain, blocked = [], [helper.make_node("ReorderToNchwc", ["X"], ["xb0"], domain="com.onyx", block=block)]
     c, prev_p, prev_b = in_channels, "X", "xb0"
-    for i, (name, m, k, attrs, act, residual) in enumerate(CHAIN):
-        w = (rng.standard_normal((m, c // attrs.get("group", 1), k, k)) * 0.3).astype(np.float32)
+    for i, (name, m, k, attrs, act, residual) in enumerate(chain):
+        fan_in = c // attrs.get("group", 1) * k * k
+        scale = 0.3 if fan_in <= 1000 else fan_in**-0.5  # wide layers: outputs of unit scale for the tolerance
+        w = (rng.standard_normal((m, c // attrs.get("group", 1), k, k)) * scale).astype(np.float32)
         inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(rng.standard_normal(m).astype(np.float32),
                                                                                  f"b{i}")]
         conv_out = f"c{i}"
@@ -72,15 +79,14 @@ def build(block, in_channels=16, size=(19, 22)):
     return models, {"X": rng.standard_normal((2, in_channels, *size)).astype(np.float32)}
 
 
-# 19x22 runs the 3x3 stride-1 layer through Winograd; maps of at most 49 pixels (7x7, 5x6, 1x9)
-# take the direct engine that NchwcConv prepares on their first run.
 @pytest.mark.parametrize("block", [8, 16])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("size", [(19, 22), (7, 7), (5, 6), (1, 9)])
-def test_nchwc_chain_matches_plain_convs(monkeypatch, block, threads, size):
+@pytest.mark.parametrize("wide", [False, True])
+def test_nchwc_chain_matches_plain_convs(monkeypatch, block, threads, size, wide):
     monkeypatch.setenv("ONYX_CONV_ISA", ISA_FOR_BLOCK[block])
-    (plain, blocked), feeds = build(block, size=size)
-    tag = f"{block}_{size[0]}x{size[1]}"
+    (plain, blocked), feeds = build(block, **({"in_channels": 384, "chain": WIDE_CHAIN} if wide else {}), size=size)
+    tag = f"{block}_{size[0]}x{size[1]}_{'wide' if wide else 'narrow'}"
     want = run_onyx(save_model(plain, f"nchwc_plain_{tag}.onnx"), feeds)
     try:
         got = run_onyx(save_model(blocked, f"nchwc_chain_{tag}.onnx"), feeds, threads=threads)
