@@ -52,8 +52,10 @@ TEST(ConvWinograd, ChunksAndThreads) {
   std::mt19937 rng(8);
   ThreadPool pool(2);
   ForEachIsa([&](const std::string&) {
-    // Many chunks (whole chunks per thread) and a single chunk (each phase parallel).
-    for (const Conv2dShape& s : {Conv3x3(1, 64, 64, 72, 64, 1, 1), Conv3x3(2, 48, 12, 12, 80, 1, 1)}) {
+    // Many chunks (whole chunks per thread), a single chunk (each phase parallel) and a
+    // 256-channel 14x14 image whose 4 bands just fill one chunk.
+    for (const Conv2dShape& s :
+         {Conv3x3(1, 64, 64, 72, 64, 1, 1), Conv3x3(2, 48, 12, 12, 80, 1, 1), Conv3x3(1, 256, 14, 14, 256, 1, 1)}) {
       CheckProblem(s, MakeWinograd, rng, true, true, {}, false, &pool, 5e-4f);
       CheckProblem(s, MakeWinograd, rng, true, false, {}, true, &pool, 5e-4f);
     }
