@@ -117,9 +117,9 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = kSegmentPixels;
+  const int64_t chunk_bytes = b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes;
   const int64_t chunk_blocks = std::clamp<int64_t>(
-      (b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes) / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
-      in_blocks_per_group_);
+      chunk_bytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1, in_blocks_per_group_);
   // With a single input block (few channels, e.g. an RGB first layer) the chunks split the
   // kernel taps instead: a tap's weights are only the block's channels.
   const int64_t tap_chunk =
