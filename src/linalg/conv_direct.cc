@@ -19,7 +19,9 @@ namespace {
 
 // Weights of one input-channel chunk of a task: small enough to stay in L1 while the chunk
 // sweeps a segment of output pixels.
-constexpr int64_t kChunkWeightBytes = 16 << 10;
+// AVX-512 machines have 48 KB L1 data caches (AVX2 ones may have 32 KB): twice the chunk halves
+// the accumulator reloads of pointwise projections with hundreds of input channels.
+constexpr int64_t kChunkWeightBytes = 16 << 10, kWideChunkWeightBytes = 32 << 10;
 // Output pixels per staged segment: a multiple of every register tile width.
 constexpr int64_t kSegmentPixels = 96;
 // NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
@@ -115,9 +117,9 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = kSegmentPixels;
+  const int64_t chunk_bytes = b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes;
   const int64_t chunk_blocks = std::clamp<int64_t>(
-      kChunkWeightBytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1,
-      in_blocks_per_group_);
+      chunk_bytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1, in_blocks_per_group_);
   // With a single input block (few channels, e.g. an RGB first layer) the chunks split the
   // kernel taps instead: a tap's weights are only the block's channels.
   const int64_t tap_chunk =
@@ -145,6 +147,11 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
     AlignedFloats strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
     const auto x_offsets = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(segment));
+    // The segment's tiles (first pixel, pixel count, whether it stays in one row), laid out once
+    // per segment and replayed for every input-channel chunk.
+    const auto tile_q = std::make_unique_for_overwrite<int32_t[]>(static_cast<size_t>(segment));
+    const auto tile_px = std::make_unique_for_overwrite<int32_t[]>(static_cast<size_t>(segment));
+    const auto tile_one_row = std::make_unique_for_overwrite<bool[]>(static_cast<size_t>(segment));
     for (int64_t item = begin; item < end; ++item) {
       const int64_t part = item % col_parts;
       const int64_t rg = (item / col_parts) % row_groups;
@@ -188,6 +195,20 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
           for (int64_t ow = s0; ow < s1; ++ow, ++q)
             x_offsets[q] = row_origin + (ow * s.stride_w + in.pad_left - s.pad_left) * x_col;
         }
+        // Tile sizes without a division per tile: the first count % tiles tiles take one more.
+        {
+          const int64_t base = count / tiles, extra = count % tiles;
+          for (int64_t t = 0, q = 0, col = 0; t < tiles; ++t) {
+            const int64_t px = base + (t < extra ? 1 : 0);
+            tile_q[t] = static_cast<int32_t>(q);
+            tile_px[t] = static_cast<int32_t>(px);
+            // Within one row the pixels are evenly spaced: the stride form of the tile.
+            tile_one_row[t] = col + px <= width;
+            q += px;
+            col += px;
+            while (col >= width) col -= width;
+          }
+        }
         // Consecutive pixels of the segment are consecutive in y (whole rows when it has several).
         const int64_t y_off = y_base + (oh0 * ow_n + s0) * b;
         for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks)
@@ -202,10 +223,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
             a.taps = std::min(tap_chunk, taps_total - t0);
             a.accumulate = cb0 > 0 || t0 > 0;
             a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
-            for (int64_t t = 0, q = 0; t < tiles; ++t) {
-              const int px = static_cast<int>((count - q) / (tiles - t) + ((count - q) % (tiles - t) != 0));
-              // Within one row the pixels are evenly spaced: the stride form of the tile.
-              const bool one_row = q % width + px <= width;
+            for (int64_t t = 0; t < tiles; ++t) {
+              const int64_t q = tile_q[t];
+              const int px = tile_px[t];
+              const bool one_row = tile_one_row[t];
               a.x_base = one_row ? x_offsets[q] : 0;
               a.x_pixel_offsets = one_row ? nullptr : x_offsets.get() + q;
               if (y_blocked) {
@@ -215,7 +236,6 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
                 a.y = strip.data() + q * b;
               }
               k.direct_tile(a, fb, px);
-              q += px;
             }
           }
         if (!y_blocked) {

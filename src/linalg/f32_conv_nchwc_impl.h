@@ -61,18 +61,32 @@ void DirectTileT(const DirectTileArgs& a) {
       }
     }
   }
-  const bool act = a.finish && HasActivation(a.act);
+  // The activation is picked once per tile with its constants in registers: inside the store
+  // loop each output would test its kind and reload alpha / beta (a float store may alias them).
   const float* residual = a.finish ? a.residual : nullptr;
+  const auto store = [&](auto activate) {
 #pragma GCC unroll 4
-  for (int f = 0; f < FB; ++f) {
+    for (int f = 0; f < FB; ++f) {
 #pragma GCC unroll 16
-    for (int p = 0; p < PX; ++p) {
-      const int64_t off = f * a.y_fb_stride + p * a.y_pixel_stride;
-      Vec v = acc[p][f];
-      if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + off));
-      if (act) v = Activate(v, *a.act);
-      Vec::Store(a.y + off, v);
+      for (int p = 0; p < PX; ++p) {
+        const int64_t off = f * a.y_fb_stride + p * a.y_pixel_stride;
+        Vec v = acc[p][f];
+        if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + off));
+        Vec::Store(a.y + off, activate(v));
+      }
     }
+  };
+  const ConvActivation::Kind kind = a.finish && a.act != nullptr ? a.act->kind : ConvActivation::kNone;
+  if (kind == ConvActivation::kNone) {
+    store([](Vec v) { return v; });
+  } else if (kind == ConvActivation::kClip) {
+    const Vec lo = Vec::Set1(a.act->alpha), hi = Vec::Set1(a.act->beta);
+    store([lo, hi](Vec v) { return Vec::Min(Vec::Max(v, lo), hi); });
+  } else if (kind == ConvActivation::kRelu) {
+    store([](Vec v) { return Vec::Max(v, Vec::Zero()); });
+  } else {
+    const ConvActivation act = *a.act;
+    store([&act](Vec v) { return Activate(v, act); });
   }
 }
 

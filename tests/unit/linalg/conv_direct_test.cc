@@ -144,6 +144,31 @@ TEST(ConvDirect, TilesSpanningRows) {
   });
 }
 
+// Pointwise projections with hundreds of input channels (MobileNetV2 like): the weights come in
+// several input-channel chunks, so tiles accumulate onto y and only the last chunk adds the
+// residual and clips (Relu6); ragged last chunks and blocks, one and two threads.
+TEST(ConvDirect, ManyInputChunks) {
+  std::mt19937 rng(13);
+  ThreadPool pool(2);
+  ConvActivation relu6;
+  relu6.kind = ConvActivation::kClip;
+  relu6.alpha = 0.0f;
+  relu6.beta = 6.0f;
+  const Conv2dShape shapes[] = {
+      Shape(1, 576, 7, 7, 160, 1, 1, 1),   // 36 input blocks (AVX-512), 10 filter blocks
+      Shape(1, 300, 5, 6, 40, 1, 1, 1),    // channels off the block, ragged filter blocks
+      Shape(1, 960, 3, 3, 24, 1, 1, 1),    // many chunks, few pixels
+      Shape(1, 144, 14, 14, 24, 1, 1, 1),  // 196 pixels: segments of 96, 96 and 4
+  };
+  ForEachIsa([&](const std::string&) {
+    for (const Conv2dShape& s : shapes)
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        CheckProblem(s, MakeDirect, rng, true, true, relu6, true, p, 2e-4f);
+        CheckProblem(s, MakeDirect, rng, true, false, relu6, false, p, 2e-4f);
+      }
+  });
+}
+
 // Concurrent runs from several threads (each with its own padded input copy and staging strips).
 TEST(ConvDirect, ConcurrentRuns) {
   ForEachIsa([&](const std::string&) {
