@@ -77,8 +77,12 @@ namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 
-// Below this many flops one thread is faster than waking others.
+// Below this many flops one thread is faster than waking others...
 constexpr double kMinParallelFlops = 4.0e6;
+// ...unless B is this big: a product with few rows is bound by streaming B, not by its
+// multiply-adds (a 1 x 1280 x 1000 classifier head reads 5 MB for 2.6 MFLOP), and threads
+// splitting the columns each stream a part.
+constexpr double kMinParallelBBytes = 1 << 20;
 // Packed B per strip (kc x ns floats); a few MB bounds the workspace.
 constexpr int64_t kMaxBStripFloats = int64_t{1} << 20;
 // A pre-packed B block (kc x all columns) bigger than this streams from memory, once per row
@@ -349,7 +353,9 @@ void Run(const Problem& p_in, ThreadPool* pool) {
   const int64_t mr = p.kernel->mr, nr = p.kernel->nr;
   const int64_t m_panels = CeilDiv(p.m, mr), n_panels = CeilDiv(p.n, nr);
   const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  const int threads = pool != nullptr && flops >= kMinParallelFlops ? pool->num_threads() : 1;
+  const double b_bytes = 4.0 * static_cast<double>(p.k) * static_cast<double>(p.n);
+  const bool parallel = flops >= kMinParallelFlops || b_bytes >= kMinParallelBBytes;
+  const int threads = pool != nullptr && parallel ? pool->num_threads() : 1;
   Split split = ChooseSplit(p, threads, false);
   // Every split of a product with neither operand pre-packed repeats a pack in each thread (A
   // per column block, B per row block). Packing B once, shared by all threads, is cheaper when
