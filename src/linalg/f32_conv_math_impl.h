@@ -30,15 +30,19 @@ inline Vec Sigmoid(Vec x) {
   return Vec::Div(one, Vec::Add(one, Exp(Vec::Sub(Vec::Zero(), x))));
 }
 
-// The activations past Relu, out of line: their bodies would bloat every epilogue they sit in.
+inline Vec Relu(Vec v) { return Vec::Max(v, Vec::Zero()); }
+inline Vec Clip(Vec v, Vec lo, Vec hi) { return Vec::Min(Vec::Max(v, lo), hi); }
+
+// Every activation, out of line: the ones past Relu and Clip would bloat each epilogue they sat
+// in (Activate and WithActivation keep those two inline).
 [[gnu::noinline]] static Vec ActivateGeneral(Vec v, const ConvActivation& a) {
   switch (a.kind) {
     case ConvActivation::kNone:
       return v;
     case ConvActivation::kRelu:
-      return Vec::Max(v, Vec::Zero());
+      return Relu(v);
     case ConvActivation::kClip:
-      return Vec::Min(Vec::Max(v, Vec::Set1(a.alpha)), Vec::Set1(a.beta));
+      return Clip(v, Vec::Set1(a.alpha), Vec::Set1(a.beta));
     case ConvActivation::kLeakyRelu:  // max(v, 0) + alpha * min(v, 0)
       return Vec::Fma(Vec::Min(v, Vec::Zero()), Vec::Set1(a.alpha), Vec::Max(v, Vec::Zero()));
     case ConvActivation::kHardSigmoid:
@@ -61,10 +65,26 @@ inline Vec Sigmoid(Vec x) {
 
 // Relu and Clip (Relu6), the common cheap cases, stay inline in the kernels' epilogues.
 [[gnu::always_inline]] inline Vec Activate(Vec v, const ConvActivation& a) {
-  if (a.kind == ConvActivation::kRelu) return Vec::Max(v, Vec::Zero());
-  if (a.kind == ConvActivation::kClip) return Vec::Min(Vec::Max(v, Vec::Set1(a.alpha)), Vec::Set1(a.beta));
+  if (a.kind == ConvActivation::kRelu) return Relu(v);
+  if (a.kind == ConvActivation::kClip) return Clip(v, Vec::Set1(a.alpha), Vec::Set1(a.beta));
   if (a.kind == ConvActivation::kNone) return v;
   return ActivateGeneral(v, a);
+}
+
+// Calls body(activate) once, `activate` being the activation (none for null) as a functor with
+// its kind picked here and Clip's bounds in registers: a loop over outputs then neither tests
+// the kind nor reloads alpha / beta per vector (a float store may alias them).
+template <typename Body>
+[[gnu::always_inline]] inline void WithActivation(const ConvActivation* act, Body&& body) {
+  const ConvActivation::Kind kind = act != nullptr ? act->kind : ConvActivation::kNone;
+  if (kind == ConvActivation::kNone) return body([](Vec v) { return v; });
+  if (kind == ConvActivation::kClip) {
+    const Vec lo = Vec::Set1(act->alpha), hi = Vec::Set1(act->beta);
+    return body([lo, hi](Vec v) { return Clip(v, lo, hi); });
+  }
+  if (kind == ConvActivation::kRelu) return body([](Vec v) { return Relu(v); });
+  const ConvActivation general = *act;
+  body([&general](Vec v) { return ActivateGeneral(v, general); });
 }
 
 inline bool HasActivation(const ConvActivation* a) { return a != nullptr && a->kind != ConvActivation::kNone; }

@@ -61,10 +61,9 @@ void DirectTileT(const DirectTileArgs& a) {
       }
     }
   }
-  // The activation is picked once per tile with its constants in registers: inside the store
-  // loop each output would test its kind and reload alpha / beta (a float store may alias them).
+  // The activation is picked once per tile (see WithActivation).
   const float* residual = a.finish ? a.residual : nullptr;
-  const auto store = [&](auto activate) {
+  WithActivation(a.finish ? a.act : nullptr, [&](auto activate) {
 #pragma GCC unroll 4
     for (int f = 0; f < FB; ++f) {
 #pragma GCC unroll 16
@@ -75,19 +74,7 @@ void DirectTileT(const DirectTileArgs& a) {
         Vec::Store(a.y + off, activate(v));
       }
     }
-  };
-  const ConvActivation::Kind kind = a.finish && a.act != nullptr ? a.act->kind : ConvActivation::kNone;
-  if (kind == ConvActivation::kNone) {
-    store([](Vec v) { return v; });
-  } else if (kind == ConvActivation::kClip) {
-    const Vec lo = Vec::Set1(a.act->alpha), hi = Vec::Set1(a.act->beta);
-    store([lo, hi](Vec v) { return Vec::Min(Vec::Max(v, lo), hi); });
-  } else if (kind == ConvActivation::kRelu) {
-    store([](Vec v) { return Vec::Max(v, Vec::Zero()); });
-  } else {
-    const ConvActivation act = *a.act;
-    store([&act](Vec v) { return Activate(v, act); });
-  }
+  });
 }
 
 template <int FB, int PX>

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/int_math.h"
 #include "linalg/f32_gemm_kernel.h"
 #include "linalg/f32_skinny_kernel.h"
 #include "linalg/gemm.h"
@@ -74,7 +75,6 @@ struct PackedAccess {
 
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 
 // Below this many flops one thread is faster than waking others...

@@ -206,7 +206,7 @@ struct DirectARows {
 };
 
 // One K step of an R x NV tile: acc += a[0:R] (broadcast) x b[0:NV vectors]. kDirectA: row i's
-// A value is at DirectARow<i> (A in place, row stride ld bytes); otherwise at a[i] (a panel).
+// A value is at rows.Row<i>(col) (A in place); otherwise at a[i] (a panel).
 template <class S, int R, int NV, bool kDirectA = false>
 __attribute__((always_inline)) inline void TileStep(typename S::V (&acc)[R][NV], const float* a,
                                                     const DirectARows& rows, int64_t col, const float* b,

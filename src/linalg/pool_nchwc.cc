@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/int_math.h"
 #include "linalg/conv.h"
 #include "platform/thread_pool.h"
 
@@ -29,8 +30,6 @@ const NchwcPoolKernels& KernelsFor(int block) {
     if (isa == k->isa && block % k->lanes == 0) return *k;
   return kF32PoolNchwcScalar;
 }
-
-int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
 // One dim's windows: the first tap (may lie in the padding), the kernel offsets [lo, hi) that
 // read the input, and how many lie inside the padded extent (count_include_pad's divisor).

@@ -64,7 +64,7 @@ const std::map<std::string, size_t> kActivationParams = {
 // What a region member is.
 enum class MemberKind { kConv, kPool, kGlobalPool, kElementwise, kScale, kConcat, kResize, kLaneWise };
 
-struct ConvFacts {
+struct MemberFacts {
   MemberKind kind = MemberKind::kConv;
   int64_t out_channels = 0;
   // Fewer input channels than a block and no grouping: fed from outside the region, X stays
@@ -87,7 +87,7 @@ bool BlockedGroupingSupported(int64_t channels, int64_t out_channels, int64_t gr
   return (channels / group) % block == 0 && (out_channels / group) % block == 0;
 }
 
-std::optional<ConvFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64_t block) {
+std::optional<MemberFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64_t block) {
   if (!IsConvAnchor(n) || n->outputs.size() != 1 || n->inputs.size() < 2 || n->inputs[0].empty()) return std::nullopt;
   const size_t max_inputs = n->op_type == "Conv" ? 3 : 4;
   if (n->inputs.size() > max_inputs) return std::nullopt;
@@ -126,7 +126,7 @@ std::optional<ConvFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int64
     if (zd == nullptr || yd == nullptr || !SameDims(*zd, *yd) || ElemType(editor, n->inputs[3]) != DataType::kFloat)
       return std::nullopt;
   }
-  return ConvFacts{MemberKind::kConv, out_channels, group == 1 && channels < block};
+  return MemberFacts{MemberKind::kConv, out_channels, group == 1 && channels < block};
 }
 
 // Known [N, C, H, W] dims of a float value, else null.
@@ -152,7 +152,7 @@ bool IsScalarConstant(GraphEditor& editor, const std::string& value) {
 }
 
 // A node that may join a region (see the top of the file), with its output's channels.
-std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int64_t block) {
+std::optional<MemberFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int64_t block) {
   if (!n->domain.empty() || n->outputs.empty() || n->outputs[0].empty()) return std::nullopt;
   for (size_t i = 1; i < n->outputs.size(); ++i)
     if (!n->outputs[i].empty()) return std::nullopt;  // MaxPool's Indices
@@ -164,24 +164,24 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
     const ir::Attribute* k = n->FindAttribute("kernel_shape");
     if (n->inputs.size() != 1 || k == nullptr || k->ints.size() != 2 || !FloatImageDims(editor, n->inputs[0]))
       return std::nullopt;
-    return ConvFacts{MemberKind::kPool, channels, false};
+    return MemberFacts{MemberKind::kPool, channels, false};
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     if (n->inputs.size() != 1 || !FloatImageDims(editor, n->inputs[0])) return std::nullopt;
-    return ConvFacts{MemberKind::kGlobalPool, channels, false};
+    return MemberFacts{MemberKind::kGlobalPool, channels, false};
   }
   if (kLaneWiseUnary.count(op)) {
     if (n->inputs.empty() || !FloatImageDims(editor, n->inputs[0])) return std::nullopt;
     for (size_t i = 1; i < n->inputs.size(); ++i)
       if (!n->inputs[i].empty() && !IsScalarConstant(editor, n->inputs[i])) return std::nullopt;  // Clip's bounds
-    return ConvFacts{MemberKind::kLaneWise, channels, false};
+    return MemberFacts{MemberKind::kLaneWise, channels, false};
   }
   if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && n->inputs.size() == 2) {
     for (size_t i = 0; i < 2; ++i) {
       const std::string& c = n->inputs[1 - i];
       if (!FloatImageDims(editor, n->inputs[i]) || !IsScalarConstant(editor, c)) continue;
       if (op == "Div" && (i != 0 || editor.Constant(c)->data<float>()[0] == 0.0f)) continue;
-      ConvFacts f{MemberKind::kLaneWise, channels, false};
+      MemberFacts f{MemberKind::kLaneWise, channels, false};
       f.image_input = i;
       return f;
     }
@@ -203,7 +203,7 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
     if (scales == 1 && !SameDims({(*FloatImageDims(editor, n->inputs[gate_first ? 1 : 0]))[0]}, {(*yd)[0]}))
       scales = 0;
     if (scales > 1) scales = 0;
-    return ConvFacts{scales == 1 ? MemberKind::kScale : MemberKind::kElementwise, channels, false, gate_first};
+    return MemberFacts{scales == 1 ? MemberKind::kScale : MemberKind::kElementwise, channels, false, gate_first};
   }
   if (op == "Concat") {
     const ir::Attribute* axis = n->FindAttribute("axis");
@@ -212,7 +212,7 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
       const auto* d = FloatImageDims(editor, in);
       if (d == nullptr || (*d)[1].value % block != 0) return std::nullopt;
     }
-    return ConvFacts{MemberKind::kConcat, channels, false};
+    return MemberFacts{MemberKind::kConcat, channels, false};
   }
   if (op == "Resize" && n->opset >= 11) {
     // Nearest copies whole pixels; a trailing block axis of scale 1 maps each lane to itself
@@ -227,13 +227,13 @@ std::optional<ConvFacts> MatchOther(GraphEditor& editor, const ir::Node* n, int6
     if (scales == nullptr || scales->dtype() != DataType::kFloat || scales->size() != 4 ||
         scales->data<float>()[0] != 1.0f || scales->data<float>()[1] != 1.0f)
       return std::nullopt;
-    return ConvFacts{MemberKind::kResize, channels, false};
+    return MemberFacts{MemberKind::kResize, channels, false};
   }
   return std::nullopt;
 }
 
 // Blocked inputs: a conv's X (0) and Z (3), a pool's X, every input of the others.
-bool IsBlockedInput(const ConvFacts& f, size_t index) {
+bool IsBlockedInput(const MemberFacts& f, size_t index) {
   const MemberKind kind = f.kind;
   if (kind == MemberKind::kLaneWise) return index == f.image_input;
   if (kind == MemberKind::kConv) return index == 0 || index == 3;
@@ -277,7 +277,7 @@ class NchwcLayout final : public Pass {
 
     // Candidates, in topological order, and the regions they form.
     std::vector<ir::Node*> order;
-    std::unordered_map<ir::Node*, ConvFacts> facts;
+    std::unordered_map<ir::Node*, MemberFacts> facts;
     UnionFind regions;
     for (ir::Node* n : editor.Nodes()) {
       auto f = MatchConv(editor, n, block);
@@ -334,11 +334,11 @@ class NchwcLayout final : public Pass {
   // Drops the non-conv candidates that would read a whole image from outside the candidates
   // (until none is left: each drop can orphan another's input).
   static void PruneOthers(GraphEditor& editor, std::vector<ir::Node*>& order,
-                          std::unordered_map<ir::Node*, ConvFacts>& facts) {
+                          std::unordered_map<ir::Node*, MemberFacts>& facts) {
     for (bool changed = true; changed;) {
       changed = false;
       for (ir::Node* n : order) {
-        const ConvFacts& f = facts.at(n);
+        const MemberFacts& f = facts.at(n);
         if (f.kind == MemberKind::kConv) continue;
         bool keep = true;
         for (size_t i = 0; i < n->inputs.size() && keep; ++i) {
@@ -360,7 +360,7 @@ class NchwcLayout final : public Pass {
 
   // Rewrites one region (its nodes in topological order).
   void RewriteRegion(PassContext& ctx, const std::vector<ir::Node*>& region,
-                     const std::unordered_map<ir::Node*, ConvFacts>& facts, int64_t block,
+                     const std::unordered_map<ir::Node*, MemberFacts>& facts, int64_t block,
                      std::unordered_map<std::string, std::string>& reordered_in) {
     GraphEditor& editor = ctx.editor;
     const std::unordered_set<ir::Node*> inside(region.begin(), region.end());
@@ -395,7 +395,7 @@ class NchwcLayout final : public Pass {
     };
     for (ir::Node* n : region) {
       const ir::Node saved = *n;
-      const ConvFacts& f = facts.at(n);
+      const MemberFacts& f = facts.at(n);
       editor.RemoveNode(n);
       std::vector<std::string> inputs = saved.inputs;
       const bool plain_x = f.narrow_input && !blocked.count(inputs[0]);
@@ -404,25 +404,24 @@ class NchwcLayout final : public Pass {
           inputs[i] = blocked_input(inputs[i]);
       if (f.gate_first) std::swap(inputs[0], inputs[1]);  // NchwcScaleChannels takes the image first
       const std::string& out = saved.outputs[0];
-      const bool onnx_op = f.kind == MemberKind::kElementwise || f.kind == MemberKind::kConcat ||
-                           f.kind == MemberKind::kResize || f.kind == MemberKind::kLaneWise;
+      const std::string op = BlockedOp(&saved, f.kind);
+      const bool onnx_op = op == saved.op_type;  // elementwise ops, Concat and Resize stay themselves
       if (f.kind == MemberKind::kResize) {
         const float* sc = editor.Constant(inputs[2])->data<float>();
         inputs[2] = editor.AddInitializer(inputs[2] + "_nchwc",
                                           MakeFloatTensor(DataType::kFloat, {5}, {1.0, 1.0, sc[2], sc[3], 1.0}));
       }
-      ir::Node* conv = onnx_op ? AddFusedNode(editor, saved.op_type, "", saved.opset, inputs, {blocked.at(out)})
-                               : AddFusedNode(editor, BlockedOp(&saved, f.kind), kOnyxDomain, 1, inputs,
-                                              {blocked.at(out)});
+      ir::Node* member = onnx_op ? AddFusedNode(editor, op, "", saved.opset, inputs, {blocked.at(out)})
+                                 : AddFusedNode(editor, op, kOnyxDomain, 1, inputs, {blocked.at(out)});
       for (const auto& a : saved.attributes)
-        if (a.name != "storage_order") conv->attributes.push_back(a.Clone());
+        if (a.name != "storage_order") member->attributes.push_back(a.Clone());
       if (f.kind == MemberKind::kConcat)
-        for (auto& a : conv->attributes)
+        for (auto& a : member->attributes)
           if (a.name == "axis") a.i = 1;  // the blocked tensors have rank 5
-      if (f.kind != MemberKind::kConv) ++ctx.counts[BlockedOp(&saved, f.kind) + " blocked"];
+      if (f.kind != MemberKind::kConv) ++ctx.counts[op + " blocked"];
       if (plain_x) {
-        conv->attributes.push_back(IntAttr("plain_input", 1));
-        conv->attributes.push_back(IntAttr("block", block));
+        member->attributes.push_back(IntAttr("plain_input", 1));
+        member->attributes.push_back(IntAttr("block", block));
         ++ctx.counts["NchwcConv plain input"];
       }
       if (read_plain.count(out)) {

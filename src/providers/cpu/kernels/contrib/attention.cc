@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/int_math.h"
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
@@ -20,7 +21,6 @@
 namespace onyx::contrib {
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Query rows per block when a head's rows are split across threads: enough to keep the
 // scores GEMM's row panels full.
 constexpr int64_t kMinBlockRows = 32;

@@ -50,9 +50,9 @@ PoolPlan MakePlan(const WindowGeometry& g) {
     const int64_t k = g.kernel[d], dil = g.dilation[d];
     for (int64_t o = 0; o < g.out[d]; ++o) {
       const int64_t start = o * g.stride[d] - g.pad_begin[d];
-      const int64_t lo = start < 0 ? std::min(k, nn::CeilDiv(-start, dil)) : 0;
-      const int64_t hi = std::clamp<int64_t>(nn::CeilDiv(g.in[d] - start, dil), lo, k);
-      const int64_t padded_hi = std::clamp<int64_t>(nn::CeilDiv(g.in[d] + g.pad_end[d] - start, dil), 0, k);
+      const int64_t lo = start < 0 ? std::min(k, CeilDiv(-start, dil)) : 0;
+      const int64_t hi = std::clamp<int64_t>(CeilDiv(g.in[d] - start, dil), lo, k);
+      const int64_t padded_hi = std::clamp<int64_t>(CeilDiv(g.in[d] + g.pad_end[d] - start, dil), 0, k);
       t.start.push_back(start);
       t.lo.push_back(lo);
       t.hi.push_back(hi);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/int_math.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
 
@@ -59,10 +60,6 @@ WindowGeometry ResolveForwardWindow(const WindowAttrs& attrs, const Shape& x_sha
 
 // Checks the per-dimension attribute sizes for `rank` spatial dims (kernel included).
 void CheckWindowAttrRanks(const WindowAttrs& attrs, size_t rank, const KernelContext& ctx);
-
-inline int64_t CeilDiv(int64_t a, int64_t b) {  // b > 0, a any sign
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
 
 // Valid output range [lo, hi) of one dimension for kernel offset k: the positions o whose tap
 // o * stride - pad + k * dilation lies in [0, in).
