@@ -10,7 +10,6 @@
 // Threads split C into a grid of blocks (aligned to MR x NR) chosen so the packing each thread
 // repeats stays small; every block runs the loop nest above with its own packing buffers, or
 // all threads first pack B together once and share it (PackSharedB) when that is cheaper.
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/aligned_memory.h"
 #include "base/int_math.h"
 #include "linalg/f32_gemm_kernel.h"
 #include "linalg/f32_skinny_kernel.h"
@@ -33,23 +33,15 @@ namespace onyx::linalg {
 
 // ---- AlignedFloats ----
 
-namespace {
-// Big packs sit on 2 MB pages where the OS allows it: the microkernel walks B panel by panel and
-// 4 KB pages would cost a TLB miss every few panels.
-constexpr size_t kHugePage = size_t{2} << 20;
-size_t Alignment(size_t count) { return count * sizeof(float) >= kHugePage ? kHugePage : 64; }
-}  // namespace
-
+// Packs sit on 2 MB pages where the OS allows it (AllocateAligned), small ones sharing them: the
+// microkernels walk weights panel by panel and 4 KB pages would cost a TLB miss every few panels.
 AlignedFloats::AlignedFloats(size_t count) : size_(count) {
   if (count == 0) return;
-  const size_t bytes = count * sizeof(float);
-  data_ = static_cast<float*>(::operator new[](bytes, std::align_val_t{Alignment(count)}));
-  if (bytes >= kHugePage) madvise(data_, bytes / kHugePage * kHugePage, MADV_HUGEPAGE);
+  data_ = static_cast<float*>(AllocateAligned(count * sizeof(float), 64, /*share_huge_pages=*/true));
+  if (data_ == nullptr) throw std::bad_alloc();
 }
 
-AlignedFloats::~AlignedFloats() {
-  if (data_ != nullptr) ::operator delete[](data_, std::align_val_t{Alignment(size_)});
-}
+AlignedFloats::~AlignedFloats() { FreeAligned(data_); }
 
 AlignedFloats::AlignedFloats(AlignedFloats&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}

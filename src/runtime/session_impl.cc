@@ -67,7 +67,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   pool_ = std::move(pools.intra_op);
   inter_pool_ = std::move(pools.inter_op);
   Optimize();
-  if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuAllocator(), options.cpu_arena_max_bytes);
+  if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator(), options.cpu_arena_max_bytes);
 
   GraphPlan::BuildContext ctx;
   for (const auto& p : providers_) ctx.providers.push_back(p.get());

@@ -1,9 +1,8 @@
 #include "onyx/allocator.h"
 
-#include <cstdlib>
-#include <new>
-
+#include "base/aligned_memory.h"
 #include "base/check.h"
+#include "tensor/arena_allocator.h"
 
 namespace onyx {
 
@@ -15,21 +14,28 @@ namespace {
 
 class AlignedCpuAllocator final : public Allocator {
  public:
+  explicit AlignedCpuAllocator(bool share_huge_pages) : share_huge_pages_(share_huge_pages) {}
   void* Allocate(size_t bytes) override {
-    // aligned_alloc needs a multiple of the alignment; 0 bytes still gets a unique pointer.
-    const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    void* p = AllocateAligned(bytes, kAlignment, share_huge_pages_);
     ONYX_CHECK(p != nullptr, kOutOfMemory, "CPU allocation of ", bytes, " bytes failed");
     return p;
   }
-  void Free(void* p) override { std::free(p); }
+  void Free(void* p) override { FreeAligned(p); }
   Device device() const override { return Device{}; }
+
+ private:
+  const bool share_huge_pages_;
 };
 
 }  // namespace
 
 Allocator* CpuAllocator() {
-  static AlignedCpuAllocator allocator;
+  static AlignedCpuAllocator allocator(/*share_huge_pages=*/false);
+  return &allocator;
+}
+
+Allocator* CpuArenaBackingAllocator() {
+  static AlignedCpuAllocator allocator(/*share_huge_pages=*/true);
   return &allocator;
 }
 

@@ -51,4 +51,8 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   Stats stats_;
 };
 
+// The CPU allocator to back an arena with. An arena keeps its blocks for its whole life, so even
+// small ones may share huge pages (AllocateAligned's share_huge_pages) without fragmenting them.
+Allocator* CpuArenaBackingAllocator();
+
 }  // namespace onyx
