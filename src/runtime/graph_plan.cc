@@ -4,10 +4,13 @@
 #include <atomic>
 
 #include "base/check.h"
+#include "ops/shape_inference.h"
 
 namespace onyx {
 
 namespace {
+
+constexpr char kPreallocated = 2;
 
 std::shared_ptr<const TypeInfo> FindType(const ir::Graph* g, const std::string& name) {
   for (; g != nullptr; g = g->parent) {
@@ -51,8 +54,12 @@ const Tensor* FindConstant(const ir::Graph* g, const std::string& name) {
 
 class GraphPlan::StepContext final : public KernelContext {
  public:
-  StepContext(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run)
-      : step_(step), slots_(slots), written_(written), run_(run) {}
+  // written[slot]: 1 once the slot's value is produced; kPreallocated while it holds a Concat's
+  // output that producers of its slices made ahead of the Concat (see concat_in_place.h).
+  // concat_layout is null where values are not to be placed in Concats (parallel execution).
+  StepContext(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run,
+              const ConcatLayout* concat_layout)
+      : step_(step), slots_(slots), written_(written), run_(run), concat_layout_(concat_layout) {}
 
   size_t num_inputs() const override { return step_.inputs.size(); }
   size_t num_outputs() const override { return step_.outputs.size(); }
@@ -63,8 +70,10 @@ class GraphPlan::StepContext final : public KernelContext {
   bool has_output(size_t i) const override { return i < step_.outputs.size() && step_.outputs[i] >= 0; }
 
   Tensor& AllocateOutput(size_t i, DataType dtype, const Shape& shape) override {
+    const int s = i < step_.outputs.size() ? step_.outputs[i] : -1;
+    Tensor tensor = NewTensor(s, dtype, shape);
     Value& slot = OutputSlot(i);
-    slot = Value(Tensor(dtype, shape, run_.allocator));
+    slot = Value(std::move(tensor));
     return slot.tensor();
   }
 
@@ -85,6 +94,43 @@ class GraphPlan::StepContext final : public KernelContext {
   const ir::Node& node() const override { return *step_.node; }
 
  private:
+  // A tensor for slot s: the Concat output producers of its slices already made, a view into
+  // the Concat output when s is a planned slice of one, else fresh memory.
+  Tensor NewTensor(int s, DataType dtype, const Shape& shape) {
+    if (concat_layout_ != nullptr && s >= 0) {
+      if (written_[s] == kPreallocated && InputsAsPlanned(s)) {
+        const Tensor& made = slots_[s].tensor();
+        if (made.dtype() == dtype && made.shape() == shape) return made;
+      }
+      const auto it = concat_layout_->slices.find(s);
+      if (it != concat_layout_->slices.end() && it->second.dtype == dtype && it->second.shape == shape) {
+        const ConcatSlice& slice = it->second;
+        if (written_[slice.concat_slot] == 0) {
+          slots_[slice.concat_slot] = Value(NewTensor(slice.concat_slot, dtype, slice.concat_shape));
+          written_[slice.concat_slot] = kPreallocated;
+        }
+        if (written_[slice.concat_slot] == kPreallocated) {
+          Tensor& whole = slots_[slice.concat_slot].tensor();
+          if (whole.holder() != nullptr)
+            return Tensor::View(dtype, shape, static_cast<char*>(whole.raw_data()) + slice.byte_offset, whole.holder());
+        }
+      }
+    }
+    return Tensor(dtype, shape, run_.allocator);
+  }
+
+  // Whether this step (the Concat making `concat_slot`) got inputs of the shapes the layout
+  // placed, so the slices written in place sit where the Concat puts them.
+  bool InputsAsPlanned(int concat_slot) const {
+    const auto it = concat_layout_->input_shapes.find(concat_slot);
+    if (it == concat_layout_->input_shapes.end() || it->second.size() != step_.inputs.size()) return false;
+    for (size_t i = 0; i < step_.inputs.size(); ++i) {
+      const Value* v = input_value(i);
+      if (v == nullptr || !v->is_tensor() || v->tensor().shape() != it->second[i]) return false;
+    }
+    return true;
+  }
+
   Value& OutputSlot(size_t i) {
     if (i >= step_.outputs.size()) Fail(StrCat("kernel wrote output ", i, " but the node has ", step_.outputs.size()));
     const int s = step_.outputs[i];
@@ -100,6 +146,7 @@ class GraphPlan::StepContext final : public KernelContext {
   std::vector<Value>& slots_;
   std::vector<char>& written_;
   RunState& run_;
+  const ConcatLayout* concat_layout_;
   std::vector<Value> scratch_;  // outputs nobody reads
 };
 
@@ -182,7 +229,46 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
   plan->DropConstantsNoKernelReads();
   plan->ComputeReleases();
   plan->ComputeStepGraph();
+  plan->PlanConcatsInPlace();
   return plan;
+}
+
+void GraphPlan::PlanConcatsInPlace() {
+  const bool has_concat = std::any_of(steps_.begin(), steps_.end(), [](const Step& step) {
+    return step.node->op_type == "Concat" && step.node->domain.empty();
+  });
+  if (!has_concat) return;
+  std::vector<ConcatPlanStep> steps;
+  std::vector<char> pinned(is_output_slot_);
+  for (const Step& step : steps_) {
+    steps.push_back(ConcatPlanStep{step.node, step.provider->device().type == DeviceType::kCpu, step.inputs,
+                                   step.outputs});
+    for (int slot : step.implicit_slots) pinned[slot] = 1;
+  }
+  // The optimized graph declares few of its values' types: infer them, in terms of the graph
+  // inputs' symbolic dims where those are not fixed.
+  const TypeMap types = InferGraphTypes(graph_);
+  concat_placements_ = PlanConcatPlacements(steps, pinned, [&](const std::string& name) {
+    const auto it = types.find(name);
+    return it != types.end() ? it->second : FindType(&graph_, name);
+  });
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    const auto& type = graph_.inputs[i].type;
+    if (type == nullptr || !type->shape) continue;
+    for (size_t d = 0; d < type->shape->size(); ++d)
+      if (!(*type->shape)[d].known() && !(*type->shape)[d].param.empty())
+        input_symbols_.emplace_back(i, d, (*type->shape)[d].param);
+  }
+}
+
+ConcatLayout GraphPlan::LayOutConcats(const std::vector<Value>& slots) const {
+  if (concat_placements_.empty()) return {};
+  SymbolValues symbols;
+  for (const auto& [input, dim, symbol] : input_symbols_) {
+    const Value& v = slots[input_slots_[input]];
+    if (v.is_tensor() && dim < v.tensor().rank()) symbols.emplace(symbol, v.tensor().dim(dim));
+  }
+  return PlaceConcatSlices(concat_placements_, symbols);
 }
 
 void GraphPlan::DropConstantsNoKernelReads() {
@@ -252,8 +338,8 @@ const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
 }
 
 void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
-                        RunState& run) const {
-  StepContext ctx(step, slots, written, run);
+                        RunState& run, const ConcatLayout* concat_layout) const {
+  StepContext ctx(step, slots, written, run, concat_layout);
   try {
     step.kernel->Compute(ctx);
   } catch (const Error& e) {
@@ -265,7 +351,7 @@ void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector
   }
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const int s = step.outputs[i];
-    if (s >= 0 && !written[s])
+    if (s >= 0 && written[s] != 1)
       ctx.Fail(StrCat("the kernel did not produce output ", i, " '", step.node->outputs[i], "'"));
   }
 }
@@ -280,7 +366,7 @@ void GraphPlan::ExecuteParallel(RunState& run, std::vector<Value>& slots, std::v
   };
   RunStepGraph(run.inter_op_pool, step_graph_, [&](int index) {
     const Step& step = steps_[index];
-    RunStep(step, slots, written, run);
+    RunStep(step, slots, written, run, /*concat_layout=*/nullptr);
     for (int slot : step.outputs)
       if (slot >= 0 && reads_of_slot_[slot] == 0) release(slot);  // nobody reads it
     auto done_reading = [&](int slot) {
@@ -314,15 +400,16 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
   if (run.inter_op_pool != nullptr && graph_.parent == nullptr && step_graph_.width > 1) {
     ExecuteParallel(run, slots, written);
   } else {
+    const ConcatLayout concat_layout = LayOutConcats(slots);
     for (const Step& step : steps_) {
-      RunStep(step, slots, written, run);
+      RunStep(step, slots, written, run, &concat_layout);
       for (int slot : step.release_after) slots[slot] = Value();
     }
   }
   std::vector<Value> outputs;
   outputs.reserve(output_slots_.size());
   for (size_t i = 0; i < output_slots_.size(); ++i) {
-    ONYX_CHECK(written[output_slots_[i]], kRuntime, "graph '", graph_.name, "': output '", output_names_[i],
+    ONYX_CHECK(written[output_slots_[i]] == 1, kRuntime, "graph '", graph_.name, "': output '", output_names_[i],
                "' was not produced");
     outputs.push_back(slots[output_slots_[i]]);
   }

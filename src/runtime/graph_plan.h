@@ -7,10 +7,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "providers/provider.h"
+#include "runtime/concat_in_place.h"
 #include "runtime/parallel_executor.h"
 #include "runtime/partitioner.h"
 
@@ -76,8 +78,12 @@ class GraphPlan final : public Subgraph {
   void ComputeReleases();
   void DropConstantsNoKernelReads();
   void ComputeStepGraph();
+  void PlanConcatsInPlace();
   // Computes one step and checks it wrote its outputs; errors name the node.
-  void RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run) const;
+  // concat_layout (null: none) places outputs in Concats' outputs (sequential runs).
+  void RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run,
+               const ConcatLayout* concat_layout) const;
+  ConcatLayout LayOutConcats(const std::vector<Value>& slots) const;
   // Runs the steps in dependency order on run.inter_op_pool, releasing each value after its
   // last reader finishes.
   void ExecuteParallel(RunState& run, std::vector<Value>& slots, std::vector<char>& written) const;
@@ -98,6 +104,10 @@ class GraphPlan final : public Subgraph {
   StepGraph step_graph_;
   std::vector<int> reads_of_slot_;  // how many times steps read each slot (inputs and implicit)
   std::vector<char> is_output_slot_;
+  // Concats whose inputs producers may write in place (sequential execution only).
+  std::vector<ConcatPlacement> concat_placements_;
+  // The graph inputs' symbolic dims: (input index, dim index, symbol), to bind them in each Run.
+  std::vector<std::tuple<size_t, size_t, std::string>> input_symbols_;
 };
 
 }  // namespace onyx

@@ -17,6 +17,7 @@ class CountingAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mutex_);
     sizes_[p] = bytes;
     live_ += bytes;
+    ++allocations_;
     peak_ = std::max(peak_, live_);
     return p;
   }
@@ -30,11 +31,12 @@ class CountingAllocator final : public Allocator {
   }
   Device device() const override { return Device{}; }
   size_t peak() const { return peak_; }
+  size_t allocations() const { return allocations_; }
 
  private:
   std::mutex mutex_;
   std::map<void*, size_t> sizes_;
-  size_t live_ = 0, peak_ = 0;
+  size_t live_ = 0, peak_ = 0, allocations_ = 0;
 };
 
 }  // namespace onyx::test

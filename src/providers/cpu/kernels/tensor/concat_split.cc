@@ -77,7 +77,9 @@ class Concat final : public OpKernel {
           int64_t offset = o * row;
           for (const Tensor* t : inputs) {
             const int64_t block = t->dim(axis) * inner;
-            if (block > 0) segments.push_back({out + offset, t->data<U>() + o * block, block});
+            // An input its producer already wrote into place (runtime/concat_in_place.h).
+            const U* src = t->data<U>() + o * block;
+            if (block > 0 && src != out + offset) segments.push_back({out + offset, src, block});
             offset += block;
           }
         }
@@ -90,7 +92,8 @@ class Concat final : public OpKernel {
                           U* dst = out + o * row;
                           for (const Tensor* t : inputs) {
                             const int64_t block = t->dim(axis) * inner;
-                            CopyN(dst, t->data<U>() + o * block, block);
+                            const U* src = t->data<U>() + o * block;
+                            if (src != dst) CopyN(dst, src, block);
                             dst += block;
                           }
                         }
