@@ -224,7 +224,7 @@ class Activation final : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(Types{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(Types{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const Fn fn = fn_;
       if constexpr (requires { fn.Vec(); }) {

@@ -26,7 +26,7 @@ class PRelu final : public OpKernel {
     if (x.dtype() != slope.dtype()) ctx.Fail("X and slope must have the same element type");
     const Shape slope_shape = SlopeShape(ctx, x.shape(), slope.shape());
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(PReluTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(PReluTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       elementwise::BinaryLoop(ctx.thread_pool(), x.shape(), x.data<T>(), x.shape(), slope.data<T>(), slope_shape,
@@ -81,7 +81,7 @@ class SwiGLU final : public OpKernel {
     if (a.dtype() != b.dtype()) ctx.Fail("A and B must have the same element type");
     if (a.shape() != b.shape()) ctx.Fail("A and B must have the same shape (SwiGLU does not broadcast)");
     Tensor& y = ctx.AllocateOutput(0, a.dtype(), a.shape());
-    Dispatch(FloatTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const C alpha = static_cast<C>(alpha_);

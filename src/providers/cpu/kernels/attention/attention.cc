@@ -66,7 +66,7 @@ class Attention final : public OpKernel {
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.required_input(0);
-    Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, q.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       // A double softmax_precision makes the whole computation double.
       if (std::is_same_v<T, double> || softmax_double_)
@@ -195,7 +195,7 @@ class Attention final : public OpKernel {
         for (int64_t i = 0; i < mask->size(); ++i)
           mask_bias[i] = mask->data<bool>()[i] ? C(0) : -std::numeric_limits<C>::infinity();
       } else {
-        Dispatch(NumericTypes{}, mask->dtype(), ctx.node().Describe(), [&](auto tag) {
+        Dispatch(NumericTypes{}, mask->dtype(), ctx.node(), [&](auto tag) {
           using M = typename decltype(tag)::type;
           for (int64_t i = 0; i < mask->size(); ++i) mask_bias[i] = static_cast<C>(ToCompute(mask->data<M>()[i]));
         });
@@ -216,7 +216,7 @@ class Attention final : public OpKernel {
     LoadHeads<T>(k, d.kv_heads, d.kv_len, d.head, d.total_len, d.past_len, ks.data());
     WritePresent<T>(ctx, 1, past_k, k, d, d.head);
     // V may have its own float type (T2).
-    Dispatch(FloatTypes{}, v.dtype(), ctx.node().Describe(), [&](auto vtag) {
+    Dispatch(FloatTypes{}, v.dtype(), ctx.node(), [&](auto vtag) {
       using TV = typename decltype(vtag)::type;
       if (past_v != nullptr) LoadHeads<TV>(*past_v, d.kv_heads, d.past_len, d.v_head, d.total_len, 0, vs.data());
       LoadHeads<TV>(v, d.kv_heads, d.kv_len, d.v_head, d.total_len, d.past_len, vs.data());

@@ -40,7 +40,7 @@ class CausalConvWithState final : public OpKernel {
       ctx.Fail(StrCat("past_state must be [", batch, ", ", ch, ", ", keep, "] of the input's type"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     Tensor& state_out = ctx.AllocateOutput(1, x.dtype(), {batch, ch, keep});
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* xp = x.data<T>();

@@ -47,7 +47,7 @@ class FlexAttention final : public OpKernel {
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.required_input(0);
-    Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, q.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if (std::is_same_v<T, double> || precision_ == DataType::kDouble)
         ComputeTyped<T, double>(ctx);
@@ -62,7 +62,7 @@ class FlexAttention final : public OpKernel {
   void ApplyModifier(KernelContext& ctx, const Subgraph& graph, DataType precision, const Shape& shape,
                      std::vector<C>& data, const char* name) const {
     Tensor in(precision, shape);
-    Dispatch(FloatTypes{}, precision, ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, precision, ctx.node(), [&](auto tag) {
       using P = typename decltype(tag)::type;
       compute::FromComputeArray(data.data(), in.size(), in.data<P>());
     });
@@ -71,7 +71,7 @@ class FlexAttention final : public OpKernel {
     const Tensor& out = outs[0].tensor();
     if (out.shape() != shape)
       ctx.Fail(StrCat(name, " changed the shape ", ShapeToString(shape), " to ", ShapeToString(out.shape())));
-    Dispatch(FloatTypes{}, out.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, out.dtype(), ctx.node(), [&](auto tag) {
       using P = typename decltype(tag)::type;
       compute::ToComputeArray(out.data<P>(), out.size(), data.data());
     });
@@ -113,7 +113,7 @@ class FlexAttention final : public OpKernel {
     if (score_mod_ != nullptr) ApplyModifier(ctx, *score_mod_, precision, score_shape, scores, "score_mod");
     // Round to the softmax precision when it is narrower than the compute type.
     if (precision == DataType::kFloat16 || precision == DataType::kBFloat16) {
-      Dispatch(TypeList<Float16, BFloat16>{}, precision, ctx.node().Describe(), [&](auto tag) {
+      Dispatch(TypeList<Float16, BFloat16>{}, precision, ctx.node(), [&](auto tag) {
         using P = typename decltype(tag)::type;
         for (C& s : scores) s = static_cast<C>(static_cast<float>(P(static_cast<float>(s))));
       });

@@ -40,7 +40,7 @@ class LinearAttention final : public OpKernel {
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.required_input(0);
-    Dispatch(FloatTypes{}, q.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, q.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       ComputeTyped<T>(ctx);
     });

@@ -55,7 +55,7 @@ class RotaryEmbedding final : public OpKernel {
       ctx.Fail(StrCat("without position_ids the caches must be [", batch, ", ", seq, ", ", half, "]"));
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* xp = x.data<T>();

@@ -47,7 +47,7 @@ class BiasSoftmax final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), xs);
     if (rows == 0 || n == 0) return;
     const int64_t group = rows / bias_rows;  // data rows per bias row (inner) or bias period (outer)
-    Dispatch(TypeList<float, double, Float16, BFloat16>{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(TypeList<float, double, Float16, BFloat16>{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* xd = x.data<T>();

@@ -92,7 +92,7 @@ class GeluFamily final : public OpKernel {
     if (x.dtype() == DataType::kFloat && kind_ != Kind::kQuickGelu)
       return GeluFloat(ctx, x.data<float>(), bias ? bias->data<float>() : nullptr, y.data<float>(), x.size(),
                        bias ? bias->size() : 0);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* b = bias ? bias->data<T>() : nullptr;
@@ -156,7 +156,7 @@ class BiasAdd final : public OpKernel {
     if (bias.dtype() != x.dtype() || skip.dtype() != x.dtype()) ctx.Fail("inputs must share one element type");
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     const int64_t C = x.dim(2), rows = C == 0 ? 0 : x.size() / C;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xd = x.data<T>();
       const T* bd = bias.data<T>();

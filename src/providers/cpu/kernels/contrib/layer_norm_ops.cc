@@ -140,7 +140,7 @@ class SkipLayerNorm final : public OpKernel {
       });
       return;
     }
-    Dispatch(FloatTypes{}, input.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, input.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const std::vector<C> g = ParamVector<T>(&gamma), bt = ParamVector<T>(beta), bs = ParamVector<T>(bias);
@@ -211,7 +211,7 @@ class LayerNorm final : public OpKernel {
       });
       return;
     }
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const std::vector<C> g = ParamVector<T>(&scale), b = ParamVector<T>(bias);

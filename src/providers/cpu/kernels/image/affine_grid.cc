@@ -49,7 +49,7 @@ class AffineGrid final : public OpKernel {
     std::vector<std::vector<double>> base;
     for (int64_t k = 0; k < r; ++k) base.push_back(BaseCoords(sz[2 + r - 1 - k], align_corners_));
     const int64_t points = y.size() / (n * r);
-    Dispatch(FloatTypes{}, theta.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, theta.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* th = theta.data<T>();
       T* py = y.data<T>();

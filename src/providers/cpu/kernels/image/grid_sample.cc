@@ -100,7 +100,7 @@ class GridSample final : public OpKernel {
         }))
       ctx.Fail(StrCat("grid must be floating point, got ", DataTypeName(grid.dtype())));
 
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();

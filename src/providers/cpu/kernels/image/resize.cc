@@ -421,13 +421,13 @@ class Resize final : public OpKernel {
     }
 
     if (params_.mode == Mode::kNearest) {
-      Dispatch(AllTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(AllTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         GatherNearest<T>(x.data<T>(), y.data<T>(), x.shape(), taps, params_.extrapolation, ctx.thread_pool());
       });
       return;
     }
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       std::vector<double> cur(static_cast<size_t>(x.size())), next;
       for (int64_t i = 0; i < x.size(); ++i) cur[i] = static_cast<double>(ToCompute(x.data<T>()[i]));

@@ -72,7 +72,7 @@ class RoiAlign final : public OpKernel {
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), {num_rois, channels, out_h_, out_w_});
     if (y.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       const T* pr = rois.data<T>();

@@ -45,7 +45,7 @@ class Det final : public OpKernel {
     const Shape out_shape(x.shape().begin(), x.shape().end() - 2);
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_shape);
     const int64_t batches = y.size();
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = y.data<T>();

@@ -232,7 +232,7 @@ class Einsum final : public OpKernel {
 
     using Types = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
                            uint32_t, uint64_t>;
-    Dispatch(Types{}, xs[0]->dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(Types{}, xs[0]->dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using W = WorkType<T>;
       std::vector<Operand<W>> ops(count);

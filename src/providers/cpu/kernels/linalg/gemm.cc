@@ -63,7 +63,7 @@ class Gemm final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, a.dtype(), {m, n});
     if (y.size() == 0) return;
     const bool use_c = c != nullptr && beta_ != 0.0f;
-    Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* py = y.data<T>();
       if (use_c) {

@@ -44,7 +44,7 @@ class MatMul final : public OpKernel {
     const int64_t batches = ShapeSize(batch);
     const auto a_strides = BroadcastStrides(a_batch, batch);
     const auto b_strides = BroadcastStrides(b_batch, batch);
-    Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();

@@ -105,7 +105,7 @@ class NegativeLogLikelihoodLoss final : public OpKernel {
     const Tensor& target = ctx.required_input(1);
     const Tensor* weight = ctx.input(2);
     const LossGeometry g = CheckInputs(ctx, x, target, weight, ignore_index_);
-    Dispatch(LossTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(LossTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       std::vector<double> logp(static_cast<size_t>(x.size()));
       for (int64_t i = 0; i < x.size(); ++i) logp[i] = static_cast<double>(ToCompute(x.data<T>()[i]));
@@ -128,7 +128,7 @@ class SoftmaxCrossEntropyLoss final : public OpKernel {
     const Tensor& target = ctx.required_input(1);
     const Tensor* weight = ctx.input(2);
     const LossGeometry g = CheckInputs(ctx, x, target, weight, ignore_index_);
-    Dispatch(LossTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(LossTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       // log_softmax over C for every (n, d).

@@ -52,7 +52,7 @@ class Arithmetic final : public OpKernel {
     const BinaryShapes s = ResolveBinaryShapes(ctx, a.shape(), b.shape(), legacy_);
     Tensor& out = ctx.AllocateOutput(0, a.dtype(), s.out);
     const double cost = op == ArithOp::kDiv ? 4.0 : 1.0;
-    Dispatch(NumericTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       if constexpr (std::is_same_v<T, float>) {
@@ -104,7 +104,7 @@ T IntegerPow(T base, int64_t exponent) {
 // The exponent tensor as E values: a pointer into the tensor when it already holds E, else a
 // converted copy in `storage`.
 template <typename E>
-const E* ExponentAs(const Tensor& y, std::vector<E>& storage, const std::string& what) {
+const E* ExponentAs(const Tensor& y, std::vector<E>& storage, const ir::Node& what) {
   if (y.dtype() == DataTypeOf<E>()) return y.data<E>();
   storage.resize(static_cast<size_t>(y.size()));
   Dispatch(NumericTypes{}, y.dtype(), what, [&](auto tag) {
@@ -138,7 +138,7 @@ class Pow final : public OpKernel {
     const BinaryShapes s = ResolveBinaryShapes(ctx, x.shape(), y.shape(), legacy_);
     Tensor& out = ctx.AllocateOutput(0, x.dtype(), s.out);
     ThreadPool* pool = ctx.thread_pool();
-    const std::string what = ctx.node().Describe();
+    const ir::Node& what = ctx.node();
     Dispatch(PowBaseTypes{}, x.dtype(), what, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_integral_v<T>) {
@@ -236,7 +236,7 @@ class Mod final : public OpKernel {
     if (a.dtype() != b.dtype()) ctx.Fail("inputs must have the same element type");
     const BinaryShapes s = ResolveBinaryShapes(ctx, a.shape(), b.shape(), LegacyBroadcast{});
     Tensor& out = ctx.AllocateOutput(0, a.dtype(), s.out);
-    Dispatch(NumericTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       if (fmod_ == 1) {

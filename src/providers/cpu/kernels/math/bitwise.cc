@@ -31,7 +31,7 @@ class BitShift final : public OpKernel {
     if (x.dtype() != y.dtype()) ctx.Fail("inputs must have the same element type");
     const BinaryShapes s = ResolveBinaryShapes(ctx, x.shape(), y.shape(), LegacyBroadcast{});
     Tensor& out = ctx.AllocateOutput(0, x.dtype(), s.out);
-    Dispatch(UnsignedTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(UnsignedTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       constexpr T kBits = static_cast<T>(sizeof(T) * 8);
       // Shifting by the width or more is undefined in C++; numpy gives 0.
@@ -64,7 +64,7 @@ class Bitwise final : public OpKernel {
     if (a.dtype() != b.dtype()) ctx.Fail("inputs must have the same element type");
     const BinaryShapes s = ResolveBinaryShapes(ctx, a.shape(), b.shape(), LegacyBroadcast{});
     Tensor& out = ctx.AllocateOutput(0, a.dtype(), s.out);
-    Dispatch(IntegerTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(IntegerTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       BinaryLoop(ctx.thread_pool(), s.out, a.data<T>(), s.a, b.data<T>(), s.b, out.data<T>(), elementwise::kCheapCost,
                  [](T x, T y) {
@@ -83,7 +83,7 @@ class BitwiseNot final : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(IntegerTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(IntegerTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       elementwise::Map(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), elementwise::kCheapCost,
                        [](T v) { return static_cast<T>(~v); });

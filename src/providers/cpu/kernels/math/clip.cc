@@ -30,7 +30,7 @@ class ClipAttributes final : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const C lo = static_cast<C>(min_), hi = static_cast<C>(max_);
@@ -58,7 +58,7 @@ class ClipInputs final : public OpKernel {
       if (bound->size() != 1) ctx.Fail("min and max must be scalars");
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       // An absent bound leaves that side alone (infinities stay infinities).

@@ -48,7 +48,7 @@ class Compare final : public OpKernel {
                  [](const std::string& x, const std::string& y) { return x == y; });
       return;
     }
-    Dispatch(ComparableTypes{}, a.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(ComparableTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       BinaryLoop(pool, s.out, a.data<T>(), s.a, b.data<T>(), s.b, out.data<bool>(), elementwise::kCheapCost,
                  [](T x, T y) { return ApplyCmp<op>(ToCompute(x), ToCompute(y)); });

@@ -123,7 +123,7 @@ class UnaryMath final : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(Types{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(Types{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kVecOf<Fn> != nullptr && elementwise::kIsFloatOrHalf<T>) {
         elementwise::VecMap(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), elementwise::kVecTranscendentalCost,
@@ -197,7 +197,7 @@ void Classify(KernelContext& ctx, bool allow_float8, double cost, Pred pred) {
                      [&](uint8_t v) { return pred(MinifloatToFloat(v, dt)); });
     return;
   }
-  Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     elementwise::Map(ctx.thread_pool(), x.data<T>(), py, x.size(), cost, [&](T v) { return pred(ToCompute(v)); });
   });

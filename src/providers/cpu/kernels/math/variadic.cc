@@ -96,8 +96,8 @@ class Variadic final : public OpKernel {
         elementwise::Map(pool, acc, po, size, elementwise::kCheapCost, [](C v) { return FromCompute<T>(v); });
       }
     };
-    if constexpr (op == FoldOp::kMean) Dispatch(FloatTypes{}, dt, ctx.node().Describe(), run);
-    else Dispatch(NumericTypes{}, dt, ctx.node().Describe(), run);
+    if constexpr (op == FoldOp::kMean) Dispatch(FloatTypes{}, dt, ctx.node(), run);
+    else Dispatch(NumericTypes{}, dt, ctx.node(), run);
   }
 
  private:

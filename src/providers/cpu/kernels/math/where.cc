@@ -26,7 +26,7 @@ class Where final : public OpKernel {
       ctx.Fail(e.what());
     }
     Tensor& out = ctx.AllocateOutput(0, x.dtype(), out_shape);
-    Dispatch(AllTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(AllTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       elementwise::TernaryLoop(ctx.thread_pool(), out_shape, cond.data<bool>(), cond.shape(), x.data<T>(), x.shape(),
                                y.data<T>(), y.shape(), out.data<T>(), elementwise::kCheapCost,

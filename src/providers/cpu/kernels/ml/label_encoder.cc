@@ -59,12 +59,12 @@ class LabelEncoder final : public OpKernel {
     if (x.dtype() != key_type_)
       ctx.Fail(StrCat("input X is ", DataTypeName(x.dtype()), " but the keys are ", DataTypeName(key_type_)));
     Tensor& y = ctx.AllocateOutput(0, values_.dtype(), x.shape());
-    Dispatch(EncoderTypes{}, values_.dtype(), ctx.node().Describe(), [&](auto vtag) {
+    Dispatch(EncoderTypes{}, values_.dtype(), ctx.node(), [&](auto vtag) {
       using V = typename decltype(vtag)::type;
       const V* values = values_.data<V>();
       const V& fallback = *default_.data<V>();
       V* py = y.data<V>();
-      Dispatch(EncoderTypes{}, x.dtype(), ctx.node().Describe(), [&](auto ktag) {
+      Dispatch(EncoderTypes{}, x.dtype(), ctx.node(), [&](auto ktag) {
         using K = typename decltype(ktag)::type;
         const K* px = x.data<K>();
         for (int64_t i = 0; i < x.size(); ++i) {

@@ -16,7 +16,7 @@ namespace {
 // A float-type tensor's values in double (parameters are small).
 std::vector<double> ToDoubles(const Tensor& t, const KernelContext& ctx) {
   std::vector<double> out(static_cast<size_t>(t.size()));
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     for (int64_t i = 0; i < t.size(); ++i) out[i] = static_cast<double>(ToCompute(p[i]));
@@ -25,7 +25,7 @@ std::vector<double> ToDoubles(const Tensor& t, const KernelContext& ctx) {
 }
 
 void StoreDoubles(const std::vector<double>& v, Tensor& t, const KernelContext& ctx) {
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = t.data<T>();
     for (size_t i = 0; i < v.size(); ++i) p[i] = FromCompute<T>(static_cast<ComputeType<T>>(v[i]));
@@ -108,7 +108,7 @@ class BatchNormalization final : public OpKernel {
   // Mean and population variance of every parameter slot over the batch (and its plane).
   static void Statistics(const Tensor& x, int64_t batch, int64_t params, int64_t plane, std::vector<double>& mean,
                          std::vector<double>& var, const KernelContext& ctx) {
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       const double count = static_cast<double>(batch * plane);
@@ -144,7 +144,7 @@ class BatchNormalization final : public OpKernel {
       a[c] = scale[c] / std::sqrt(var[c] + static_cast<double>(epsilon_));
       b[c] = bias[c] - mean[c] * a[c];
     }
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const T* xp = x.data<T>();

@@ -53,7 +53,7 @@ class Col2Im final : public OpKernel {
     y_shape.insert(y_shape.end(), image.begin(), image.end());
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), y_shape);
     if (y.size() == 0) return;
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       std::vector<C> cols(static_cast<size_t>(x.size())), img(static_cast<size_t>(y.size()), C{});

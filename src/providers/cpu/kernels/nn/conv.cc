@@ -277,7 +277,7 @@ class Conv final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), y_shape);
     if (y.size() == 0) return;
 
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       std::vector<C> x_buf, w_buf, b_buf, z_buf, y_buf;

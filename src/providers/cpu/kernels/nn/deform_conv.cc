@@ -92,7 +92,7 @@ class DeformConv final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), y_shape);
     if (y.size() == 0) return;
 
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       std::vector<C> x_buf, w_buf, o_buf, m_buf, b_buf, y_buf;

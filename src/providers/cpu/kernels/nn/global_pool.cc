@@ -33,7 +33,7 @@ class GlobalPool final : public OpKernel {
     const int64_t planes = x.dim(0) * x.dim(1);
     if (planes == 0) return;
     const int64_t size = x.size() / planes;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const T* xp = x.data<T>();

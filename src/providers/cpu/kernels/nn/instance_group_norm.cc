@@ -13,7 +13,7 @@ namespace {
 
 std::vector<double> ParamToDoubles(const Tensor& t, const KernelContext& ctx) {
   std::vector<double> out(static_cast<size_t>(t.size()));
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     for (int64_t i = 0; i < t.size(); ++i) out[i] = static_cast<double>(ToCompute(p[i]));
@@ -29,7 +29,7 @@ void GroupNormalize(const Tensor& x, Tensor& y, int64_t groups, const std::vecto
   const int64_t inner = batch * channels == 0 ? 0 : x.size() / (batch * channels);
   const int64_t cpg = channels / groups;
   const int64_t slice = cpg * inner;
-  Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
     const T* xp = x.data<T>();

@@ -36,7 +36,7 @@ Shape CheckParam(const Tensor& t, const Shape& norm_shape, const char* name, con
 std::vector<double> ExpandParam(const Tensor& t, const Shape& norm_shape, const char* name, const KernelContext& ctx) {
   const Shape shape = CheckParam(t, norm_shape, name, ctx);
   std::vector<double> values(static_cast<size_t>(t.size()));
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = t.data<T>();
     for (int64_t i = 0; i < t.size(); ++i) values[i] = static_cast<double>(ToCompute(p[i]));
@@ -113,7 +113,7 @@ class RowNormalization final : public OpKernel {
       inv_out = &ctx.AllocateOutput(2, static_cast<DataType>(stash_type_), stat_shape);
     std::vector<double> means(mean_out != nullptr ? rows : 0), invs(inv_out != nullptr ? rows : 0);
 
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const std::vector<Acc> wa(w.begin(), w.end()), ba(b.begin(), b.end());
@@ -150,7 +150,7 @@ class RowNormalization final : public OpKernel {
     });
     auto store = [&](const std::vector<double>& v, Tensor* t) {
       if (t == nullptr) return;
-      Dispatch(FloatTypes{}, t->dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(FloatTypes{}, t->dtype(), ctx.node(), [&](auto tag) {
         using U = typename decltype(tag)::type;
         U* p = t->data<U>();
         for (size_t i = 0; i < v.size(); ++i) p[i] = FromCompute<U>(static_cast<ComputeType<U>>(v[i]));

@@ -28,7 +28,7 @@ class LpNormalization final : public OpKernel {
     const int64_t n = x.dim(axis);
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const T* xp = x.data<T>();

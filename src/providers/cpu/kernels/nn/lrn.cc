@@ -29,7 +29,7 @@ class Lrn final : public OpKernel {
     if (y.size() == 0) return;
     const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
     const double scale = static_cast<double>(alpha_) / static_cast<double>(size_);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
       const T* xp = x.data<T>();

@@ -31,7 +31,7 @@ class MaxRoiPool final : public OpKernel {
     const int64_t num_rois = rois.dim(0), ph = pooled_[0], pw = pooled_[1];
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), {num_rois, channels, ph, pw});
     if (y.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* xp = x.data<T>();

@@ -57,7 +57,7 @@ class MaxUnpool final : public OpKernel {
     const int64_t limit = ShapeSize(inferred);
     const bool same = y_shape == inferred;
     const int64_t* ip = ind.data<int64_t>();
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();

@@ -50,7 +50,7 @@ class MeanVarianceNormalization final : public OpKernel {
         }
       }
     }
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();

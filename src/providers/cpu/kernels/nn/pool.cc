@@ -230,9 +230,9 @@ class Pool final : public OpKernel {
       });
     };
     if constexpr (kind == PoolKind::kMax) {
-      Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>{}, x.dtype(), ctx.node().Describe(), run);
+      Dispatch(TypeList<float, double, Float16, BFloat16, int8_t, uint8_t>{}, x.dtype(), ctx.node(), run);
     } else {
-      Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), run);
+      Dispatch(FloatTypes{}, x.dtype(), ctx.node(), run);
     }
   }
 

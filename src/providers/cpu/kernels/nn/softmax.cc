@@ -43,7 +43,7 @@ class SoftmaxFamily final : public OpKernel {
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), s);
     if (y.size() == 0) return;
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();

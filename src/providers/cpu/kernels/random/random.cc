@@ -98,7 +98,7 @@ class RandomTensor final : public OpKernel {
     }
     Tensor& out = ctx.AllocateOutput(0, dt, shape);
     Stream stream(seed_.Draw());
-    Dispatch(RandomOutTypes{}, dt, ctx.node().Describe(), [&](auto tag) {
+    Dispatch(RandomOutTypes{}, dt, ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = out.data<T>();
       for (int64_t i = 0; i < out.size(); ++i) {
@@ -137,14 +137,14 @@ class Bernoulli final : public OpKernel {
     const DataType out_type = dtype_ == DataType::kUndefined ? x.dtype() : dtype_;
     Tensor& out = ctx.AllocateOutput(0, out_type, x.shape());
     std::vector<double> p(static_cast<size_t>(x.size()));
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (int64_t i = 0; i < x.size(); ++i) p[i] = static_cast<double>(ToCompute(x.data<T>()[i]));
     });
     for (double v : p)
       if (!(v >= 0.0 && v <= 1.0)) ctx.Fail(StrCat("probability ", v, " is outside [0, 1]"));
     Stream stream(seed_.Draw());
-    Dispatch(BernoulliOutTypes{}, out_type, ctx.node().Describe(), [&](auto tag) {
+    Dispatch(BernoulliOutTypes{}, out_type, ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* o = out.data<T>();
       for (int64_t i = 0; i < x.size(); ++i) {
@@ -178,7 +178,7 @@ class Multinomial final : public OpKernel {
     const int64_t batch = x.dim(0), classes = x.dim(1);
     if (classes == 0 && sample_size_ > 0 && batch > 0) ctx.Fail("cannot sample from zero classes");
     std::vector<double> logits(static_cast<size_t>(x.size()));
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (int64_t i = 0; i < x.size(); ++i) logits[i] = static_cast<double>(ToCompute(x.data<T>()[i]));
     });

@@ -39,7 +39,7 @@ class ArgMinMax final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt64, out_shape);
     if (y.size() == 0) return;
     if (n == 0) ctx.Fail("cannot take the arg of an empty axis");
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* px = x.data<T>();

@@ -44,7 +44,7 @@ class Cumulative final : public OpKernel {
     if (y.size() == 0) return;
     using Types = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t, int8_t, int16_t,
                            uint8_t, uint16_t>;
-    Dispatch(Types{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(Types{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using A = CumAcc<T>;
       const T* px = x.data<T>();

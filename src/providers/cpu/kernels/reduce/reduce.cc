@@ -470,9 +470,9 @@ class Reduce final : public OpKernel {
       RunReduce<K, T>(x.data<T>(), y.data<T>(), plan, out_size, ctx.thread_pool());
     };
     if constexpr (K == Kind::kMax || K == Kind::kMin) {
-      if (allow_bool_) return Dispatch(BoolAndNumeric{}, x.dtype(), ctx.node().Describe(), run);
+      if (allow_bool_) return Dispatch(BoolAndNumeric{}, x.dtype(), ctx.node(), run);
     }
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), run);
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), run);
   }
 
  private:

@@ -225,7 +225,7 @@ class Recurrent final : public OpKernel {
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       ComputeTyped<T>(ctx);
     });

@@ -71,7 +71,7 @@ class Dft final : public OpKernel {
     for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
     const int64_t cin = x.dim(rank - 1);
     const FftPlan plan(n);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();
@@ -142,14 +142,14 @@ class Stft final : public OpKernel {
     const int64_t bins = onesided_ ? frame / 2 + 1 : frame;
     std::vector<double> win(static_cast<size_t>(frame), 1.0);
     if (window != nullptr) {
-      Dispatch(FloatTypes{}, window->dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(FloatTypes{}, window->dtype(), ctx.node(), [&](auto tag) {
         using W = typename decltype(tag)::type;
         for (int64_t k = 0; k < frame; ++k) win[k] = ToDouble(window->data<W>()[k]);
       });
     }
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), {batch, frames, bins, 2});
     const FftPlan plan(frame);
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* xp = x.data<T>();
       T* yp = y.data<T>();

@@ -22,7 +22,7 @@ double ScalarFloat(KernelContext& ctx, size_t index, const char* name) {
   const Tensor& t = ctx.required_input(index);
   if (t.size() != 1 || t.rank() > 1) ctx.Fail(StrCat("'", name, "' must be a scalar, got ", t.Describe()));
   double v = 0.0;
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node().Describe(),
+  Dispatch(FloatTypes{}, t.dtype(), ctx.node(),
            [&](auto tag) { v = static_cast<double>(ToCompute(t.data<typename decltype(tag)::type>()[0])); });
   return v;
 }
@@ -79,7 +79,7 @@ class MelWeightMatrix final : public OpKernel {
         w[j * mel_bins + i] = static_cast<double>(hi - j) / static_cast<double>(hi - center);
     }
     Tensor& y = ctx.AllocateOutput(0, output_type_, {spec_bins, mel_bins});
-    Dispatch(NumericTypes{}, output_type_, ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, output_type_, ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = y.data<T>();
       for (size_t k = 0; k < w.size(); ++k) out[k] = CastDouble<T>(w[k]);

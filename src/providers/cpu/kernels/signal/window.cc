@@ -59,7 +59,7 @@ class CosineWindow final : public OpKernel {
     using K = Coefficients<kWindow>;
     const double denom = static_cast<double>(periodic_ ? size : size - 1);
     Tensor& y = ctx.AllocateOutput(0, output_type_, {size});
-    Dispatch(NumericTypes{}, output_type_, ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, output_type_, ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = y.data<T>();
       for (int64_t n = 0; n < size; ++n) {

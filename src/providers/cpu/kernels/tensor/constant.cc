@@ -114,7 +114,7 @@ class EyeLike final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, dt, x.shape());
     const int64_t rows = x.dim(0), cols = x.dim(1);
     const int64_t k = std::clamp<int64_t>(k_, -rows - 1, cols + 1);  // beyond that no diagonal is left
-    Dispatch(NumericAndBool{}, dt, ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericAndBool{}, dt, ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* p = y.data<T>();
       if (y.size() > 0) std::memset(static_cast<void*>(p), 0, static_cast<size_t>(y.byte_size()));
@@ -144,7 +144,7 @@ class Range final : public OpKernel {
       if (t->size() != 1) ctx.Fail("start, limit and delta must be scalars");
       if (t->dtype() != start.dtype()) ctx.Fail("start, limit and delta must have the same element type");
     }
-    Dispatch(NumericTypes{}, start.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, start.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const C s = ToCompute(*start.data<T>()), l = ToCompute(*limit.data<T>()), d = ToCompute(*delta.data<T>());

@@ -35,7 +35,7 @@ class Dropout final : public OpKernel {
       }
       if (const Tensor* r = ctx.input(1)) {
         if (r->size() != 1) ctx.Fail("ratio must be a scalar");
-        Dispatch(FloatTypes{}, r->dtype(), ctx.node().Describe(),
+        Dispatch(FloatTypes{}, r->dtype(), ctx.node(),
                  [&](auto tag) { ratio = static_cast<double>(ToCompute(*r->data<typename decltype(tag)::type>())); });
       }
       if (training && !(ratio >= 0.0 && ratio < 1.0)) ctx.Fail(StrCat("ratio ", ratio, " is outside [0, 1)"));
@@ -55,7 +55,7 @@ class Dropout final : public OpKernel {
     std::vector<uint8_t> keep(static_cast<size_t>(x.size()));
     for (auto& k : keep) k = NextDouble(gen) >= ratio;
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
-    Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const C scale = static_cast<C>(1.0 / (1.0 - ratio));
@@ -78,7 +78,7 @@ class Dropout final : public OpKernel {
       for (int64_t i = 0; i < mask.size(); ++i) m[i] = keep == nullptr || keep[i] != 0;
       return;
     }
-    Dispatch(NumericTypes{}, mask.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, mask.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* m = mask.data<T>();
       for (int64_t i = 0; i < mask.size(); ++i)

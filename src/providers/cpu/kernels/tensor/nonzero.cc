@@ -17,7 +17,7 @@ class NonZero final : public OpKernel {
     const Tensor& x = ctx.required_input(0);
     const Shape shape = x.rank() == 0 ? Shape{1} : x.shape();
     const size_t r = shape.size();
-    Dispatch(NumericAndBool{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericAndBool{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* p = x.data<T>();
       auto nonzero = [&](int64_t i) {

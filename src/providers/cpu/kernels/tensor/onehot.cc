@@ -25,7 +25,7 @@ int64_t AsInt64(T v) {
 
 std::vector<int64_t> ReadAsInt64(const KernelContext& ctx, const Tensor& t) {
   std::vector<int64_t> out(static_cast<size_t>(t.size()));
-  Dispatch(NumericTypes{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(NumericTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t i = 0; i < t.size(); ++i) out[static_cast<size_t>(i)] = AsInt64(t.data<T>()[i]);
   });

@@ -154,7 +154,7 @@ Tensor ScalarOf(const KernelContext& ctx, DataType dtype, float v) {
     *t.data<bool>() = v != 0.0f;
     return t;
   }
-  Dispatch(NumericTypes{}, dtype, ctx.node().Describe(), [&](auto tag) {
+  Dispatch(NumericTypes{}, dtype, ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     *t.data<T>() = FromCompute<T>(static_cast<ComputeType<T>>(v));
   });

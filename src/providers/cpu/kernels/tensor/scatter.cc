@@ -57,7 +57,7 @@ void ApplyUpdates(const KernelContext& ctx, const Tensor& data, const Tensor& up
     });
     return;
   }
-  Dispatch(ReducibleTypes{}, data.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(ReducibleTypes{}, data.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
     CopyN(o, data.data<T>(), data.size());

@@ -55,7 +55,7 @@ class TopK final : public OpKernel {
     const int64_t outer = Product(x.shape(), 0, axis);
     const int64_t inner = Product(x.shape(), axis + 1, x.rank());
     const bool largest = largest_;
-    Dispatch(NumericTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(NumericTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* in = x.data<T>();

@@ -37,7 +37,7 @@ class Unique final : public OpKernel {
     const int64_t outer = Product(shape, 0, axis);
     const int64_t m = shape[axis];
     const int64_t inner = Product(shape, axis + 1, shape.size());
-    Dispatch(AllTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+    Dispatch(AllTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       using C = ComputeType<T>;
       const T* p = x.data<T>();

@@ -141,7 +141,7 @@ class Gradient final : public OpKernel {
       const Tensor& x = ctx.required_input(i);
       Tensor& out = ctx.AllocateOutput(i, x.dtype(), x.shape());
       auto g = grads.find(xs_[i]);
-      Dispatch(FloatTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(FloatTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (int64_t k = 0; k < x.size(); ++k)
           out.data<T>()[k] = FromCompute<T>(static_cast<ComputeType<T>>(g == grads.end() ? 0.0 : g->second.v[k]));

@@ -15,7 +15,7 @@ using OptimizerTypes = TypeList<float, double>;
 double ReadScalar(const KernelContext& ctx, const Tensor& t, const char* what) {
   if (t.size() != 1) ctx.Fail(StrCat(what, " must be a scalar, got ", t.Describe()));
   double v = 0.0;
-  Dispatch(TypeList<float, double, int64_t>{}, t.dtype(), ctx.node().Describe(), [&](auto tag) {
+  Dispatch(TypeList<float, double, int64_t>{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     v = static_cast<double>(*t.data<T>());
   });
@@ -59,7 +59,7 @@ class Adagrad final : public OpKernel {
       const Tensor& h = ctx.required_input(2 + 2 * n + i);
       Tensor& x_new = ctx.AllocateOutput(i, x.dtype(), x.shape());
       Tensor& h_new = ctx.AllocateOutput(n + i, x.dtype(), x.shape());
-      Dispatch(OptimizerTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(OptimizerTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (int64_t k = 0; k < x.size(); ++k) {
           const double xv = x.data<T>()[k];
@@ -98,7 +98,7 @@ class Momentum final : public OpKernel {
       const Tensor& v = ctx.required_input(2 + 2 * n + i);
       Tensor& x_new = ctx.AllocateOutput(i, x.dtype(), x.shape());
       Tensor& v_new = ctx.AllocateOutput(n + i, x.dtype(), x.shape());
-      Dispatch(OptimizerTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(OptimizerTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (int64_t k = 0; k < x.size(); ++k) {
           const double xv = x.data<T>()[k];
@@ -139,7 +139,7 @@ class Adam final : public OpKernel {
       Tensor& x_new = ctx.AllocateOutput(i, x.dtype(), x.shape());
       Tensor& v_new = ctx.AllocateOutput(n + i, x.dtype(), x.shape());
       Tensor& h_new = ctx.AllocateOutput(2 * n + i, x.dtype(), x.shape());
-      Dispatch(OptimizerTypes{}, x.dtype(), ctx.node().Describe(), [&](auto tag) {
+      Dispatch(OptimizerTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (int64_t k = 0; k < x.size(); ++k) {
           const double xv = x.data<T>()[k];
