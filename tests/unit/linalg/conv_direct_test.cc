@@ -217,6 +217,28 @@ TEST(ConvEpilogue, VectorActivationsMatchScalar) {
   });
 }
 
+// Sigmoid and SiLU (reciprocal estimate + Newton step, short exp polynomial) stay within 1e-6
+// relative of the double-precision values across the whole range where sigmoid is a normal float.
+TEST(ConvEpilogue, SigmoidAndSiluRelativeAccuracy) {
+  std::vector<float> base;
+  for (float v = -87.0f; v <= 87.0f; v += 0.0137f) base.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-6f, -1e-6f, 0.34657f, -0.34657f, 0.5f, -0.5f}) base.push_back(v);
+  ForEachIsa([&](const std::string& isa) {
+    for (const auto kind : {ConvActivation::kSigmoid, ConvActivation::kSilu}) {
+      ConvActivation act;
+      act.kind = kind;
+      std::vector<float> y = base;
+      ApplyConvEpilogue(y.data(), 1, 1, static_cast<int64_t>(y.size()), nullptr, nullptr, act, nullptr);
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double x = base[i], sig = 1.0 / (1.0 + std::exp(-x));
+        const double want = kind == ConvActivation::kSilu ? x * sig : sig;
+        ASSERT_LE(std::fabs(y[i] - want), 1e-6 * std::fabs(want) + 1e-44)
+            << isa << " kind " << kind << " x " << base[i] << " got " << y[i] << " want " << want;
+      }
+    }
+  });
+}
+
 TEST(ConvReorder, NchwcRoundTrip) {
   std::mt19937 rng(2);
   ForEachIsa([&](const std::string&) {
