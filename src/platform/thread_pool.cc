@@ -311,7 +311,15 @@ void ThreadPool::ParallelFor(int64_t n, double cost_per_item, const RangeFn& fn)
     job->block = 0;
     job->dynamic_divisor = int64_t{num_threads_} * impl.options.dynamic_block_base;
   } else {
-    const int64_t parts = std::min<int64_t>(max_parts, int64_t{num_threads_} * kBlocksPerThread);
+    int64_t parts = std::min<int64_t>(max_parts, int64_t{num_threads_} * kBlocksPerThread);
+    // Equal blocks, as many for every thread, when some multiple of the thread count divides n:
+    // 36 items on 2 threads as 6 blocks of 6 rather than 7 of 5 and one of 1 (20 vs 16 items).
+    for (int64_t p = parts - parts % num_threads_; p >= num_threads_; p -= num_threads_) {
+      if (n % p == 0) {
+        parts = p;
+        break;
+      }
+    }
     job->block = (n + parts - 1) / parts;
     helpers = std::min(helpers, (n + job->block - 1) / job->block - 1);
   }
