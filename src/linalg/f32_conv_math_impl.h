@@ -63,6 +63,26 @@ inline Vec Clip(Vec v, Vec lo, Vec hi) { return Vec::Min(Vec::Max(v, lo), hi); }
   return v;
 }
 
+// The activations the epilogues keep inline (the others go through ActivateGeneral or
+// ActivateVectors).
+inline bool IsInlineActivation(ConvActivation::Kind kind) {
+  return kind == ConvActivation::kNone || kind == ConvActivation::kRelu || kind == ConvActivation::kClip;
+}
+
+// y[i * stride .. + kWidth) = act(y[...]) for i < count, in place: a tile's or a row's stored
+// outputs, activated in one call with the kind picked once. Sigmoid and SiLU are inlined into
+// their loops, which overlap the exp chains of consecutive vectors (a call per vector
+// serializes them behind the call and spills the tile's accumulators).
+[[gnu::noinline]] static void ActivateVectors(float* y, int64_t count, int64_t stride, const ConvActivation& a) {
+  const auto map = [&](auto f) {
+    for (int64_t i = 0; i < count; ++i) Vec::Store(y + i * stride, f(Vec::Load(y + i * stride)));
+  };
+  if (a.kind == ConvActivation::kSilu) return map([](Vec v) { return Vec::Mul(v, Sigmoid(v)); });
+  if (a.kind == ConvActivation::kSigmoid) return map([](Vec v) { return Sigmoid(v); });
+  const ConvActivation general = a;
+  map([&general](Vec v) { return ActivateGeneral(v, general); });
+}
+
 // Relu and Clip (Relu6), the common cheap cases, stay inline in the kernels' epilogues.
 [[gnu::always_inline]] inline Vec Activate(Vec v, const ConvActivation& a) {
   if (a.kind == ConvActivation::kRelu) return Relu(v);
