@@ -26,8 +26,8 @@ inline Vec ExpNeg(Vec x) {
   return Vec::Scale2(p, n);
 }
 
-// 1 / (1 + exp(-x)) with the reciprocal estimate and a Newton step instead of a divide (the
-// divider's throughput bounds the epilogue otherwise).
+// 1 / (1 + exp(-x)), with a reciprocal estimate and one Newton step (about 1 ulp) instead of a
+// divide.
 inline Vec Sigmoid(Vec x) { return Vec::Reciprocal(Vec::Add(Vec::Set1(1.0f), ExpNeg(x))); }
 
 inline Vec Relu(Vec v) { return Vec::Max(v, Vec::Zero()); }
@@ -70,9 +70,8 @@ inline bool IsInlineActivation(ConvActivation::Kind kind) {
 }
 
 // y[i * stride .. + kWidth) = act(y[...]) for i < count, in place: a tile's or a row's stored
-// outputs, activated in one call with the kind picked once. Sigmoid and SiLU are inlined into
-// their loops, which overlap the exp chains of consecutive vectors (a call per vector
-// serializes them behind the call and spills the tile's accumulators).
+// outputs, activated in one call with the kind picked once and Sigmoid / SiLU inlined in their
+// loops, instead of a call per vector that spills the tile's accumulators around it.
 [[gnu::noinline]] static void ActivateVectors(float* y, int64_t count, int64_t stride, const ConvActivation& a) {
   const auto map = [&](auto f) {
     for (int64_t i = 0; i < count; ++i) Vec::Store(y + i * stride, f(Vec::Load(y + i * stride)));
