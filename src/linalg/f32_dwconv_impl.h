@@ -326,21 +326,16 @@ inline void BlockedTile(const DepthwiseBlockedArgs& a, Vec bias, bool has_act, i
 
 template <int KW, int S>
 void BlockedRows(const DepthwiseBlockedArgs& a, Vec bias, bool has_act) {
-  constexpr int B = Vec::kWidth;
   constexpr int T = kBlockedTilePixels<KW>;
   // Output columns whose whole window row lies inside the input.
   const int64_t ow_lo = (a.pad_left + S - 1) / S;
   const int64_t last = a.in_w - KW + a.pad_left;  // the last interior pixel is last / S
   const int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(a.out_w, last / S + 1);
-  // Costly activations run over each stored output row instead of inside the tiles.
-  const bool after = has_act && !IsInlineActivation(a.act->kind);
-  const bool tile_act = has_act && !after;
   for (int64_t oh = a.oh_begin; oh < a.oh_end; ++oh) {
     for (int64_t ow = 0; ow < a.out_w; ow += T) {
-      if (ow >= ow_lo && ow + T <= ow_hi) BlockedTile<KW, S, T, false>(a, bias, tile_act, oh, ow, T);
-      else BlockedTile<KW, S, T, true>(a, bias, tile_act, oh, ow, std::min<int64_t>(T, a.out_w - ow));
+      if (ow >= ow_lo && ow + T <= ow_hi) BlockedTile<KW, S, T, false>(a, bias, has_act, oh, ow, T);
+      else BlockedTile<KW, S, T, true>(a, bias, has_act, oh, ow, std::min<int64_t>(T, a.out_w - ow));
     }
-    if (after) ActivateVectors(a.y + oh * a.out_w * B, a.out_w, B, *a.act);
   }
 }
 

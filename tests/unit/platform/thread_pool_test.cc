@@ -39,8 +39,8 @@ TEST(ThreadPool, ExpensiveLoopsUseSeveralThreadsCheapOnesOne) {
   EXPECT_EQ(threads_used(1e7), 2u);
 }
 
-// When a multiple of the thread count divides n, the blocks are equal and as many per thread:
-// 36 items on 2 threads in blocks of 6 (not 5, with a last block of 1); otherwise fixed blocks.
+// Four blocks per thread; when those would be unequal and a count of two to eight per thread
+// divides n, the most such equal blocks.
 TEST(ThreadPool, EqualBlocksWhenThreadsDivideTheLoop) {
   const auto block_sizes = [](int threads, int64_t n) {
     ThreadPool pool(threads);
@@ -53,10 +53,12 @@ TEST(ThreadPool, EqualBlocksWhenThreadsDivideTheLoop) {
     std::sort(sizes.begin(), sizes.end());
     return sizes;
   };
-  EXPECT_EQ(block_sizes(2, 36), std::vector<int64_t>(6, 6));
-  EXPECT_EQ(block_sizes(2, 10), std::vector<int64_t>({5, 5}));
-  EXPECT_EQ(block_sizes(3, 30), std::vector<int64_t>(6, 5));
-  EXPECT_EQ(block_sizes(2, 16), std::vector<int64_t>(8, 2));
+  EXPECT_EQ(block_sizes(2, 36), std::vector<int64_t>(12, 3));
+  EXPECT_EQ(block_sizes(2, 10), std::vector<int64_t>(10, 1));
+  EXPECT_EQ(block_sizes(2, 20), std::vector<int64_t>(10, 2));
+  EXPECT_EQ(block_sizes(3, 30), std::vector<int64_t>(15, 2));
+  EXPECT_EQ(block_sizes(2, 64), std::vector<int64_t>(8, 8));
+  EXPECT_EQ(block_sizes(2, 22), std::vector<int64_t>({1, 3, 3, 3, 3, 3, 3, 3}));  // 22: no 4..16 divides it
   EXPECT_EQ(block_sizes(2, 9), std::vector<int64_t>({1, 2, 2, 2, 2}));  // odd: no equal split
 }
 
