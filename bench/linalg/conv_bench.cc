@@ -1,8 +1,10 @@
 // Convolution microbenchmarks: GFLOP/s (counter "GFLOPS", 2 * multiply-adds per second) of each
 // engine and ISA variant on one thread, over layer shapes of the benchmark models: ResNet-50's
 // 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
-// stride-2 convolution. Each engine runs only the shapes it supports; direct_nchwc is the direct
-// engine on NCHWc input and output, as it runs inside models after the layout pass.
+// stride-2 convolution, and EfficientNet-B0 layers with their fused SiLU. Each engine runs only
+// the shapes it supports; direct_nchwc (and depthwise_nchwc) run on NCHWc input and output, as
+// inside models after the layout pass; the *_silu variants apply SiLU instead of Relu, and the
+// *_2t ones run MobileNetV2's late layers on a pool of 2 threads.
 //
 //   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "platform/thread_pool.h"
 
 namespace onyx::bench {
 namespace {
@@ -36,6 +39,9 @@ constexpr Layer kLayers[] = {
     {"resnet_3x3_128_28", 128, 28, 128, 3, 1, 1},  {"resnet_3x3_512_7", 512, 7, 512, 3, 1, 1},
     {"resnet_3x3_s2_128_56", 128, 56, 128, 3, 2, 1}, {"resnet_1x1_512_7", 512, 7, 2048, 1, 1, 1},
     {"resnet_1x1_64_56", 64, 56, 256, 1, 1, 1},
+    {"effnet_1x1_16_112", 16, 112, 96, 1, 1, 1},     {"effnet_dw_5x5_672_14", 672, 14, 672, 5, 1, 672},
+    {"mbv2_1x1_960_160_7", 960, 7, 160, 1, 1, 1},   {"mbv2_1x1_960_320_7", 960, 7, 320, 1, 1, 1},
+    {"mbv2_1x1_96_576_14", 96, 14, 576, 1, 1, 1},   {"mbv2_dw_3x3_576_14", 576, 14, 576, 3, 1, 576},
 };
 
 linalg::Conv2dShape ShapeOf(const Layer& l) {
@@ -61,7 +67,7 @@ std::vector<float> Random(size_t n, unsigned seed) {
 
 // Makes the engine with the ISA forced, then times Run on it (NCHWc in and out when `blocked`,
 // as the layout pass runs the direct engine inside models).
-template <typename Engine, bool kBlocked = false>
+template <typename Engine, bool kBlocked = false, bool kSilu = false, int kThreads = 1>
 void RunEngine(benchmark::State& state, const std::string& isa, const Layer& layer) {
   if (!linalg::ForceConvIsa(isa)) {
     state.SkipWithError("ISA not supported on this CPU");
@@ -79,9 +85,10 @@ void RunEngine(benchmark::State& state, const std::string& isa, const Layer& lay
   linalg::ConvRunArgs args;
   if (kBlocked) args.x_layout = args.y_layout = linalg::ConvLayout::kNchwc;
   args.bias = bias.data();
-  args.activation.kind = linalg::ConvActivation::kRelu;
+  args.activation.kind = kSilu ? linalg::ConvActivation::kSilu : linalg::ConvActivation::kRelu;
+  std::unique_ptr<ThreadPool> pool = kThreads > 1 ? std::make_unique<ThreadPool>(kThreads) : nullptr;
   for (auto _ : state) {
-    engine.Run(s, x.data(), y.data(), args, nullptr);
+    engine.Run(s, x.data(), y.data(), args, pool.get());
     benchmark::ClobberMemory();
   }
   const double flops = 2.0 * static_cast<double>(s.out_channels * s.out_h * s.out_w) *
@@ -90,9 +97,36 @@ void RunEngine(benchmark::State& state, const std::string& isa, const Layer& lay
       benchmark::Counter(flops * 1e-9 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+// The fused activation alone: an in-place epilogue over 4K floats (in L1), as the tiles apply it.
+void RunEpilogue(benchmark::State& state, const std::string& isa, linalg::ConvActivation::Kind kind) {
+  if (!linalg::ForceConvIsa(isa)) {
+    state.SkipWithError("ISA not supported on this CPU");
+    return;
+  }
+  constexpr int64_t kFloats = 4096;
+  std::vector<float> y = Random(kFloats, 4);
+  for (float& v : y) v *= 8.0f;
+  linalg::ConvActivation act;
+  act.kind = kind;
+  for (auto _ : state) {
+    linalg::ApplyConvEpilogue(y.data(), 1, 1, kFloats, nullptr, nullptr, act, nullptr);
+    benchmark::ClobberMemory();
+  }
+  linalg::ForceConvIsa("auto");
+  state.SetItemsProcessed(state.iterations() * kFloats);
+}
+
 bool Fits(const char* engine, const Layer& l) {
   const linalg::Conv2dShape s = ShapeOf(l);
   const std::string e = engine;
+  if (e.ends_with("_2t")) {
+    if (!std::string(l.name).starts_with("mbv2")) return false;
+    return s.IsDepthwise() == e.starts_with("depthwise");
+  }
+  if (e.ends_with("_silu")) {
+    if (!std::string(l.name).starts_with("effnet")) return false;
+    return s.IsDepthwise() == e.starts_with("depthwise");
+  }
   if (e == "depthwise") return s.IsDepthwise();
   if (e == "winograd") return linalg::WinogradConv::Applicable(s);
   return !s.IsDepthwise();  // direct, direct_nchwc and gemm run the dense layers
@@ -100,6 +134,10 @@ bool Fits(const char* engine, const Layer& l) {
 
 void RegisterAll() {
   for (const std::string isa : {"avx512", "avx2", "scalar"}) {
+    for (const auto& [name, kind] : {std::pair{"silu", linalg::ConvActivation::kSilu},
+                                     std::pair{"sigmoid", linalg::ConvActivation::kSigmoid}})
+      benchmark::RegisterBenchmark(("epilogue/" + isa + "/" + name + "_4k").c_str(),
+                                   [isa, kind](benchmark::State& st) { RunEpilogue(st, isa, kind); });
     for (const Layer& layer : kLayers) {
       const auto add = [&](const char* engine, void (*fn)(benchmark::State&, const std::string&, const Layer&)) {
         if (!Fits(engine, layer)) return;
@@ -112,6 +150,10 @@ void RegisterAll() {
       add("gemm", &RunEngine<linalg::GemmConv>);
       add("winograd", &RunEngine<linalg::WinogradConv>);
       add("depthwise", &RunEngine<linalg::DepthwiseConv>);
+      add("direct_nchwc_silu", &RunEngine<linalg::DirectConv, true, true>);
+      add("depthwise_nchwc_silu", &RunEngine<linalg::DepthwiseConv, true, true>);
+      add("direct_nchwc_2t", &RunEngine<linalg::DirectConv, true, false, 2>);
+      add("depthwise_nchwc_2t", &RunEngine<linalg::DepthwiseConv, true, false, 2>);
     }
   }
 }

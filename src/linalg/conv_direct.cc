@@ -26,6 +26,9 @@ constexpr int64_t kChunkWeightBytes = 16 << 10, kWideChunkWeightBytes = 32 << 10
 constexpr int64_t kSegmentPixels = 96;
 // NCHW inputs are reordered to NCHWc when pixels x kernel taps reach this (the copy is repaid).
 constexpr int64_t kBlockInputMinWork = 256;
+// Splitting an output row among tasks: at most this many parts, each at least this many pixels
+// (a part's weights are reloaded per part).
+constexpr int64_t kMaxColParts = 8, kMinPartPixels = 16;
 
 }  // namespace
 
@@ -112,9 +115,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       tap_idx[t] = static_cast<int32_t>(t);
     }
 
-  // Output blocks per task, spread evenly (5 blocks with max 4 -> 3 + 2).
+  // Output blocks per task, spread evenly (5 blocks with max 4 -> 2 + 3, 10 -> 3 + 3 + 4): chunk
+  // c takes blocks [c * blocks / chunks, (c + 1) * blocks / chunks).
   const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
-  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
+  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;  // the most in a chunk
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = kSegmentPixels;
   const int64_t chunk_bytes = b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes;
@@ -131,14 +135,25 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const int64_t rows_per_task = ow_n >= segment ? 1 : std::max<int64_t>(1, segment / ow_n);
   const int64_t row_groups = (oh_n + rows_per_task - 1) / rows_per_task;
   const int64_t seg_cols = rows_per_task > 1 ? ow_n : segment;
-  // Pointwise planes are one long row: with few output blocks that leaves fewer tasks than
-  // threads, so the row's segments are split among tasks too.
-  const int64_t segments = (ow_n + seg_cols - 1) / seg_cols;
+  // Pointwise planes are one long row: with few output blocks that leaves few tasks, or a count
+  // the threads share badly (3 tasks on 2 threads: 2 against 1), so the row is split among tasks
+  // too, into the fewest equal parts (of at least kMinPartPixels) that give every thread as many
+  // tasks, and at least two each (four on big planes). A part reloads the chunk's weights, so an
+  // imbalance under a twelfth (15 tasks on 2 threads) is left alone.
   const int64_t base_items = s.batch * group_ * chunks * row_groups;
   const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
-  const int64_t col_parts =
-      base_items >= 4 * threads ? 1 : std::min(segments, (4 * threads + base_items - 1) / base_items);
-  const int64_t segments_per_part = (segments + col_parts - 1) / col_parts;
+  const int64_t min_items = (ow_n >= 4 * segment ? 4 : 2) * threads;
+  int64_t col_parts = 1;
+  if (threads > 1 && rows_per_task == 1 &&
+      (base_items < min_items || (base_items % threads != 0 && (threads - base_items % threads) * 12 > base_items))) {
+    const int64_t max_parts = std::clamp<int64_t>(ow_n / kMinPartPixels, 1, kMaxColParts);
+    col_parts = std::min(max_parts, (min_items + base_items - 1) / base_items);  // when none fits
+    for (int64_t c = 1; c <= max_parts; ++c)
+      if (base_items * c % threads == 0 && base_items * c >= min_items) {
+        col_parts = c;
+        break;
+      }
+  }
   const int64_t items = base_items * col_parts;
   const double cost =
       2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) / static_cast<double>(col_parts) +
@@ -159,9 +174,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       const int64_t chunk = rest % chunks;
       rest /= chunks;
       const int64_t g = rest % group_, n = rest / group_;
-      const int64_t ob0 = chunk * per_chunk;
-      const int fb = static_cast<int>(std::min(per_chunk, out_blocks_per_group_ - ob0));
-      if (fb <= 0) continue;
+      const int64_t ob0 = chunk * out_blocks_per_group_ / chunks;
+      const int fb = static_cast<int>((chunk + 1) * out_blocks_per_group_ / chunks - ob0);
       const int64_t oh0 = rg * rows_per_task, oh1 = std::min(oh_n, oh0 + rows_per_task);
 
       DirectTileArgs a;
@@ -182,9 +196,10 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
         a.y_fb_stride = segment * b;
       }
 
-      const int64_t cols_end = std::min(ow_n, (part + 1) * segments_per_part * seg_cols);
-      for (int64_t s0 = part * segments_per_part * seg_cols; s0 < cols_end; s0 += seg_cols) {
-        const int64_t s1 = std::min(ow_n, s0 + seg_cols);
+      // The part's columns [part * ow_n / col_parts, (part + 1) * ow_n / col_parts), a segment at a time.
+      const int64_t cols_end = (part + 1) * ow_n / col_parts;
+      for (int64_t s0 = part * ow_n / col_parts; s0 < cols_end; s0 += seg_cols) {
+        const int64_t s1 = std::min(cols_end, s0 + seg_cols);
         // The segment's pixels, row after row, in tiles of at most max_pixels evened out (27
         // pixels -> 6, 6, 5, 5, 5); a tile may span rows, so each pixel has its input offset.
         const int64_t width = s1 - s0, count = (oh1 - oh0) * width;

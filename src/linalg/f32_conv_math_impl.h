@@ -8,27 +8,27 @@
 
 namespace onyx::linalg::ONYX_SIMD_NS {
 
-// exp(x): x = n ln2 + r with |r| <= ln2 / 2, exp(r) by a degree-6 polynomial (about 1 ulp),
-// 2^n through the exponent bits. Inputs are clamped so 2^n stays a normal float.
-inline Vec Exp(Vec x) {
-  x = Vec::Min(Vec::Max(x, Vec::Set1(-87.33654f)), Vec::Set1(88.0f));
-  const Vec n = Vec::Round(Vec::Mul(x, Vec::Set1(1.44269504088896341f)));
-  Vec r = Vec::Sub(x, Vec::Mul(n, Vec::Set1(0.693359375f)));
-  r = Vec::Sub(r, Vec::Mul(n, Vec::Set1(-2.12194440e-4f)));
-  Vec p = Vec::Set1(1.9875691500e-4f);
-  p = Vec::Fma(p, r, Vec::Set1(1.3981999507e-3f));
-  p = Vec::Fma(p, r, Vec::Set1(8.3334519073e-3f));
-  p = Vec::Fma(p, r, Vec::Set1(4.1665795894e-2f));
-  p = Vec::Fma(p, r, Vec::Set1(1.6666665459e-1f));
-  p = Vec::Fma(p, r, Vec::Set1(5.0000001201e-1f));
-  p = Vec::Fma(p, Vec::Mul(r, r), Vec::Add(r, Vec::Set1(1.0f)));
-  return Vec::Mul(p, Vec::Pow2(n));
+// exp(-x) for the sigmoid: -x = n ln2 - t with n = round(-x / ln2) and |t| <= ln2 / 2, exp(-t) by
+// a degree-5 minimax polynomial (under 2e-7 relative), times 2^n. Inputs are clamped so 2^n
+// stays a normal float. The sign of x is folded into the reduction and the odd coefficients,
+// and 2^n is one scaling instruction: the epilogues are bound by this op count.
+inline Vec ExpNeg(Vec x) {
+  x = Vec::Min(Vec::Max(x, Vec::Set1(-88.0f)), Vec::Set1(87.33654f));
+  const Vec n = Vec::Round(Vec::Mul(x, Vec::Set1(-1.44269504088896341f)));
+  Vec t = Vec::Fma(n, Vec::Set1(0.693359375f), x);  // ln2 = 0.693359375 - 2.12194440e-4
+  t = Vec::Fma(n, Vec::Set1(-2.12194440e-4f), t);
+  Vec p = Vec::Set1(-8.3137191832e-03f);
+  p = Vec::Fma(p, t, Vec::Set1(4.1904319078e-02f));
+  p = Vec::Fma(p, t, Vec::Set1(-1.6667281091e-01f));
+  p = Vec::Fma(p, t, Vec::Set1(4.9999094009e-01f));
+  p = Vec::Fma(p, t, Vec::Set1(-9.9999982119e-01f));
+  p = Vec::Fma(p, t, Vec::Set1(1.0f));
+  return Vec::Scale2(p, n);
 }
 
-inline Vec Sigmoid(Vec x) {
-  const Vec one = Vec::Set1(1.0f);
-  return Vec::Div(one, Vec::Add(one, Exp(Vec::Sub(Vec::Zero(), x))));
-}
+// 1 / (1 + exp(-x)), with a reciprocal estimate and one Newton step (about 1 ulp) instead of a
+// divide.
+inline Vec Sigmoid(Vec x) { return Vec::Reciprocal(Vec::Add(Vec::Set1(1.0f), ExpNeg(x))); }
 
 inline Vec Relu(Vec v) { return Vec::Max(v, Vec::Zero()); }
 inline Vec Clip(Vec v, Vec lo, Vec hi) { return Vec::Min(Vec::Max(v, lo), hi); }
@@ -61,6 +61,28 @@ inline Vec Clip(Vec v, Vec lo, Vec hi) { return Vec::Min(Vec::Max(v, lo), hi); }
     }
   }
   return v;
+}
+
+// The activations the epilogues keep inline (the others go through ActivateGeneral or
+// ActivateVectors).
+inline bool IsInlineActivation(ConvActivation::Kind kind) {
+  return kind == ConvActivation::kNone || kind == ConvActivation::kRelu || kind == ConvActivation::kClip;
+}
+
+// y[i * stride .. + kWidth) = act(y[...]) for i < count, in place: a direct tile's stored
+// outputs, activated in one call with the kind picked once and Sigmoid / SiLU inlined in their
+// loop, instead of a call per vector that spills the tile's accumulators around it (measured:
+// AVX2 SiLU tiles ~10% faster, AVX-512 even; the depthwise kernels measured slower this way and
+// keep the call per vector).
+[[gnu::noinline, maybe_unused]] static void ActivateVectors(float* y, int64_t count, int64_t stride,
+                                                            const ConvActivation& a) {
+  const auto map = [&](auto f) {
+    for (int64_t i = 0; i < count; ++i) Vec::Store(y + i * stride, f(Vec::Load(y + i * stride)));
+  };
+  if (a.kind == ConvActivation::kSilu) return map([](Vec v) { return Vec::Mul(v, Sigmoid(v)); });
+  if (a.kind == ConvActivation::kSigmoid) return map([](Vec v) { return Sigmoid(v); });
+  const ConvActivation general = a;
+  map([&general](Vec v) { return ActivateGeneral(v, general); });
 }
 
 // Relu and Clip (Relu6), the common cheap cases, stay inline in the kernels' epilogues.

@@ -61,9 +61,11 @@ void DirectTileT(const DirectTileArgs& a) {
       }
     }
   }
-  // The activation is picked once per tile (see WithActivation).
+  // The activation is picked once per tile (see WithActivation); the costly ones run over the
+  // stored tile afterwards, a filter block at a time.
   const float* residual = a.finish ? a.residual : nullptr;
-  WithActivation(a.finish ? a.act : nullptr, [&](auto activate) {
+  const bool after = a.finish && a.act != nullptr && !IsInlineActivation(a.act->kind);
+  WithActivation(a.finish && !after ? a.act : nullptr, [&](auto activate) {
 #pragma GCC unroll 4
     for (int f = 0; f < FB; ++f) {
 #pragma GCC unroll 16
@@ -75,6 +77,8 @@ void DirectTileT(const DirectTileArgs& a) {
       }
     }
   });
+  if (after)
+    for (int f = 0; f < FB; ++f) ActivateVectors(a.y + f * a.y_fb_stride, PX, a.y_pixel_stride, *a.act);
 }
 
 template <int FB, int PX>

@@ -124,5 +124,20 @@ TEST(ConvDepthwise, TwoThreads) {
   });
 }
 
+// NCHWc blocks whose count the threads do not divide (9 blocks on 2 threads, 3 or 5 on 3) are
+// split into equal row ranges: every row exactly once, 1-row ranges included.
+TEST(ConvDepthwise, BlockedRowRangesAcrossThreads) {
+  std::mt19937 rng(8);
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    ForEachIsa([&](const std::string&) {
+      for (const Conv2dShape& s : {Depthwise(144, 14, 14, 3, 1, 1), Depthwise(40, 7, 7, 5, 2, 2),
+                                   Depthwise(72, 3, 9, 3, 1, 1), Depthwise(24, 2, 5, 3, 1, 1, 1, 1, 3)}) {
+        CheckProblem(s, MakeDepthwise, rng, true, true, {}, true, &pool, 1e-4f);
+      }
+    });
+  }
+}
+
 }  // namespace
 }  // namespace onyx::linalg

@@ -123,6 +123,29 @@ TEST(ConvDirect, TwoThreads) {
   });
 }
 
+// Few or ragged filter-block chunks (2, 3, 5 tasks) make the row split into equal column parts
+// so that 2 and 3 threads get as many tasks each; parts must cover every pixel exactly once,
+// with NCHW outputs (the staged strip) and NCHWc ones.
+TEST(ConvDirect, RowPartsAcrossThreads) {
+  std::mt19937 rng(21);
+  const Conv2dShape shapes[] = {
+      Shape(1, 24, 7, 7, 48, 1, 1, 1),     // 49 pixels, one or three chunks
+      Shape(1, 40, 7, 7, 160, 1, 1, 1),    // 10 or 20 filter blocks: ragged chunks
+      Shape(1, 32, 14, 14, 80, 1, 1, 1),   // 196 pixels: parts longer than a segment
+      Shape(1, 16, 5, 100, 24, 1, 3, 3, 1, 1, 1),  // 100-pixel rows split inside a row, padded
+      Shape(2, 16, 9, 9, 20, 1, 1, 1),     // batch 2, channels off the block
+  };
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    ForEachIsa([&](const std::string&) {
+      for (const Conv2dShape& s : shapes) {
+        CheckProblem(s, MakeDirect, rng, true, true, {}, false, &pool, 1e-4f);
+        CheckProblem(s, MakeDirect, rng, true, true, {}, true, &pool, 1e-4f);
+      }
+    });
+  }
+}
+
 // Short rows are grouped into segments whose register tiles span rows: each pixel of a tile
 // reads its own window (row ends, padding, strides), and the output runs on across rows.
 TEST(ConvDirect, TilesSpanningRows) {
@@ -212,6 +235,28 @@ TEST(ConvEpilogue, VectorActivationsMatchScalar) {
       for (size_t i = 0; i < y.size(); ++i) {
         const float want = ActivateScalar(base[i] + residual[i], act);
         ASSERT_NEAR(y[i], want, 2e-6f + 2e-6f * std::fabs(want)) << "kind " << kind << " x " << base[i] + residual[i];
+      }
+    }
+  });
+}
+
+// Sigmoid and SiLU (reciprocal estimate + Newton step, short exp polynomial) stay within 1e-6
+// relative of the double-precision values across the whole range where sigmoid is a normal float.
+TEST(ConvEpilogue, SigmoidAndSiluRelativeAccuracy) {
+  std::vector<float> base;
+  for (float v = -87.0f; v <= 87.0f; v += 0.0137f) base.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-6f, -1e-6f, 0.34657f, -0.34657f, 0.5f, -0.5f}) base.push_back(v);
+  ForEachIsa([&](const std::string& isa) {
+    for (const auto kind : {ConvActivation::kSigmoid, ConvActivation::kSilu}) {
+      ConvActivation act;
+      act.kind = kind;
+      std::vector<float> y = base;
+      ApplyConvEpilogue(y.data(), 1, 1, static_cast<int64_t>(y.size()), nullptr, nullptr, act, nullptr);
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double x = base[i], sig = 1.0 / (1.0 + std::exp(-x));
+        const double want = kind == ConvActivation::kSilu ? x * sig : sig;
+        ASSERT_LE(std::fabs(y[i] - want), 1e-6 * std::fabs(want) + 1e-44)
+            << isa << " kind " << kind << " x " << base[i] << " got " << y[i] << " want " << want;
       }
     }
   });

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "onyx/error.h"
 
@@ -35,6 +37,29 @@ TEST(ThreadPool, ExpensiveLoopsUseSeveralThreadsCheapOnesOne) {
   };
   EXPECT_EQ(threads_used(1.0), 1u);  // total cost far below the split threshold
   EXPECT_EQ(threads_used(1e7), 2u);
+}
+
+// Four blocks per thread; when those would be unequal and a count of two to eight per thread
+// divides n, the most such equal blocks.
+TEST(ThreadPool, EqualBlocksWhenThreadsDivideTheLoop) {
+  const auto block_sizes = [](int threads, int64_t n) {
+    ThreadPool pool(threads);
+    std::mutex m;
+    std::vector<int64_t> sizes;
+    pool.ParallelFor(n, 1e7, [&](int64_t b, int64_t e) {
+      std::lock_guard<std::mutex> lock(m);
+      sizes.push_back(e - b);
+    });
+    std::sort(sizes.begin(), sizes.end());
+    return sizes;
+  };
+  EXPECT_EQ(block_sizes(2, 36), std::vector<int64_t>(12, 3));
+  EXPECT_EQ(block_sizes(2, 10), std::vector<int64_t>(10, 1));
+  EXPECT_EQ(block_sizes(2, 20), std::vector<int64_t>(10, 2));
+  EXPECT_EQ(block_sizes(3, 30), std::vector<int64_t>(15, 2));
+  EXPECT_EQ(block_sizes(2, 64), std::vector<int64_t>(8, 8));
+  EXPECT_EQ(block_sizes(2, 22), std::vector<int64_t>({1, 3, 3, 3, 3, 3, 3, 3}));  // 22: no 4..16 divides it
+  EXPECT_EQ(block_sizes(2, 9), std::vector<int64_t>({1, 2, 2, 2, 2}));  // odd: no equal split
 }
 
 TEST(ThreadPool, PropagatesExceptions) {
