@@ -1,8 +1,8 @@
 // Convolution microbenchmarks: GFLOP/s (counter "GFLOPS", 2 * multiply-adds per second) of each
-// engine and ISA variant on one thread, over layer shapes of the benchmark models: ResNet-50's
+// engine and ISA variant on one thread (suffix _t2: two threads, wall time), over layer shapes of the benchmark models: ResNet-50's
 // 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
-// stride-2 convolution. Each engine runs only the shapes it supports; direct_nchwc is the direct
-// engine on NCHWc input and output, as it runs inside models after the layout pass.
+// stride-2 convolution. Each engine runs only the shapes it supports; direct_nchwc and
+// winograd_nchwc run on NCHWc input and output, as inside models after the layout pass.
 //
 //   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "platform/thread_pool.h"
 
 namespace onyx::bench {
 namespace {
@@ -61,7 +62,7 @@ std::vector<float> Random(size_t n, unsigned seed) {
 
 // Makes the engine with the ISA forced, then times Run on it (NCHWc in and out when `blocked`,
 // as the layout pass runs the direct engine inside models).
-template <typename Engine, bool kBlocked = false>
+template <typename Engine, bool kBlocked = false, int kThreads = 1>
 void RunEngine(benchmark::State& state, const std::string& isa, const Layer& layer) {
   if (!linalg::ForceConvIsa(isa)) {
     state.SkipWithError("ISA not supported on this CPU");
@@ -80,8 +81,9 @@ void RunEngine(benchmark::State& state, const std::string& isa, const Layer& lay
   if (kBlocked) args.x_layout = args.y_layout = linalg::ConvLayout::kNchwc;
   args.bias = bias.data();
   args.activation.kind = linalg::ConvActivation::kRelu;
+  const auto pool = kThreads > 1 ? std::make_unique<ThreadPool>(kThreads) : nullptr;
   for (auto _ : state) {
-    engine.Run(s, x.data(), y.data(), args, nullptr);
+    engine.Run(s, x.data(), y.data(), args, pool.get());
     benchmark::ClobberMemory();
   }
   const double flops = 2.0 * static_cast<double>(s.out_channels * s.out_h * s.out_w) *
@@ -94,7 +96,7 @@ bool Fits(const char* engine, const Layer& l) {
   const linalg::Conv2dShape s = ShapeOf(l);
   const std::string e = engine;
   if (e == "depthwise") return s.IsDepthwise();
-  if (e == "winograd") return linalg::WinogradConv::Applicable(s);
+  if (e.starts_with("winograd")) return linalg::WinogradConv::Applicable(s);
   return !s.IsDepthwise();  // direct, direct_nchwc and gemm run the dense layers
 }
 
@@ -103,14 +105,18 @@ void RegisterAll() {
     for (const Layer& layer : kLayers) {
       const auto add = [&](const char* engine, void (*fn)(benchmark::State&, const std::string&, const Layer&)) {
         if (!Fits(engine, layer)) return;
-        benchmark::RegisterBenchmark((std::string(engine) + "/" + isa + "/" + layer.name).c_str(),
-                                     [fn, isa, layer](benchmark::State& st) { fn(st, isa, layer); })
-            ->Unit(benchmark::kMicrosecond);
+        auto* b = benchmark::RegisterBenchmark((std::string(engine) + "/" + isa + "/" + layer.name).c_str(),
+                                               [fn, isa, layer](benchmark::State& st) { fn(st, isa, layer); })
+                      ->Unit(benchmark::kMicrosecond);
+        if (std::string(engine).ends_with("_t2")) b->UseRealTime();
       };
       add("direct", &RunEngine<linalg::DirectConv>);
       add("direct_nchwc", &RunEngine<linalg::DirectConv, true>);
       add("gemm", &RunEngine<linalg::GemmConv>);
+      add("direct_nchwc_t2", &RunEngine<linalg::DirectConv, true, 2>);
       add("winograd", &RunEngine<linalg::WinogradConv>);
+      add("winograd_nchwc", &RunEngine<linalg::WinogradConv, true>);
+      add("winograd_nchwc_t2", &RunEngine<linalg::WinogradConv, true, 2>);
       add("depthwise", &RunEngine<linalg::DepthwiseConv>);
     }
   }

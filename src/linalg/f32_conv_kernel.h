@@ -95,13 +95,18 @@ struct WinogradInputArgs {
   int64_t v_xi_stride = 0, v_tile_stride = 0;
 };
 
-// Output transform of `tiles` tiles for one output channel block into a strip of 4 rows.
+// Output transform of `tiles` tiles for one output channel block into pixel vectors: the first
+// `rows` rows and `cols` columns of the 4 x 4t strip (the rest, past the image, are dropped),
+//   out[r * out_row_stride + c * B + 0..B) = act(Y + bias + residual[same index]).
 struct WinogradOutputArgs {
   const float* m = nullptr;  // m[xi * m_xi_stride + t * B + 0..B)
   int64_t m_xi_stride = 0, tiles = 0;
   const float* bias = nullptr;  // [B] or null
-  float* out = nullptr;         // out[r * out_row_stride + (4t + j) * B + 0..B)
+  float* out = nullptr;
   int64_t out_row_stride = 0;
+  int64_t rows = 4, cols = 0;
+  const float* residual = nullptr;  // laid out as out, or null
+  const ConvActivation* act = nullptr;
 };
 
 struct ConvKernelTable {
