@@ -36,6 +36,7 @@ constexpr double kG[6][3] = {{1.0, 0.0, 0.0},
 
 // Per-task buffers: every float is written before it is read.
 std::unique_ptr<float[]> Scratch(size_t floats) { return std::make_unique_for_overwrite<float[]>(floats); }
+std::unique_ptr<float[]> Zeros(size_t floats) { return std::make_unique<float[]>(floats); }
 
 }  // namespace
 
@@ -122,14 +123,27 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
     }
   };
 
-  // Phase 1: input transform of one run, channel block cb.
-  auto input_transform = [&](int64_t n, const Run& r, int64_t cb, float* v, float* patch, float* rows) {
+  // Phase 1: input transform of one run, channel block cb. Tiles whose 6 x 6 window lies in
+  // the image read NCHWc rows in place (zero rows above and below); the others, and NCHW input,
+  // go through a zero-padded blocked patch.
+  auto transform = [&](const float* const* rows, int64_t tiles, int64_t local, int64_t cb, float* v) {
+    WinogradInputArgs a;
+    std::copy_n(rows, 6, a.rows);
+    a.tiles = tiles;
+    a.v = v + local * cpad + cb * b;
+    a.v_xi_stride = chunk_tiles * cpad;
+    a.v_tile_stride = cpad;
+    k.winograd_input(a);
+  };
+  auto patched = [&](int64_t n, const Run& r, int64_t cb, float* v, float* patch, float* rows) {
     const int64_t c0 = cb * b, channels = std::min<int64_t>(b, in_channels_ - c0);
     const int64_t pw = 4 * (r.tw1 - r.tw0) + 2, col0 = 4 * r.tw0 - s.pad_left;  // input column of patch column 0
     const int64_t lo = std::clamp<int64_t>(-col0, 0, pw), hi = std::clamp<int64_t>(s.in_w - col0, 0, pw);
+    const float* row_ptrs[6];
     for (int64_t i = 0; i < 6; ++i) {
       const int64_t ih = r.th * 4 - s.pad_top + i;
       float* prow = patch + i * pw * b;
+      row_ptrs[i] = prow;
       if (ih < 0 || ih >= s.in_h) {
         std::fill(prow, prow + pw * b, 0.0f);
         continue;
@@ -150,14 +164,24 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
         k.block_rows(rows, pw, channels, pw, prow);
       }
     }
-    WinogradInputArgs a;
-    a.patch = patch;
-    a.patch_w = pw;
-    a.tiles = r.tw1 - r.tw0;
-    a.v = v + r.local * cpad + cb * b;
-    a.v_xi_stride = chunk_tiles * cpad;
-    a.v_tile_stride = cpad;
-    k.winograd_input(a);
+    transform(row_ptrs, r.tw1 - r.tw0, r.local, cb, v);
+  };
+  // Tiles tw with 0 <= 4 tw - pad_left and 4 tw - pad_left + 6 <= in_w.
+  const int64_t inner0 = (s.pad_left + 3) / 4;
+  const int64_t inner1 = s.in_w + s.pad_left >= 6 ? (s.in_w + s.pad_left - 6) / 4 + 1 : 0;
+  auto input_transform = [&](int64_t n, const Run& r, int64_t cb, float* v, float* patch, float* rows,
+                             const float* zeros) {
+    const int64_t ta = std::max(r.tw0, inner0), tb = std::min(r.tw1, inner1);
+    if (!x_blocked || ta >= tb) return patched(n, r, cb, v, patch, rows);
+    if (r.tw0 < ta) patched(n, {r.th, r.tw0, ta, r.local}, cb, v, patch, rows);
+    const float* row_ptrs[6];
+    for (int64_t i = 0; i < 6; ++i) {
+      const int64_t ih = r.th * 4 - s.pad_top + i;
+      row_ptrs[i] = ih < 0 || ih >= s.in_h ? zeros
+                                           : x + (((n * cb_n + cb) * s.in_h + ih) * s.in_w + 4 * ta - s.pad_left) * b;
+    }
+    transform(row_ptrs, tb - ta, r.local + ta - r.tw0, cb, v);
+    if (tb < r.tw1) patched(n, {r.th, tb, r.tw1, r.local + tb - r.tw0}, cb, v, patch, rows);
   };
 
   // Phase 2: M[xi][ob .. ob + fb) for tiles [0, tiles).
@@ -236,17 +260,19 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
   const size_t v_floats = static_cast<size_t>(36 * chunk_tiles * cpad), m_floats = static_cast<size_t>(36 * chunk_tiles * mpad);
   const size_t patch_floats = static_cast<size_t>(6 * patch_w * b), rows_floats = static_cast<size_t>(b * patch_w);
   const size_t strip_floats = static_cast<size_t>(4 * 4 * tiles_w * b);
+  const size_t zeros_floats = x_blocked ? static_cast<size_t>(patch_w * b) : 0;  // a padding row
 
   if (whole_chunks) {
     ThreadPool::For(pool, total_chunks, flops_per_tile * static_cast<double>(chunk_tiles), [&](int64_t begin, int64_t end) {
       const auto v = Scratch(v_floats), m = Scratch(m_floats), patch = Scratch(patch_floats);
       const auto rows = Scratch(rows_floats), strip = Scratch(strip_floats);
+      const auto zeros = Zeros(zeros_floats);
       std::vector<Run> runs;
       for (int64_t chunk = begin; chunk < end; ++chunk) {
         int64_t n, tiles;
         chunk_runs(chunk, &n, &tiles, &runs);
         for (const Run& r : runs)
-          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, r, cb, v.get(), patch.get(), rows.get());
+          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, r, cb, v.get(), patch.get(), rows.get(), zeros.get());
         for (int64_t xi = 0; xi < 36; ++xi)
           for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.get(), m.get());
         for (const Run& r : runs)
@@ -257,7 +283,7 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
   }
 
   // Fewer chunks than threads: each phase in parallel.
-  const auto v = Scratch(v_floats), m = Scratch(m_floats);
+  const auto v = Scratch(v_floats), m = Scratch(m_floats), zeros = Zeros(zeros_floats);
   std::vector<Run> runs;
   for (int64_t chunk = 0; chunk < total_chunks; ++chunk) {
     int64_t n, tiles;
@@ -265,7 +291,8 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
     const int64_t nr = static_cast<int64_t>(runs.size());
     ThreadPool::For(pool, nr * cb_n, static_cast<double>(tiles_w * b * 200), [&](int64_t begin, int64_t end) {
       const auto patch = Scratch(patch_floats), rows = Scratch(rows_floats);
-      for (int64_t i = begin; i < end; ++i) input_transform(n, runs[i / cb_n], i % cb_n, v.get(), patch.get(), rows.get());
+      for (int64_t i = begin; i < end; ++i)
+        input_transform(n, runs[i / cb_n], i % cb_n, v.get(), patch.get(), rows.get(), zeros.get());
     });
     ThreadPool::For(pool, 36 * fb_chunks, 2.0 * static_cast<double>(tiles * cpad * fb_per * b),
                     [&](int64_t begin, int64_t end) {

@@ -86,11 +86,12 @@ struct DepthwiseBlockedArgs {
   const ConvActivation* act = nullptr;
 };
 
-// Winograd F(4x4, 3x3) input transform of `tiles` tiles of one band (6 input rows) for one
-// channel block: tile t reads patch columns 4t .. 4t + 5.
+// Winograd F(4x4, 3x3) input transform of `tiles` tiles of one tile row for one channel
+// block: tile t reads columns 4t .. 4t + 5 of the 6 input rows, each row pixel vectors
+// rows[r][col * B + 0..B) (NCHWc input rows read in place, or a zero-padded patch).
 struct WinogradInputArgs {
-  const float* patch = nullptr;  // [6][patch_w][B], zero where the input is padding
-  int64_t patch_w = 0, tiles = 0;
+  const float* rows[6] = {};
+  int64_t tiles = 0;
   float* v = nullptr;  // v[xi * v_xi_stride + t * v_tile_stride + 0..B)
   int64_t v_xi_stride = 0, v_tile_stride = 0;
 };

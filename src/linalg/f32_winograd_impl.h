@@ -47,7 +47,7 @@ void WinogradInput(const WinogradInputArgs& a) {
     Vec tmp[6][6];  // tmp = B^T d, one column at a time
     for (int j = 0; j < 6; ++j) {
       Vec col[6], out[6];
-      for (int r = 0; r < 6; ++r) col[r] = Vec::Load(a.patch + (r * a.patch_w + 4 * t + j) * B);
+      for (int r = 0; r < 6; ++r) col[r] = Vec::Load(a.rows[r] + (4 * t + j) * B);
       wino::InputTransform6(col, out);
       for (int r = 0; r < 6; ++r) tmp[r][j] = out[r];
     }
