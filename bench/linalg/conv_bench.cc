@@ -1,8 +1,9 @@
 // Convolution microbenchmarks: GFLOP/s (counter "GFLOPS", 2 * multiply-adds per second) of each
-// engine and ISA variant on one thread (suffix _t2: two threads, wall time), over layer shapes of the benchmark models: ResNet-50's
-// 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
-// stride-2 convolution. Each engine runs only the shapes it supports; direct_nchwc and
-// winograd_nchwc run on NCHWc input and output, as inside models after the layout pass.
+// engine and ISA variant on one thread (suffix _t2: two threads, wall time), over layer shapes
+// of the benchmark models: ResNet-50's 3x3 and 1x1 stages, MobileNetV2's depthwise layers
+// (stride 1 and 2) and a first-layer 7x7 stride-2 convolution. Each engine runs only the shapes
+// it supports; direct_nchwc and winograd_nchwc run on NCHWc input and output, as inside models
+// after the layout pass.
 //
 //   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true

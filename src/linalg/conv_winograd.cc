@@ -272,7 +272,8 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
         int64_t n, tiles;
         chunk_runs(chunk, &n, &tiles, &runs);
         for (const Run& r : runs)
-          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, r, cb, v.get(), patch.get(), rows.get(), zeros.get());
+          for (int64_t cb = 0; cb < cb_n; ++cb)
+            input_transform(n, r, cb, v.get(), patch.get(), rows.get(), zeros.get());
         for (int64_t xi = 0; xi < 36; ++xi)
           for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.get(), m.get());
         for (const Run& r : runs)
