@@ -2,9 +2,9 @@
 // engine and ISA variant on one thread, over layer shapes of the benchmark models: ResNet-50's
 // 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
 // stride-2 convolution, and EfficientNet-B0 layers with their fused SiLU. Each engine runs only
-// the shapes it supports; direct_nchwc (and depthwise_nchwc) run on NCHWc input and output, as
-// inside models after the layout pass; the *_silu variants apply SiLU instead of Relu, and the
-// *_2t ones run MobileNetV2's late layers on a pool of 2 threads.
+// the shapes it supports; direct_nchwc, depthwise_nchwc and winograd_nchwc run on NCHWc input
+// and output, as inside models after the layout pass; the *_silu variants apply SiLU instead of
+// Relu, and the *_t2 ones run on a pool of 2 threads (wall time).
 //
 //   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
@@ -119,16 +119,12 @@ void RunEpilogue(benchmark::State& state, const std::string& isa, linalg::ConvAc
 bool Fits(const char* engine, const Layer& l) {
   const linalg::Conv2dShape s = ShapeOf(l);
   const std::string e = engine;
-  if (e.ends_with("_2t")) {
-    if (!std::string(l.name).starts_with("mbv2")) return false;
-    return s.IsDepthwise() == e.starts_with("depthwise");
-  }
   if (e.ends_with("_silu")) {
     if (!std::string(l.name).starts_with("effnet")) return false;
     return s.IsDepthwise() == e.starts_with("depthwise");
   }
-  if (e == "depthwise") return s.IsDepthwise();
-  if (e == "winograd") return linalg::WinogradConv::Applicable(s);
+  if (e.starts_with("depthwise")) return s.IsDepthwise();
+  if (e.starts_with("winograd")) return linalg::WinogradConv::Applicable(s);
   return !s.IsDepthwise();  // direct, direct_nchwc and gemm run the dense layers
 }
 
@@ -141,19 +137,22 @@ void RegisterAll() {
     for (const Layer& layer : kLayers) {
       const auto add = [&](const char* engine, void (*fn)(benchmark::State&, const std::string&, const Layer&)) {
         if (!Fits(engine, layer)) return;
-        benchmark::RegisterBenchmark((std::string(engine) + "/" + isa + "/" + layer.name).c_str(),
-                                     [fn, isa, layer](benchmark::State& st) { fn(st, isa, layer); })
-            ->Unit(benchmark::kMicrosecond);
+        auto* b = benchmark::RegisterBenchmark((std::string(engine) + "/" + isa + "/" + layer.name).c_str(),
+                                               [fn, isa, layer](benchmark::State& st) { fn(st, isa, layer); })
+                      ->Unit(benchmark::kMicrosecond);
+        if (std::string(engine).ends_with("_t2")) b->UseRealTime();
       };
       add("direct", &RunEngine<linalg::DirectConv>);
       add("direct_nchwc", &RunEngine<linalg::DirectConv, true>);
       add("gemm", &RunEngine<linalg::GemmConv>);
+      add("direct_nchwc_t2", &RunEngine<linalg::DirectConv, true, false, 2>);
       add("winograd", &RunEngine<linalg::WinogradConv>);
+      add("winograd_nchwc", &RunEngine<linalg::WinogradConv, true>);
+      add("winograd_nchwc_t2", &RunEngine<linalg::WinogradConv, true, false, 2>);
       add("depthwise", &RunEngine<linalg::DepthwiseConv>);
       add("direct_nchwc_silu", &RunEngine<linalg::DirectConv, true, true>);
       add("depthwise_nchwc_silu", &RunEngine<linalg::DepthwiseConv, true, true>);
-      add("direct_nchwc_2t", &RunEngine<linalg::DirectConv, true, false, 2>);
-      add("depthwise_nchwc_2t", &RunEngine<linalg::DepthwiseConv, true, false, 2>);
+      add("depthwise_nchwc_t2", &RunEngine<linalg::DepthwiseConv, true, false, 2>);
     }
   }
 }

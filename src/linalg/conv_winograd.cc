@@ -1,11 +1,13 @@
 // WinogradConv: F(4x4, 3x3). The weights are transformed once (U = G g G^T, in double) into
-// 36 blocked matrices. A run takes the output in chunks of whole tile rows ("bands"), sized so
-// the transformed input V and the products M of a chunk stay near the L2 cache:
-//   1. input transform: 6 input rows per band, blocked by channels, -> V[36][tiles][C]
+// 36 blocked matrices. A run takes each image's 4x4 output tiles (row-major) in even chunks,
+// sized so the transformed input V and the products M of a chunk stay near the L2 cache:
+//   1. input transform: per run of tiles within a tile row, 6 input rows blocked by channels,
+//      -> V[36][tiles][C]
 //   2. 36 products M[xi] = V[xi] U[xi] with the direct-convolution register tiles
-//   3. output transform + bias into a blocked strip of 4 output rows, then the residual and
-//      activation while the strip is written out (transposed to NCHW, or copied in NCHWc).
-// Chunks run in parallel when there are enough of them; otherwise each phase is parallel.
+//   3. output transform with bias, residual and activation, straight into NCHWc output (NCHW
+//      goes through a blocked strip of 4 rows that is transposed).
+// Chunks run in parallel, a multiple of the thread count of them so that every thread gets the
+// same number of tiles, when there are enough; otherwise each phase is parallel.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -34,6 +36,7 @@ constexpr double kG[6][3] = {{1.0, 0.0, 0.0},
 
 // Per-task buffers: every float is written before it is read.
 std::unique_ptr<float[]> Scratch(size_t floats) { return std::make_unique_for_overwrite<float[]>(floats); }
+std::unique_ptr<float[]> Zeros(size_t floats) { return std::make_unique<float[]>(floats); }
 
 }  // namespace
 
@@ -83,52 +86,102 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
   const int64_t out_plane = s.out_h * s.out_w;
   if (out_plane == 0 || s.batch == 0) return;
   const bool x_blocked = args.x_layout == ConvLayout::kNchwc, y_blocked = args.y_layout == ConvLayout::kNchwc;
-  const int64_t tiles_h = (s.out_h + 3) / 4, tiles_w = (s.out_w + 3) / 4;
+  const int64_t tiles_h = (s.out_h + 3) / 4, tiles_w = (s.out_w + 3) / 4, image_tiles = tiles_h * tiles_w;
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+
+  // Chunks: even runs of an image's tiles (row-major, so a chunk may start and end mid tile
+  // row). As many as the V / M budget needs; when there are at least as many as threads, a
+  // multiple of the thread count, so whole chunks per thread stay balanced.
+  const int64_t max_chunk_tiles = std::max<int64_t>(1, kChunkFloats / (36 * std::max(cpad, mpad)));
+  int64_t chunks_per_image = std::min(image_tiles, (image_tiles + max_chunk_tiles - 1) / max_chunk_tiles);
+  const bool whole_chunks = threads == 1 || s.batch * chunks_per_image >= threads;
+  if (threads > 1 && whole_chunks)
+    while ((s.batch * chunks_per_image) % threads != 0 && chunks_per_image < image_tiles) ++chunks_per_image;
+  const int64_t chunk_tiles = (image_tiles + chunks_per_image - 1) / chunks_per_image;  // V / M tile stride
   const int64_t patch_w = 4 * tiles_w + 2;
-  const int64_t bands = std::max<int64_t>(1, std::min(tiles_h, kChunkFloats / (36 * tiles_w * std::max(cpad, mpad))));
-  const int64_t chunks_per_image = (tiles_h + bands - 1) / bands;
-  const int64_t chunk_tiles = bands * tiles_w;
 
   std::vector<float> bias(static_cast<size_t>(mpad), 0.0f);
   if (args.bias != nullptr) std::copy(args.bias, args.bias + out_channels_, bias.begin());
   const int64_t tap_offset = 0;
   const int32_t tap_index = 0;
 
-  // Phase 1: input transform of band `band` (chunk-local `lb`), channel block cb.
-  auto input_transform = [&](int64_t n, int64_t band, int64_t lb, int64_t cb, float* v, float* patch, float* rows) {
-    const int64_t c0 = cb * b, channels = std::min<int64_t>(b, in_channels_ - c0);
-    for (int64_t r = 0; r < 6; ++r) {
-      const int64_t ih = band * 4 - s.pad_top + r;
-      float* prow = patch + r * patch_w * b;
-      if (ih < 0 || ih >= s.in_h) {
-        std::fill(prow, prow + patch_w * b, 0.0f);
-        continue;
-      }
-      const int64_t lo = std::min(patch_w, s.pad_left), hi = std::min(patch_w, s.pad_left + s.in_w);
-      if (x_blocked) {
-        const float* src = x + ((n * cb_n + cb) * s.in_h + ih) * s.in_w * b;
-        std::fill(prow, prow + lo * b, 0.0f);
-        if (hi > lo) std::memcpy(prow + lo * b, src + (lo - s.pad_left) * b, static_cast<size_t>((hi - lo) * b) * 4);
-        std::fill(prow + std::max(lo, hi) * b, prow + patch_w * b, 0.0f);
-      } else {
-        for (int64_t c = 0; c < channels; ++c) {
-          const float* src = x + ((n * in_channels_ + c0 + c) * s.in_h + ih) * s.in_w;
-          float* dst = rows + c * patch_w;
-          std::fill(dst, dst + lo, 0.0f);
-          if (hi > lo) std::memcpy(dst + lo, src + (lo - s.pad_left), static_cast<size_t>(hi - lo) * 4);
-          std::fill(dst + std::max(lo, hi), dst + patch_w, 0.0f);
-        }
-        k.block_rows(rows, patch_w, channels, patch_w, prow);
-      }
+  // A chunk's tiles [t0, t1) of image n, as runs within tile rows: tile row th, columns
+  // [tw0, tw1), chunk-local index of the first.
+  struct Run {
+    int64_t th, tw0, tw1, local;
+  };
+  auto chunk_runs = [&](int64_t chunk, int64_t* n, int64_t* tiles, std::vector<Run>* runs) {
+    *n = chunk / chunks_per_image;
+    const int64_t c = chunk % chunks_per_image;
+    const int64_t t0 = c * image_tiles / chunks_per_image, t1 = (c + 1) * image_tiles / chunks_per_image;
+    *tiles = t1 - t0;
+    runs->clear();
+    for (int64_t t = t0; t < t1;) {
+      const int64_t th = t / tiles_w, tw0 = t % tiles_w, tw1 = std::min(tiles_w, tw0 + (t1 - t));
+      runs->push_back({th, tw0, tw1, t - t0});
+      t += tw1 - tw0;
     }
+  };
+
+  // Phase 1: input transform of one run, channel block cb. Tiles whose 6 x 6 window lies in
+  // the image read NCHWc rows in place (zero rows above and below); the others, and NCHW input,
+  // go through a zero-padded blocked patch.
+  auto transform = [&](const float* const* rows, int64_t tiles, int64_t local, int64_t cb, float* v) {
     WinogradInputArgs a;
-    a.patch = patch;
-    a.patch_w = patch_w;
-    a.tiles = tiles_w;
-    a.v = v + lb * tiles_w * cpad + cb * b;
+    std::copy_n(rows, 6, a.rows);
+    a.tiles = tiles;
+    a.v = v + local * cpad + cb * b;
     a.v_xi_stride = chunk_tiles * cpad;
     a.v_tile_stride = cpad;
     k.winograd_input(a);
+  };
+  auto patched = [&](int64_t n, const Run& r, int64_t cb, float* v, float* patch, float* rows) {
+    const int64_t c0 = cb * b, channels = std::min<int64_t>(b, in_channels_ - c0);
+    const int64_t pw = 4 * (r.tw1 - r.tw0) + 2, col0 = 4 * r.tw0 - s.pad_left;  // input column of patch column 0
+    const int64_t lo = std::clamp<int64_t>(-col0, 0, pw), hi = std::clamp<int64_t>(s.in_w - col0, 0, pw);
+    const float* row_ptrs[6];
+    for (int64_t i = 0; i < 6; ++i) {
+      const int64_t ih = r.th * 4 - s.pad_top + i;
+      float* prow = patch + i * pw * b;
+      row_ptrs[i] = prow;
+      if (ih < 0 || ih >= s.in_h) {
+        std::fill(prow, prow + pw * b, 0.0f);
+        continue;
+      }
+      if (x_blocked) {
+        const float* src = x + ((n * cb_n + cb) * s.in_h + ih) * s.in_w * b;
+        std::fill(prow, prow + lo * b, 0.0f);
+        if (hi > lo) std::memcpy(prow + lo * b, src + (col0 + lo) * b, static_cast<size_t>((hi - lo) * b) * 4);
+        std::fill(prow + std::max(lo, hi) * b, prow + pw * b, 0.0f);
+      } else {
+        for (int64_t c = 0; c < channels; ++c) {
+          const float* src = x + ((n * in_channels_ + c0 + c) * s.in_h + ih) * s.in_w;
+          float* dst = rows + c * pw;
+          std::fill(dst, dst + lo, 0.0f);
+          if (hi > lo) std::memcpy(dst + lo, src + col0 + lo, static_cast<size_t>(hi - lo) * 4);
+          std::fill(dst + std::max(lo, hi), dst + pw, 0.0f);
+        }
+        k.block_rows(rows, pw, channels, pw, prow);
+      }
+    }
+    transform(row_ptrs, r.tw1 - r.tw0, r.local, cb, v);
+  };
+  // Tiles tw with 0 <= 4 tw - pad_left and 4 tw - pad_left + 6 <= in_w.
+  const int64_t inner0 = (s.pad_left + 3) / 4;
+  const int64_t inner1 = s.in_w + s.pad_left >= 6 ? (s.in_w + s.pad_left - 6) / 4 + 1 : 0;
+  auto input_transform = [&](int64_t n, const Run& r, int64_t cb, float* v, float* patch, float* rows,
+                             const float* zeros) {
+    const int64_t ta = std::max(r.tw0, inner0), tb = std::min(r.tw1, inner1);
+    if (!x_blocked || ta >= tb) return patched(n, r, cb, v, patch, rows);
+    if (r.tw0 < ta) patched(n, {r.th, r.tw0, ta, r.local}, cb, v, patch, rows);
+    const float* row_ptrs[6];
+    for (int64_t i = 0; i < 6; ++i) {
+      const int64_t ih = r.th * 4 - s.pad_top + i;
+      row_ptrs[i] = ih < 0 || ih >= s.in_h ? zeros
+                                           : x + (((n * cb_n + cb) * s.in_h + ih) * s.in_w + 4 * ta - s.pad_left) * b;
+    }
+    transform(row_ptrs, tb - ta, r.local + ta - r.tw0, cb, v);
+    if (tb < r.tw1) patched(n, {r.th, tb, r.tw1, r.local + tb - r.tw0}, cb, v, patch, rows);
   };
 
   // Phase 2: M[xi][ob .. ob + fb) for tiles [0, tiles).
@@ -172,85 +225,83 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
     }
   };
 
-  // Phase 3: output transform of band `band` (chunk-local lb), output block ob.
-  auto output_transform = [&](int64_t n, int64_t band, int64_t lb, int64_t ob, const float* m, float* strip) {
+  // Phase 3: output transform of one run, output block ob. NCHWc output is written in place
+  // with the whole epilogue; NCHW goes through a blocked strip of 4 rows that is transposed.
+  auto output_transform = [&](int64_t n, const Run& r, int64_t ob, const float* m, float* strip) {
     WinogradOutputArgs a;
-    a.m = m + (ob * chunk_tiles + lb * tiles_w) * b;
+    a.m = m + (ob * chunk_tiles + r.local) * b;
     a.m_xi_stride = ob_n * chunk_tiles * b;
-    a.tiles = tiles_w;
+    a.tiles = r.tw1 - r.tw0;
     a.bias = bias.data() + ob * b;
+    a.rows = std::min<int64_t>(4, s.out_h - 4 * r.th);
+    a.cols = std::min(4 * r.tw1, s.out_w) - 4 * r.tw0;
+    if (y_blocked) {
+      const int64_t off = (((n * ob_n + ob) * s.out_h + 4 * r.th) * s.out_w + 4 * r.tw0) * b;
+      a.out = y + off;
+      a.out_row_stride = s.out_w * b;
+      a.residual = args.residual != nullptr ? args.residual + off : nullptr;
+      a.act = &args.activation;
+      k.winograd_output(a);
+      return;
+    }
     a.out = strip;
-    a.out_row_stride = 4 * tiles_w * b;
+    a.out_row_stride = a.cols * b;
     k.winograd_output(a);
     const int64_t m0 = ob * b, channels = std::min<int64_t>(b, out_channels_ - m0);
-    for (int64_t r = 0; r < 4; ++r) {
-      const int64_t oh = band * 4 + r;
-      if (oh >= s.out_h) break;
-      const float* row = strip + r * a.out_row_stride;
-      if (y_blocked) {
-        const int64_t off = ((n * ob_n + ob) * s.out_h + oh) * s.out_w * b;
-        std::memcpy(y + off, row, static_cast<size_t>(s.out_w * b) * 4);
-        k.epilogue_blocked(y + off, s.out_w, nullptr, args.residual != nullptr ? args.residual + off : nullptr,
-                           &args.activation);
-      } else {
-        const int64_t off = (n * out_channels_ + m0) * out_plane + oh * s.out_w;
-        k.unblock(row, s.out_w, channels, y + off, out_plane, args.residual != nullptr ? args.residual + off : nullptr,
-                  out_plane, &args.activation);
-      }
+    for (int64_t i = 0; i < a.rows; ++i) {
+      const int64_t off = (n * out_channels_ + m0) * out_plane + (4 * r.th + i) * s.out_w + 4 * r.tw0;
+      k.unblock(strip + i * a.out_row_stride, a.cols, channels, y + off, out_plane,
+                args.residual != nullptr ? args.residual + off : nullptr, out_plane, &args.activation);
     }
   };
 
   const int64_t total_chunks = s.batch * chunks_per_image;
-  const int threads = pool != nullptr ? pool->num_threads() : 1;
   const double flops_per_tile = 36.0 * 2.0 * static_cast<double>(cpad * mpad);
   const size_t v_floats = static_cast<size_t>(36 * chunk_tiles * cpad), m_floats = static_cast<size_t>(36 * chunk_tiles * mpad);
   const size_t patch_floats = static_cast<size_t>(6 * patch_w * b), rows_floats = static_cast<size_t>(b * patch_w);
   const size_t strip_floats = static_cast<size_t>(4 * 4 * tiles_w * b);
+  const size_t zeros_floats = x_blocked ? static_cast<size_t>(patch_w * b) : 0;  // a padding row
 
-  auto chunk_range = [&](int64_t chunk, int64_t* n, int64_t* band0, int64_t* band1) {
-    *n = chunk / chunks_per_image;
-    *band0 = (chunk % chunks_per_image) * bands;
-    *band1 = std::min(tiles_h, *band0 + bands);
-  };
-
-  if (total_chunks >= 2 * threads || threads == 1) {
-    // Whole chunks per task.
+  if (whole_chunks) {
     ThreadPool::For(pool, total_chunks, flops_per_tile * static_cast<double>(chunk_tiles), [&](int64_t begin, int64_t end) {
       const auto v = Scratch(v_floats), m = Scratch(m_floats), patch = Scratch(patch_floats);
       const auto rows = Scratch(rows_floats), strip = Scratch(strip_floats);
+      const auto zeros = Zeros(zeros_floats);
+      std::vector<Run> runs;
       for (int64_t chunk = begin; chunk < end; ++chunk) {
-        int64_t n, band0, band1;
-        chunk_range(chunk, &n, &band0, &band1);
-        const int64_t tiles = (band1 - band0) * tiles_w;
-        for (int64_t band = band0; band < band1; ++band)
-          for (int64_t cb = 0; cb < cb_n; ++cb) input_transform(n, band, band - band0, cb, v.get(), patch.get(), rows.get());
+        int64_t n, tiles;
+        chunk_runs(chunk, &n, &tiles, &runs);
+        for (const Run& r : runs)
+          for (int64_t cb = 0; cb < cb_n; ++cb)
+            input_transform(n, r, cb, v.get(), patch.get(), rows.get(), zeros.get());
         for (int64_t xi = 0; xi < 36; ++xi)
           for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.get(), m.get());
-        for (int64_t band = band0; band < band1; ++band)
-          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, band, band - band0, ob, m.get(), strip.get());
+        for (const Run& r : runs)
+          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, r, ob, m.get(), strip.get());
       }
     });
     return;
   }
 
-  // Few chunks: each phase in parallel.
-  const auto v = Scratch(v_floats), m = Scratch(m_floats);
+  // Fewer chunks than threads: each phase in parallel.
+  const auto v = Scratch(v_floats), m = Scratch(m_floats), zeros = Zeros(zeros_floats);
+  std::vector<Run> runs;
   for (int64_t chunk = 0; chunk < total_chunks; ++chunk) {
-    int64_t n, band0, band1;
-    chunk_range(chunk, &n, &band0, &band1);
-    const int64_t nb = band1 - band0, tiles = nb * tiles_w;
-    ThreadPool::For(pool, nb * cb_n, static_cast<double>(tiles_w * b * 200), [&](int64_t begin, int64_t end) {
+    int64_t n, tiles;
+    chunk_runs(chunk, &n, &tiles, &runs);
+    const int64_t nr = static_cast<int64_t>(runs.size());
+    ThreadPool::For(pool, nr * cb_n, static_cast<double>(tiles_w * b * 200), [&](int64_t begin, int64_t end) {
       const auto patch = Scratch(patch_floats), rows = Scratch(rows_floats);
       for (int64_t i = begin; i < end; ++i)
-        input_transform(n, band0 + i / cb_n, i / cb_n, i % cb_n, v.get(), patch.get(), rows.get());
+        input_transform(n, runs[i / cb_n], i % cb_n, v.get(), patch.get(), rows.get(), zeros.get());
     });
     ThreadPool::For(pool, 36 * fb_chunks, 2.0 * static_cast<double>(tiles * cpad * fb_per * b),
                     [&](int64_t begin, int64_t end) {
                       for (int64_t i = begin; i < end; ++i) product(i / fb_chunks, (i % fb_chunks) * fb_per, tiles, v.get(), m.get());
                     });
-    ThreadPool::For(pool, nb * ob_n, static_cast<double>(tiles_w * b * 150), [&](int64_t begin, int64_t end) {
+    ThreadPool::For(pool, nr * ob_n, static_cast<double>(tiles_w * b * 150), [&](int64_t begin, int64_t end) {
       const auto strip = Scratch(strip_floats);
-      for (int64_t i = begin; i < end; ++i) output_transform(n, band0 + i / ob_n, i / ob_n, i % ob_n, m.get(), strip.get());
+      for (int64_t i = begin; i < end; ++i) output_transform(n, runs[i / ob_n], i % ob_n, m.get(), strip.get());
     });
   }
 }

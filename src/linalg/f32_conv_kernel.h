@@ -86,22 +86,28 @@ struct DepthwiseBlockedArgs {
   const ConvActivation* act = nullptr;
 };
 
-// Winograd F(4x4, 3x3) input transform of `tiles` tiles of one band (6 input rows) for one
-// channel block: tile t reads patch columns 4t .. 4t + 5.
+// Winograd F(4x4, 3x3) input transform of `tiles` tiles of one tile row for one channel
+// block: tile t reads columns 4t .. 4t + 5 of the 6 input rows, each row pixel vectors
+// rows[r][col * B + 0..B) (NCHWc input rows read in place, or a zero-padded patch).
 struct WinogradInputArgs {
-  const float* patch = nullptr;  // [6][patch_w][B], zero where the input is padding
-  int64_t patch_w = 0, tiles = 0;
+  const float* rows[6] = {};
+  int64_t tiles = 0;
   float* v = nullptr;  // v[xi * v_xi_stride + t * v_tile_stride + 0..B)
   int64_t v_xi_stride = 0, v_tile_stride = 0;
 };
 
-// Output transform of `tiles` tiles for one output channel block into a strip of 4 rows.
+// Output transform of `tiles` tiles for one output channel block into pixel vectors: the first
+// `rows` rows and `cols` columns of the 4 x 4t strip (the rest, past the image, are dropped),
+//   out[r * out_row_stride + c * B + 0..B) = act(Y + bias + residual[same index]).
 struct WinogradOutputArgs {
   const float* m = nullptr;  // m[xi * m_xi_stride + t * B + 0..B)
   int64_t m_xi_stride = 0, tiles = 0;
   const float* bias = nullptr;  // [B] or null
-  float* out = nullptr;         // out[r * out_row_stride + (4t + j) * B + 0..B)
+  float* out = nullptr;
   int64_t out_row_stride = 0;
+  int64_t rows = 4, cols = 0;
+  const float* residual = nullptr;  // laid out as out, or null
+  const ConvActivation* act = nullptr;
 };
 
 struct ConvKernelTable {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "linalg/f32_conv_kernel.h"
+#include "linalg/f32_conv_math_impl.h"
 
 namespace onyx::linalg::ONYX_SIMD_NS {
 
@@ -46,7 +47,7 @@ void WinogradInput(const WinogradInputArgs& a) {
     Vec tmp[6][6];  // tmp = B^T d, one column at a time
     for (int j = 0; j < 6; ++j) {
       Vec col[6], out[6];
-      for (int r = 0; r < 6; ++r) col[r] = Vec::Load(a.patch + (r * a.patch_w + 4 * t + j) * B);
+      for (int r = 0; r < 6; ++r) col[r] = Vec::Load(a.rows[r] + (4 * t + j) * B);
       wino::InputTransform6(col, out);
       for (int r = 0; r < 6; ++r) tmp[r][j] = out[r];
     }
@@ -62,22 +63,32 @@ void WinogradInput(const WinogradInputArgs& a) {
 void WinogradOutput(const WinogradOutputArgs& a) {
   constexpr int B = Vec::kWidth;
   const Vec bias = a.bias != nullptr ? Vec::Load(a.bias) : Vec::Zero();
-  for (int64_t t = 0; t < a.tiles; ++t) {
-    const float* m = a.m + t * B;
-    Vec tmp[4][6];  // tmp = A^T M, one column at a time
-    for (int j = 0; j < 6; ++j) {
-      Vec col[6], out[4];
-      for (int r = 0; r < 6; ++r) col[r] = Vec::Load(m + (r * 6 + j) * a.m_xi_stride);
-      wino::OutputTransform6(col, out);
-      for (int r = 0; r < 4; ++r) tmp[r][j] = out[r];
+  const float* residual = a.residual;
+  // The epilogue (bias, residual, activation) is applied as each tile is stored, straight into
+  // the output: no strip to copy and revisit.
+  WithActivation(a.act, [&](auto activate) {
+    for (int64_t t = 0; t < a.tiles; ++t) {
+      const float* m = a.m + t * B;
+      Vec tmp[4][6];  // tmp = A^T M, one column at a time
+      for (int j = 0; j < 6; ++j) {
+        Vec col[6], out[4];
+        for (int r = 0; r < 6; ++r) col[r] = Vec::Load(m + (r * 6 + j) * a.m_xi_stride);
+        wino::OutputTransform6(col, out);
+        for (int r = 0; r < 4; ++r) tmp[r][j] = out[r];
+      }
+      const int64_t cols = a.cols - 4 * t < 4 ? a.cols - 4 * t : 4;
+      for (int i = 0; i < a.rows; ++i) {
+        Vec out[4];
+        wino::OutputTransform6(tmp[i], out);
+        const int64_t off = i * a.out_row_stride + 4 * t * B;
+        for (int k = 0; k < cols; ++k) {
+          Vec v = Vec::Add(out[k], bias);
+          if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + off + k * B));
+          Vec::Store(a.out + off + k * B, activate(v));
+        }
+      }
     }
-    for (int i = 0; i < 4; ++i) {
-      Vec out[4];
-      wino::OutputTransform6(tmp[i], out);
-      float* o = a.out + i * a.out_row_stride + 4 * t * B;
-      for (int k = 0; k < 4; ++k) Vec::Store(o + k * B, Vec::Add(out[k], bias));
-    }
-  }
+  });
 }
 
 }  // namespace onyx::linalg::ONYX_SIMD_NS

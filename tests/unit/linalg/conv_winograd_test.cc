@@ -51,13 +51,21 @@ TEST(ConvWinograd, Shapes) {
 TEST(ConvWinograd, ChunksAndThreads) {
   std::mt19937 rng(8);
   ThreadPool pool(2);
+  ConvActivation relu;
+  relu.kind = ConvActivation::kRelu;
   ForEachIsa([&](const std::string&) {
-    // Many chunks (whole chunks per thread), a single chunk (each phase parallel) and a
-    // 256-channel 14x14 image whose 4 bands just fill one chunk.
+    // Many chunks (whole chunks per thread), chunks that start and end inside a tile row (45x67
+    // outputs: 12 x 17 tiles in 4 chunks of 51; 3 images of 3 x 3 tiles in 6 chunks for 2
+    // threads), a single chunk (each phase parallel) and a 256-channel 14x14 image that just
+    // fills one chunk.
     for (const Conv2dShape& s :
-         {Conv3x3(1, 64, 64, 72, 64, 1, 1), Conv3x3(2, 48, 12, 12, 80, 1, 1), Conv3x3(1, 256, 14, 14, 256, 1, 1)}) {
-      CheckProblem(s, MakeWinograd, rng, true, true, {}, false, &pool, 5e-4f);
-      CheckProblem(s, MakeWinograd, rng, true, false, {}, true, &pool, 5e-4f);
+         {Conv3x3(1, 64, 64, 72, 64, 1, 1), Conv3x3(1, 64, 45, 67, 48, 1, 1), Conv3x3(3, 16, 10, 10, 16, 1, 1),
+          Conv3x3(2, 48, 12, 12, 80, 1, 1), Conv3x3(1, 256, 14, 14, 256, 1, 1)}) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        CheckProblem(s, MakeWinograd, rng, true, true, {}, false, p, 5e-4f);
+        CheckProblem(s, MakeWinograd, rng, true, true, relu, true, p, 5e-4f);
+        CheckProblem(s, MakeWinograd, rng, false, false, {}, true, p, 5e-4f);
+      }
     }
   });
 }
