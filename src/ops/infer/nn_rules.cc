@@ -262,7 +262,6 @@ struct Registrations {
   Registrations() {
     RegisterInferenceRule("", "MatMul", MatMulRule);
     RegisterInferenceRule("com.microsoft", "FusedMatMul", FusedMatMulRule);
-    RegisterInferenceRule("com.onyx", "FusedMatMul", MatMulRule);  // B 2-D; bias, Z and activation keep the shape
     RegisterInferenceRule("", "Gemm", GemmRule);
     RegisterInferenceRule("", "Conv", ConvRule);
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
