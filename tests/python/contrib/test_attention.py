@@ -42,6 +42,9 @@ MASKS = {
     "fully_masked_row": lambda r, B, S: np.array([[1, 1, 0, 1, 0], [0, 0, 0, 0, 0]][:B], np.int32),
     "mask_3d": lambda r, B, S: (r.random((B, S, S)) > 0.4).astype(np.int32),
     "dummy_b1": lambda r, B, S: np.ones((B, 1), np.int32),
+    # 0/1 masks without a 0 mask nothing (Onyx then builds no mask)
+    "all_ones_2d": lambda r, B, S: np.ones((B, S), np.int32),
+    "all_ones_3d": lambda r, B, S: np.ones((B, S, S), np.int32),
 }
 
 

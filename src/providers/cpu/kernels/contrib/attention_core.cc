@@ -127,9 +127,18 @@ std::vector<float> BuildAdditiveMask(KernelContext& ctx, const Tensor* mask, int
   const Shape& d = mask ? mask->shape() : Shape{};
   if (mask && d.size() == 2 && d[1] == 1 && (d[0] == batch || d[0] == 1)) mask = nullptr;  // broadcast of one value
   if (mask == nullptr && !causal) return {};
+  std::vector<int64_t> m;
+  if (mask) {
+    m = MaskValues(ctx, *mask, mask_name);
+    // A 0/1 mask without a 0 (BERT's attention_mask when nothing is padded) masks nothing: no
+    // mask to build, and no per-score adds. (The 1-D forms hold positions, not 0/1.)
+    const bool zero_one_form = (d.size() == 2 && d[0] == batch && d[1] == total) ||
+                               (d.size() == 3 && d[0] == batch && d[1] == seq && d[2] == total) ||
+                               (d.size() == 4 && d[0] == batch && d[1] == 1 && d[2] == d[3] && d[2] >= total);
+    if (!causal && zero_one_form && std::none_of(m.begin(), m.end(), [](int64_t v) { return v == 0; })) return {};
+  }
   std::vector<float> add(static_cast<size_t>(batch * seq * total), 0.0f);
   if (mask) {
-    const std::vector<int64_t> m = MaskValues(ctx, *mask, mask_name);
     const float f = mask_filter_value;
     auto row = [&](int64_t b, int64_t s) { return add.data() + (b * seq + s) * total; };
     if (d.size() == 1 && (d[0] == batch || d[0] == 2 * batch)) {
