@@ -57,14 +57,17 @@ std::vector<ConcatPlacement> PlanConcatPlacements(const std::vector<ConcatPlanSt
     if (rank == 0 || p.axis < 0 || p.axis >= rank || IsSubByte(p.dtype) || p.dtype == DataType::kString ||
         p.dtype == DataType::kUndefined)
       continue;
-    bool typed = true;
-    bool any_placeable = false;
-    for (size_t i = 0; i < node.inputs.size() && typed; ++i) {
-      const auto type = node.inputs[i].empty() ? nullptr : type_of(node.inputs[i]);
-      typed = type != nullptr && type->kind == TypeInfo::Kind::kTensor && type->shape &&
-              type->elem_type == p.dtype && static_cast<int64_t>(type->shape->size()) == rank;
-      if (!typed) break;
+    // Without every input's (symbolic) shape the slices cannot be placed.
+    for (const std::string& name : node.inputs) {
+      const auto type = name.empty() ? nullptr : type_of(name);
+      if (type == nullptr || type->kind != TypeInfo::Kind::kTensor || !type->shape || type->elem_type != p.dtype ||
+          static_cast<int64_t>(type->shape->size()) != rank)
+        break;
       p.input_dims.push_back(*type->shape);
+    }
+    if (p.input_dims.size() != node.inputs.size()) continue;
+    bool any_placeable = false;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
       const int slot = step.inputs[i];
       const auto made_by = producer.find(slot);
       bool placeable = made_by != producer.end() && steps[made_by->second].on_cpu && !pinned_slots[slot] && !placed[slot];
@@ -72,12 +75,6 @@ std::vector<ConcatPlacement> PlanConcatPlacements(const std::vector<ConcatPlanSt
       if (placeable) placed[slot] = 1;
       p.placeable.push_back(placeable ? slot : -1);
       any_placeable = any_placeable || placeable;
-    }
-    // Without every input's (symbolic) shape the slices cannot be placed.
-    if (!typed) {
-      for (int slot : p.placeable)
-        if (slot >= 0) placed[slot] = 0;
-      continue;
     }
     if (any_placeable) placements.push_back(std::move(p));
   }

@@ -401,8 +401,9 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
     ExecuteParallel(run, slots, written);
   } else {
     const ConcatLayout concat_layout = LayOutConcats(slots);
+    const ConcatLayout* layout = concat_layout.slices.empty() ? nullptr : &concat_layout;
     for (const Step& step : steps_) {
-      RunStep(step, slots, written, run, &concat_layout);
+      RunStep(step, slots, written, run, layout);
       for (int slot : step.release_after) slots[slot] = Value();
     }
   }

@@ -64,4 +64,29 @@ inline Tensor FloatTensor(const Shape& shape, float start = 0.0f, float step = 1
   return t;
 }
 
+// Attributes for ModelBuilder::Node(...).attributes.
+inline ir::Attribute IntAttr(const std::string& name, int64_t v) {
+  ir::Attribute a{name, ir::AttrType::kInt};
+  a.i = v;
+  return a;
+}
+
+inline ir::Attribute FloatAttr(const std::string& name, float v) {
+  ir::Attribute a{name, ir::AttrType::kFloat};
+  a.f = v;
+  return a;
+}
+
+inline ir::Attribute IntsAttr(const std::string& name, std::vector<int64_t> v) {
+  ir::Attribute a{name, ir::AttrType::kInts};
+  a.ints = std::move(v);
+  return a;
+}
+
+inline ir::Attribute StringAttr(const std::string& name, const std::string& v) {
+  ir::Attribute a{name, ir::AttrType::kString};
+  a.s = v;
+  return a;
+}
+
 }  // namespace onyx::test

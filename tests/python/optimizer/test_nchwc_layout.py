@@ -154,17 +154,10 @@ def test_stem_pool_and_global_pool_join_the_region():
     assert counts.get("MaxPool", 0) == 0 and counts.get("GlobalAveragePool", 0) == 0, counts
 
 
-@pytest.mark.parametrize("gate_first", [True, False])
-def test_squeeze_excitation_joins_the_region(gate_first):
-    """EfficientNet's SE block: GlobalAveragePool -> 1x1 conv -> 1x1 conv -> Sigmoid -> Mul with
-    the block's tensor (24 channels: padded lanes in the last block) stays blocked. Three convs
-    over the image make the region; the gate's convs on one pixel do not count."""
+def _squeeze_excite_and_project(x, rng, inits, nodes, gate_first):
+    """Appends EfficientNet's SE gate over x (24 channels: GlobalAveragePool, 1x1 conv to 6,
+    1x1 conv back with Sigmoid, Mul) and a 1x1 projection to 20; returns the output's name."""
     from onnx import helper
-    rng, inits, nodes = np.random.default_rng(2), [], []
-    n, x = _conv("expand", "x", 16, 24, rng, inits, k=1)
-    nodes += n
-    n, x = _conv("spatial", x, 24, 24, rng, inits, k=3)
-    nodes += n
     nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
     n, s = _conv("fc1", "gap", 24, 6, rng, inits)
     nodes += n
@@ -173,6 +166,20 @@ def test_squeeze_excitation_joins_the_region(gate_first):
     nodes.append(helper.make_node("Mul", [s, x] if gate_first else [x, s], ["se"]))
     n, y = _conv("project", "se", 24, 20, rng, inits, act=None)
     nodes += n
+    return y
+
+
+@pytest.mark.parametrize("gate_first", [True, False])
+def test_squeeze_excitation_joins_the_region(gate_first):
+    """EfficientNet's SE block: GlobalAveragePool -> 1x1 conv -> 1x1 conv -> Sigmoid -> Mul with
+    the block's tensor (24 channels: padded lanes in the last block) stays blocked. Three convs
+    over the image make the region; the gate's convs on one pixel do not count."""
+    rng, inits, nodes = np.random.default_rng(2), [], []
+    n, x = _conv("expand", "x", 16, 24, rng, inits, k=1)
+    nodes += n
+    n, x = _conv("spatial", x, 24, 24, rng, inits, k=3)
+    nodes += n
+    y = _squeeze_excite_and_project(x, rng, inits, nodes, gate_first)
     counts = _check_against_ort(_model(nodes, inits, [1, 16, 14, 15], y), "se.onnx", (1, 16, 14, 15))
     assert counts.get("com.onyx.NchwcScaleChannels") == 1, counts
     assert counts.get("com.onyx.NchwcGlobalAveragePool") == 1 and counts.get("com.onyx.NchwcConv") == 5, counts
@@ -181,18 +188,10 @@ def test_squeeze_excitation_joins_the_region(gate_first):
 
 def test_squeeze_excitation_convs_alone_make_no_region():
     """Two convs over the image and the two of a gate: too few to block."""
-    from onnx import helper
     rng, inits, nodes = np.random.default_rng(6), [], []
     n, x = _conv("expand", "x", 16, 24, rng, inits, k=3)
     nodes += n
-    nodes.append(helper.make_node("GlobalAveragePool", [x], ["gap"]))
-    n, s = _conv("fc1", "gap", 24, 6, rng, inits)
-    nodes += n
-    n, s = _conv("fc2", s, 6, 24, rng, inits, act="Sigmoid")
-    nodes += n
-    nodes.append(helper.make_node("Mul", [x, s], ["se"]))
-    n, y = _conv("project", "se", 24, 20, rng, inits, act=None)
-    nodes += n
+    y = _squeeze_excite_and_project(x, rng, inits, nodes, gate_first=False)
     counts = _check_against_ort(_model(nodes, inits, [1, 16, 9, 10], y), "se_small.onnx", (1, 16, 9, 10))
     assert counts.get("com.onyx.NchwcConv", 0) == 0 and counts.get("com.onyx.ReorderToNchwc", 0) == 0, counts
 

@@ -5,6 +5,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wrestrict"
 #include "model_builder.h"
+#include "infer_test_util.h"
 #pragma GCC diagnostic pop
 #include "onnx/model_loader.h"
 #include "ops/shape_inference.h"
@@ -12,23 +13,15 @@
 namespace onyx {
 namespace {
 
+using test::Infer;
+using test::TypeOf;
+
 constexpr const char* kMs = "com.microsoft";
 
 test::ModelBuilder Builder() {
   test::ModelBuilder b;
   b.model().opset_imports[kMs] = 1;
   return b;
-}
-
-TypeMap Infer(const test::ModelBuilder& b) {
-  const std::string bytes = b.Bytes();
-  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
-  return InferGraphTypes(*model->graph);
-}
-
-std::string TypeOf(const TypeMap& types, const std::string& name) {
-  auto it = types.find(name);
-  return it == types.end() || !it->second ? "none" : it->second->ToString();
 }
 
 void IntAttr(ir::Node& n, const std::string& name, int64_t v) {

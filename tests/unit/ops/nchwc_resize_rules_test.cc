@@ -3,34 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "infer_test_util.h"
 #include "onnx/model_loader.h"
 #include "ops/shape_inference.h"
 
 namespace onyx {
 namespace {
 
-TypeMap Infer(const test::ModelBuilder& b) {
-  const std::string bytes = b.Bytes();
-  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
-  return InferGraphTypes(*model->graph);
-}
-
-ir::Attribute IntsAttr(const std::string& name, std::vector<int64_t> v) {
-  ir::Attribute a{name, ir::AttrType::kInts};
-  a.ints = std::move(v);
-  return a;
-}
-
-ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a{name, ir::AttrType::kInt};
-  a.i = v;
-  return a;
-}
-
-std::string TypeOf(const TypeMap& types, const std::string& name) {
-  auto it = types.find(name);
-  return it == types.end() || !it->second ? "none" : it->second->ToString();
-}
+using test::Infer;
+using test::TypeOf;
+using test::IntsAttr;
+using test::IntAttr;
 
 TEST(ResizeShapeRule, ConstantScalesAndSizes) {
   test::ModelBuilder b;

@@ -3,23 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "infer_test_util.h"
 #include "onnx/model_loader.h"
 
 namespace onyx {
 namespace {
 
+using test::Infer;
+using test::TypeOf;
+
 // Types after a save/load round trip (the loader sets each node's opset).
-TypeMap Infer(const test::ModelBuilder& b) {
-  const std::string bytes = b.Bytes();
-  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
-  return InferGraphTypes(*model->graph);
-}
-
-std::string TypeOf(const TypeMap& types, const std::string& name) {
-  auto it = types.find(name);
-  return it == types.end() || !it->second ? "none" : it->second->ToString();
-}
-
 TEST(ShapeInference, PropagatesThroughACnnHead) {
   test::ModelBuilder b;
   b.Input("x", DataType::kFloat, {-1, 3, 224, 224}).Output("y", DataType::kFloat, {-1, 10});

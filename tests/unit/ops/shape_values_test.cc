@@ -9,22 +9,15 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "infer_test_util.h"
 #include "onnx/model_loader.h"
 #include "ops/shape_inference.h"
 
 namespace onyx {
 namespace {
 
-TypeMap Infer(const test::ModelBuilder& b) {
-  const std::string bytes = b.Bytes();
-  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
-  return InferGraphTypes(*model->graph);
-}
-
-std::string TypeOf(const TypeMap& types, const std::string& name) {
-  auto it = types.find(name);
-  return it == types.end() || !it->second ? "none" : it->second->ToString();
-}
+using test::Infer;
+using test::TypeOf;
 
 Tensor Ints(std::vector<int64_t> v) {
   return Tensor::FromVector<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v);

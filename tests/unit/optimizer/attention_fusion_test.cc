@@ -20,6 +20,9 @@
 namespace onyx {
 namespace {
 
+using test::IntsAttr;
+using test::IntAttr;
+
 using test::ModelBuilder;
 using test::OpCount;
 
@@ -43,17 +46,6 @@ Tensor Random(const Shape& shape, uint32_t seed) {
     t.data<float>()[i] = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) - 0.5f;
   }
   return t;
-}
-
-ir::Attribute IntsAttr(const std::string& name, std::vector<int64_t> v) {
-  ir::Attribute a{name, ir::AttrType::kInts};
-  a.ints = std::move(v);
-  return a;
-}
-ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a{name, ir::AttrType::kInt};
-  a.i = v;
-  return a;
 }
 
 // A scalar as torch.onnx writes it: a Constant node.

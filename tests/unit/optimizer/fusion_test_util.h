@@ -97,30 +97,6 @@ inline Tensor Int64s(std::vector<int64_t> v) {
   return Tensor::FromVector<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v);
 }
 
-inline ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a{name, ir::AttrType::kInt};
-  a.i = v;
-  return a;
-}
-
-inline ir::Attribute FloatAttr(const std::string& name, float v) {
-  ir::Attribute a{name, ir::AttrType::kFloat};
-  a.f = v;
-  return a;
-}
-
-inline ir::Attribute IntsAttr(const std::string& name, std::vector<int64_t> v) {
-  ir::Attribute a{name, ir::AttrType::kInts};
-  a.ints = std::move(v);
-  return a;
-}
-
-inline ir::Attribute StringAttr(const std::string& name, const std::string& v) {
-  ir::Attribute a{name, ir::AttrType::kString};
-  a.s = v;
-  return a;
-}
-
 inline const ir::Attribute* Attr(const ir::Node& node, const std::string& name) { return node.FindAttribute(name); }
 
 }  // namespace onyx::test

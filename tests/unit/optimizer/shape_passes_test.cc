@@ -4,6 +4,9 @@
 namespace onyx {
 namespace {
 
+using test::IntsAttr;
+using test::IntAttr;
+
 using test::ExpectSameOutputs;
 using test::FloatTensor;
 using test::ModelBuilder;
@@ -12,18 +15,6 @@ using test::RunPassAlone;
 
 Tensor Ints(std::vector<int64_t> v) {
   return Tensor::FromVector<int64_t>(DataType::kInt64, {static_cast<int64_t>(v.size())}, v);
-}
-
-ir::Attribute IntsAttr(const std::string& name, std::vector<int64_t> v) {
-  ir::Attribute a{name, ir::AttrType::kInts};
-  a.ints = std::move(v);
-  return a;
-}
-
-ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a{name, ir::AttrType::kInt};
-  a.i = v;
-  return a;
 }
 
 TEST(NoOpElimination, RemovesReshapeCastTransposeSliceThatChangeNothing) {

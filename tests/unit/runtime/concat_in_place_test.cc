@@ -41,7 +41,7 @@ Outcome RunPlan(test::ModelBuilder& b, const Tensor& x, bool parallel = false) {
   return outcome;
 }
 
-// Declares the static type of an intermediate value, as shape inference would.
+// Declares the static type of an intermediate value, as an exporter's value_info does.
 void Declare(test::ModelBuilder& b, const std::string& name, const std::vector<int64_t>& dims) {
   b.model().graph->value_types[name] = test::ModelBuilder::Type(DataType::kFloat, dims);
 }
@@ -52,12 +52,7 @@ test::ModelBuilder TwoBranchConcat(const Shape& x_shape, int64_t axis, const Sha
   b.Input("x", DataType::kFloat, x_shape).Output("y", DataType::kFloat, c_shape);
   b.Node("Relu", {"x"}, {"a"});
   b.Node("Neg", {"x"}, {"b"});
-  auto& concat = b.Node("Concat", {"a", "b"}, {"c"});
-  ir::Attribute attr;
-  attr.name = "axis";
-  attr.type = ir::AttrType::kInt;
-  attr.i = axis;
-  concat.attributes.push_back(attr);
+  b.Node("Concat", {"a", "b"}, {"c"}).attributes.push_back(test::IntAttr("axis", axis));
   b.Node("Add", {"c", "c"}, {"y"});
   Declare(b, "a", x_shape);
   Declare(b, "b", x_shape);
@@ -76,56 +71,50 @@ void ExpectTwoBranchResult(const Tensor& x, const Tensor& y) {
     }
 }
 
+// Runs b's plan on x; expects `allocations` allocations in the run and the two-branch result.
+void ExpectTwoBranchRun(test::ModelBuilder& b, const Tensor& x, size_t allocations, bool parallel = false) {
+  const Outcome got = RunPlan(b, x, parallel);
+  EXPECT_EQ(got.allocations, allocations) << ShapeToString(x.shape());
+  ExpectTwoBranchResult(x, got.outputs[0].tensor());
+}
+
 TEST(ConcatInPlace, ProducersWriteIntoTheConcatOutput) {
   auto b = TwoBranchConcat({1, 4, 8, 8}, 1, {1, 8, 8, 8});
   const Tensor x = test::FloatTensor({1, 4, 8, 8}, -100.0f, 0.75f);
-  const Outcome got = RunPlan(b, x);
-  // c and y only: a and b are views into c.
-  EXPECT_EQ(got.allocations, 2u);
-  ExpectTwoBranchResult(x, got.outputs[0].tensor());
+  ExpectTwoBranchRun(b, x, 2);  // c and y only: a and b are views into c
 }
 
 TEST(ConcatInPlace, NegativeAxisCountsFromTheEnd) {
   auto b = TwoBranchConcat({1, 4, 8, 8}, -3, {1, 8, 8, 8});
   const Tensor x = test::FloatTensor({1, 4, 8, 8}, -10.0f, 0.5f);
-  const Outcome got = RunPlan(b, x);
-  EXPECT_EQ(got.allocations, 2u);
-  ExpectTwoBranchResult(x, got.outputs[0].tensor());
+  ExpectTwoBranchRun(b, x, 2);
 }
 
 TEST(ConcatInPlace, InterleavedSlicesAreCopied) {
   // Two images: each input's slice is split in two pieces, so the inputs get their own memory.
   auto b = TwoBranchConcat({2, 4, 8, 8}, 1, {2, 8, 8, 8});
   const Tensor x = test::FloatTensor({2, 4, 8, 8}, -100.0f, 0.75f);
-  const Outcome got = RunPlan(b, x);
-  EXPECT_EQ(got.allocations, 4u);
-  ExpectTwoBranchResult(x, got.outputs[0].tensor());
+  ExpectTwoBranchRun(b, x, 4);
 }
 
 TEST(ConcatInPlace, SymbolicDimsAreBoundInEachRun) {
   auto b = TwoBranchConcat({1, 4, -1, 8}, 1, {1, 8, -1, 8});
   for (int64_t rows : {8, 5}) {
     const Tensor x = test::FloatTensor({1, 4, rows, 8}, -100.0f, 0.75f);
-    const Outcome got = RunPlan(b, x);
-    EXPECT_EQ(got.allocations, 2u) << rows;
-    ExpectTwoBranchResult(x, got.outputs[0].tensor());
+    ExpectTwoBranchRun(b, x, 2);
   }
 }
 
 TEST(ConcatInPlace, ParallelRunsAndUnknownShapesCopy) {
   auto b = TwoBranchConcat({1, 4, 8, 8}, 1, {1, 8, 8, 8});
   const Tensor x = test::FloatTensor({1, 4, 8, 8}, -100.0f, 0.75f);
-  const Outcome parallel = RunPlan(b, x, /*parallel=*/true);
-  EXPECT_EQ(parallel.allocations, 4u);
-  ExpectTwoBranchResult(x, parallel.outputs[0].tensor());
+  ExpectTwoBranchRun(b, x, 4, /*parallel=*/true);
   // Without the input's rank nothing can be placed.
   auto unranked = TwoBranchConcat({1, 4, 8, 8}, 1, {1, 8, 8, 8});
   for (auto* io : {&unranked.model().graph->inputs[0], &unranked.model().graph->outputs[0]})
     io->type = TypeInfo::Tensor(DataType::kFloat);
   for (const char* name : {"a", "b", "c"}) unranked.model().graph->value_types.erase(name);
-  const Outcome unknown = RunPlan(unranked, x);
-  EXPECT_EQ(unknown.allocations, 4u);
-  ExpectTwoBranchResult(x, unknown.outputs[0].tensor());
+  ExpectTwoBranchRun(unranked, x, 4);
 }
 
 TEST(ConcatInPlace, ShapeDifferentFromThePlanGetsItsOwnMemory) {
@@ -133,9 +122,7 @@ TEST(ConcatInPlace, ShapeDifferentFromThePlanGetsItsOwnMemory) {
   // nothing may be written in place.
   auto b = TwoBranchConcat({1, 4, 8, 8}, 1, {1, 8, 8, 8});
   const Tensor x = test::FloatTensor({1, 2, 8, 8}, -30.0f, 0.25f);
-  const Outcome got = RunPlan(b, x);
-  EXPECT_EQ(got.allocations, 4u);
-  ExpectTwoBranchResult(x, got.outputs[0].tensor());
+  ExpectTwoBranchRun(b, x, 4);
 }
 
 TEST(ConcatInPlace, GraphOutputsAndValuesReadLaterStayCorrect) {
@@ -147,12 +134,7 @@ TEST(ConcatInPlace, GraphOutputsAndValuesReadLaterStayCorrect) {
       .Output("z", DataType::kFloat, {1, 4, 4, 4});
   b.Node("Relu", {"x"}, {"a"});
   b.Node("Neg", {"x"}, {"b"});
-  auto& concat = b.Node("Concat", {"a", "b"}, {"y"});
-  ir::Attribute attr;
-  attr.name = "axis";
-  attr.type = ir::AttrType::kInt;
-  attr.i = 1;
-  concat.attributes.push_back(attr);
+  b.Node("Concat", {"a", "b"}, {"y"}).attributes.push_back(test::IntAttr("axis", 1));
   b.Node("Add", {"b", "b"}, {"z"});
   Declare(b, "b", {1, 4, 4, 4});
   const Tensor x = test::FloatTensor({1, 4, 4, 4}, -20.0f, 0.5f);
