@@ -12,6 +12,10 @@ namespace onyx::linalg {
 // `filter_blocks` blocks of B output channels, over all input channels and the listed taps.
 //   y[f][p] = act(bias[f] + sum_{c, t} w[f][c][t] * x[x_base + tap_offsets[t] + p * x_pixel_stride + c...]
 //                 + residual[f][p])
+// A direct tile sums input channel blocks in groups of at least this many products per output
+// before adding them to the output (see DirectTileT).
+constexpr int64_t kPartialSumTerms = 128;
+
 struct DirectTileArgs {
   const float* x = nullptr;
   int64_t x_base = 0;          // index of pixel 0's window origin (taps add their offsets)
