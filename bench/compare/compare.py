@@ -5,9 +5,11 @@ For each model and thread count both engines load the model in their own worker 
 (bench/compare/onyx_worker.cc, tools/ort_reference/ort_worker.js), their outputs on the same
 inputs are checked against each other, and then they run alternately, one run each per round
 (A B B A ...), so machine noise hits both alike. Reports medians, the ORT/Onyx ratio, p90s,
-session-creation times and peak memory, and writes the table to bench/RESULTS.md.
+session-creation times and peak memory, and writes the table to bench/RESULTS.md. Where the
+outputs disagree, both engines are also measured against the model evaluated in float64
+(float64_reference.py), the nearest thing to the exact answer.
 
-  bench/compare/compare.py [--models a,b] [--threads 1,2] [--rounds 20] [--warmup 3]
+  bench/compare/compare.py [--models a,b] [--threads 1,2] [--rounds 20] [--warmup 3] [--no-float64]
 """
 import argparse
 import datetime
@@ -26,6 +28,7 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "python"))
 import onyx_harness  # noqa: E402
+import float64_reference  # noqa: E402  (beside this file, so on sys.path when run as a script)
 
 REAL_MODELS = {
     "ppocr_det": ("ch_PP-OCRv4_det_infer.onnx", lambda rng: {"x": rng.standard_normal((1, 3, 640, 640), np.float32)}),
@@ -104,11 +107,28 @@ def outputs_off(dir_a, dir_b):
     return off, total, worst, first
 
 
-def compare_outputs(ort_dir, onyx_dir, ort_unoptimized_dir=None):
+def saved_outputs(folder):
+    """The outputs a worker saved as <i>_<name>.npy, in model order."""
+    files = sorted((f for f in os.listdir(folder) if f.endswith(".npy")), key=lambda f: int(f.split("_", 1)[0]))
+    return [np.load(os.path.join(folder, f)) for f in files]
+
+
+def float64_note(onyx_outputs, ort_outputs, reference, reason=None):
+    """How far each engine is from the float64 evaluation (values off by the same rule, mean abs
+    error), or why there is no such evaluation."""
+    if reference is None:
+        return f"; no float64 reference: {reason}".replace("|", "/")
+    onyx_off, onyx_err = float64_reference.deviation(onyx_outputs, reference)
+    ort_off, ort_err = float64_reference.deviation(ort_outputs, reference)
+    return f"; vs float64: Onyx {onyx_off} off (mean err {onyx_err:.1e}), ORT {ort_off} off (mean err {ort_err:.1e})"
+
+
+def compare_outputs(ort_dir, onyx_dir, ort_unoptimized_dir=None, float64=None):
     """Whether Onyx's outputs are within rtol 1e-3 / atol 1e-4 of ORT's, and a note. Where they are
     not, the note puts the count beside how far ORT's own outputs move when ORT runs the same
     model with its graph optimizations disabled (ort_unoptimized_dir), i.e. float rounding that
-    depends on how the model is evaluated."""
+    depends on how the model is evaluated, and, given float64 = (outputs or None, reason), how
+    far each engine is from the model evaluated in float64."""
     off, total, worst, first = outputs_off(ort_dir, onyx_dir)
     if not off:
         return True, f"max abs diff {worst:.2e}"
@@ -116,7 +136,21 @@ def compare_outputs(ort_dir, onyx_dir, ort_unoptimized_dir=None):
     if ort_unoptimized_dir is not None:
         own_off, _, own_worst, _ = outputs_off(ort_dir, ort_unoptimized_dir)
         note += f"; ORT unoptimized vs ORT: {own_off} off, max {own_worst:.2e}"
+    if float64 is not None:
+        note += float64_note(saved_outputs(onyx_dir), saved_outputs(ort_dir), *float64)
     return False, note
+
+
+def float64_outputs(name, path, feeds, threads, args, tmp):
+    """(outputs, None) or (None, reason) of the model evaluated in float64; computed once per
+    model (it does not depend on the thread count) and not at all with --no-float64."""
+    if args.no_float64:
+        return None
+    if name not in args.float64_cache:
+        folder = os.path.join(tmp, name + "_float64")
+        os.makedirs(folder, exist_ok=True)
+        args.float64_cache[name] = float64_reference.run_float64(path, feeds, folder, args.onyx, threads)
+    return args.float64_cache[name]
 
 
 def measure(name, path, feeds, threads, args, tmp):
@@ -141,7 +175,7 @@ def measure(name, path, feeds, threads, args, tmp):
                 unoptimized.ask(f"save {c_dir}", "saved")
             finally:
                 unoptimized.close()
-            agree, detail = compare_outputs(b_dir, a_dir, c_dir)
+            agree, detail = compare_outputs(b_dir, a_dir, c_dir, float64_outputs(name, path, feeds, threads, args, tmp))
         for _ in range(args.warmup):
             onyx.run()
             ort.run()
@@ -221,9 +255,14 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "RESULTS.md"))
     ap.add_argument("--json", default="", help="also write the raw results here")
+    ap.add_argument("--no-float64", action="store_true",
+                    help="where outputs disagree, skip measuring both engines against the model evaluated in "
+                         "float64 by Onyx's unoptimized double kernels (one extra, slow run per such model)")
     args = ap.parse_args()
     args.worker = os.path.join(args.build, "bench", "onyx_bench_worker")
     args.ort_dir = os.path.join(args.build, "ort-cache")
+    args.onyx = os.path.join(args.build, "tools", "onyx", "onyx")
+    args.float64_cache = {}
     os.environ.setdefault("ONYX_WORK_DIR", os.path.join(args.build, "test-work"))
     onyx_harness.WORK_ROOT = os.environ["ONYX_WORK_DIR"]
     results = []

@@ -2,14 +2,17 @@
 same outputs as ONNX Runtime 1.30 on identical inputs, at the suggested shapes and, for the
 small models, at a second shape of their symbolic dims."""
 import os
+import sys
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 import pytest
 
-from onyx_harness import assert_outputs_close, bench_feeds, bench_manifest, run_onnx_and_ort, run_onyx, save_model
+import onyx_harness
+from onyx_harness import assert_outputs_close, bench_feeds, bench_manifest, run_onnx_and_ort
+
+sys.path.insert(0, os.path.join(onyx_harness.REPO, "bench", "compare"))
+import float64_reference  # noqa: E402  (the benchmark's float64 evaluation, shared)
 
 DEFAULT_SET = ["resnet50", "mobilenetv2", "efficientnet_b0", "bert_base", "bert_tiny", "gpt2_small", "vit_tiny",
                "yolo_like"]
@@ -30,24 +33,10 @@ SECOND_SHAPES = {
 FLOAT64_REFERENCE = {"yolo_like"}
 
 
-def _widened_to_float64(model_path, name):
-    model = onnx.load(model_path)
-    for tensor in model.graph.initializer:
-        if tensor.data_type == onnx.TensorProto.FLOAT:
-            tensor.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(tensor).astype(np.float64), tensor.name))
-    for node in model.graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == onnx.TensorProto.FLOAT:
-                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float64)))
-    for info in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
-        if info.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
-            info.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
-    return save_model(model, name + "_float64")
-
-
-def _check_against_float64(model_path, name, inputs, onyx_out, ort_out):
-    wide = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
-    truth = run_onyx(_widened_to_float64(model_path, name), wide, threads=2, extra_args=("--opt-level", "disabled"))
+def _check_against_float64(model_path, inputs, onyx_out, ort_out):
+    truth, reason = float64_reference.run_float64(model_path, inputs, onyx_harness._work_dir(), onyx_harness.ONYX_BIN,
+                                                  threads=2)
+    assert reason is None, reason
     for t, g, o in zip(truth, onyx_out, ort_out):
         assert t.shape == g.shape == o.shape
         onyx_err, ort_err = np.abs(g - t), np.abs(o - t)
@@ -62,7 +51,7 @@ def test_bench_model_matches_onnx_runtime(name):
     inputs = bench_feeds(entry)
     expected, got = run_onnx_and_ort(os.path.join(folder, entry["file"]), inputs, threads=2)
     if name in FLOAT64_REFERENCE:
-        _check_against_float64(os.path.join(folder, entry["file"]), name, inputs, got, expected)
+        _check_against_float64(os.path.join(folder, entry["file"]), inputs, got, expected)
         return
     assert_outputs_close(expected, got, rtol=1e-3, atol=1e-4)
 
