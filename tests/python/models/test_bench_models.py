@@ -27,9 +27,10 @@ SECOND_SHAPES = {
 # differ from ONNX Runtime's on about 0.2% of elements by more than the element-wise rule
 # (rtol 1e-3, atol 1e-4) allows. Neither is the exact answer, so for it both are measured against
 # the model evaluated in float64 (weights and input widened, Onyx's unoptimized double kernels):
-# Onyx must be within 1e-4 of the output's range everywhere and its mean error at most 2x
-# ONNX Runtime's. Measured: 1.2x with im2col GEMM for every convolution (ONYX_CONV_ALGO=gemm),
-# 1.55x with the default choice, whose Winograd F(4x4, 3x3) transforms add rounding.
+# Onyx must be within 1e-4 of the output's range everywhere and its mean error at most 1.6x
+# ONNX Runtime's. Measured with the direct tiles' partial sums (kPartialSumTerms): 0.8x with
+# Winograd off, 1.2x (AVX-512) and 1.5x (AVX2) with the default choice, whose Winograd
+# F(4x4, 3x3) transforms add rounding; one long sum per output gave 1.5x and 1.8x.
 FLOAT64_REFERENCE = {"yolo_like"}
 
 
@@ -41,7 +42,7 @@ def _check_against_float64(model_path, inputs, onyx_out, ort_out):
         assert t.shape == g.shape == o.shape
         onyx_err, ort_err = np.abs(g - t), np.abs(o - t)
         assert onyx_err.max() <= 1e-4 * np.abs(t).max(), (onyx_err.max(), np.abs(t).max())
-        assert onyx_err.mean() <= 2.0 * ort_err.mean(), (onyx_err.mean(), ort_err.mean())
+        assert onyx_err.mean() <= 1.6 * ort_err.mean(), (onyx_err.mean(), ort_err.mean())
 
 
 @pytest.mark.parametrize("name", DEFAULT_SET)
