@@ -195,9 +195,9 @@ TEST(ConvDirect, ManyInputChunks) {
 }
 
 // Long reductions (1152 products per output) stay near the float64 answer: the tiles sum channel
-// blocks in partial sums (kPartialSumTerms) instead of one long float32 chain, which measured
-// 2.5e-7 (AVX2) and 3.8e-7 (scalar) here against 2.0-2.1e-7 now. Inputs have a positive mean,
-// as after SiLU/ReLU, so the running sums grow as in real networks.
+// blocks in partial sums (kPartialSumTerms); one long float32 chain per output measured 2.5e-7
+// (AVX2) and 3.8e-7 (scalar) here, against 2.0-2.1e-7 with the partial sums. Inputs have a
+// positive mean, as after SiLU/ReLU, so the running sums grow as in real networks.
 TEST(ConvDirect, LongReductionStaysNearFloat64) {
   const Conv2dShape s = Shape(1, 128, 10, 10, 64, 1, 3, 3, 1, 1, 1);
   std::mt19937 rng(21);
@@ -223,7 +223,8 @@ TEST(ConvDirect, LongReductionStaysNearFloat64) {
   ForEachIsa([&](const std::string&) {
     const DirectConv engine(s, w.data());
     for (bool blocked : {false, true}) {
-      const std::vector<float> got = testing::RunEngine(engine, s, x, nullptr, nullptr, ConvActivation{}, blocked, nullptr);
+      const std::vector<float> got =
+          testing::RunEngine(engine, s, x, nullptr, nullptr, ConvActivation{}, blocked, nullptr);
       double err = 0.0, norm = 0.0;
       for (size_t i = 0; i < want.size(); ++i) {
         err += (got[i] - want[i]) * (got[i] - want[i]);
