@@ -23,12 +23,10 @@ struct Vec {
   static Vec LoadMasked(const float* p, LaneMask m) { return {_mm256_maskload_ps(p, m)}; }
   static void Store(float* p, Vec a) { _mm256_storeu_ps(p, a.v); }
   static void StorePartial(float* p, Vec a, int64_t n) { _mm256_maskstore_ps(p, Mask(n), a.v); }
-  static Vec Fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }   // a * b + c
-  static Vec Fnma(Vec a, Vec b, Vec c) { return {_mm256_fnmadd_ps(a.v, b.v, c.v)}; }  // c - a * b
+  static Vec Fma(Vec a, Vec b, Vec c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }  // a * b + c
   static Vec Add(Vec a, Vec b) { return {_mm256_add_ps(a.v, b.v)}; }
   static Vec Sub(Vec a, Vec b) { return {_mm256_sub_ps(a.v, b.v)}; }
   static Vec Mul(Vec a, Vec b) { return {_mm256_mul_ps(a.v, b.v)}; }
-  static Vec Div(Vec a, Vec b) { return {_mm256_div_ps(a.v, b.v)}; }
   static Vec Max(Vec a, Vec b) { return {_mm256_max_ps(a.v, b.v)}; }
   static Vec Min(Vec a, Vec b) { return {_mm256_min_ps(a.v, b.v)}; }
   // 1 / a to about 2 ulp for positive normal a below 2^126: the 12-bit estimate and one Newton
@@ -38,12 +36,11 @@ struct Vec {
     return {_mm256_fmadd_ps(r, _mm256_fnmadd_ps(a.v, r, _mm256_set1_ps(1.0f)), r)};
   }
   static Vec Round(Vec a) { return {_mm256_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
-  static Vec Pow2(Vec n) {
+  // p * 2^n for integral n in [-126, 127]: 2^n built in the exponent bits.
+  static Vec Scale2(Vec p, Vec n) {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n.v), _mm256_set1_epi32(127));
-    return {_mm256_castsi256_ps(_mm256_slli_epi32(e, 23))};
+    return {_mm256_mul_ps(p.v, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)))};
   }
-  // p * 2^n for integral n in [-126, 127].
-  static Vec Scale2(Vec p, Vec n) { return Mul(p, Pow2(n)); }
 
   static Vec LoadEven(const float* p) { return Even(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)); }
   static Vec LoadEvenMasked(const float* p, LaneMask m0, LaneMask m1) {

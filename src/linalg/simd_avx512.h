@@ -29,12 +29,10 @@ struct Vec {
   static Vec LoadMasked(const float* p, LaneMask m) { return {_mm512_maskz_loadu_ps(m, p)}; }
   static void Store(float* p, Vec a) { _mm512_storeu_ps(p, a.v); }
   static void StorePartial(float* p, Vec a, int64_t n) { _mm512_mask_storeu_ps(p, Mask(n), a.v); }
-  static Vec Fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }   // a * b + c
-  static Vec Fnma(Vec a, Vec b, Vec c) { return {_mm512_fnmadd_ps(a.v, b.v, c.v)}; }  // c - a * b
+  static Vec Fma(Vec a, Vec b, Vec c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }  // a * b + c
   static Vec Add(Vec a, Vec b) { return {_mm512_add_ps(a.v, b.v)}; }
   static Vec Sub(Vec a, Vec b) { return {_mm512_sub_ps(a.v, b.v)}; }
   static Vec Mul(Vec a, Vec b) { return {_mm512_mul_ps(a.v, b.v)}; }
-  static Vec Div(Vec a, Vec b) { return {_mm512_div_ps(a.v, b.v)}; }
   static Vec Max(Vec a, Vec b) { return {_mm512_max_ps(a.v, b.v)}; }
   static Vec Min(Vec a, Vec b) { return {_mm512_min_ps(a.v, b.v)}; }
   // 1 / a to about 1 ulp for positive normal a: the 14-bit estimate and one Newton step, a
@@ -44,11 +42,6 @@ struct Vec {
     return {_mm512_fmadd_ps(r, _mm512_fnmadd_ps(a.v, r, _mm512_set1_ps(1.0f)), r)};
   }
   static Vec Round(Vec a) { return {_mm512_roundscale_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)}; }
-  // 2^n for integral n in [-126, 127].
-  static Vec Pow2(Vec n) {
-    const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n.v), _mm512_set1_epi32(127));
-    return {_mm512_castsi512_ps(_mm512_slli_epi32(e, 23))};
-  }
   // p * 2^n for integral n in [-126, 127], in one instruction.
   static Vec Scale2(Vec p, Vec n) { return {_mm512_scalef_ps(p.v, n.v)}; }
 

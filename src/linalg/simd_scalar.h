@@ -48,10 +48,6 @@ struct Vec {
     for (int i = 0; i < kWidth; ++i) c.v[i] += a.v[i] * b.v[i];
     return c;
   }
-  static Vec Fnma(Vec a, Vec b, Vec c) {  // c - a * b
-    for (int i = 0; i < kWidth; ++i) c.v[i] -= a.v[i] * b.v[i];
-    return c;
-  }
   static Vec Add(Vec a, Vec b) {
     for (int i = 0; i < kWidth; ++i) a.v[i] += b.v[i];
     return a;
@@ -62,10 +58,6 @@ struct Vec {
   }
   static Vec Mul(Vec a, Vec b) {
     for (int i = 0; i < kWidth; ++i) a.v[i] *= b.v[i];
-    return a;
-  }
-  static Vec Div(Vec a, Vec b) {
-    for (int i = 0; i < kWidth; ++i) a.v[i] /= b.v[i];
     return a;
   }
   static Vec Max(Vec a, Vec b) {
@@ -83,10 +75,6 @@ struct Vec {
   static Vec Round(Vec a) {
     for (int i = 0; i < kWidth; ++i) a.v[i] = std::nearbyint(a.v[i]);
     return a;
-  }
-  static Vec Pow2(Vec n) {
-    for (int i = 0; i < kWidth; ++i) n.v[i] = std::ldexp(1.0f, static_cast<int>(n.v[i]));
-    return n;
   }
   static Vec Scale2(Vec p, Vec n) {
     for (int i = 0; i < kWidth; ++i) p.v[i] = std::ldexp(p.v[i], static_cast<int>(n.v[i]));
