@@ -179,6 +179,40 @@ void BmSgemmPackedB(benchmark::State& state, std::string isa, int64_t m, int64_t
   linalg::ForceIsa("auto");
 }
 
+// The same product over a model's worth of distinct packed weights (512 MB, cycled), so that B
+// comes from memory at each call as in a session run, not from the cache the previous iteration
+// left it in.
+void BmSgemmPackedBCold(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads) {
+  if (!linalg::ForceIsa(isa)) {
+    state.SkipWithError("ISA not supported");
+    return;
+  }
+  Operands& ops = GetOperands(isa, m, n, k, false);
+  static std::string key;
+  static std::vector<linalg::PackedB> packs;
+  if (key != ops.key) {
+    packs.clear();
+    key = ops.key;
+    const int64_t count = std::max<int64_t>(2, (int64_t{512} << 20) / (k * n * static_cast<int64_t>(sizeof(float))));
+    for (int64_t i = 0; i < count; ++i) packs.emplace_back(false, k, n, ops.b.data(), n, Pool(2));
+  }
+  ThreadPool* pool = Pool(threads);
+  PairedPeak paired(isa, threads, 2.0 * m * n * k);
+  size_t next = 0;
+  const double cpu_start = ProcessCpuSeconds();
+  for (auto _ : state) {
+    paired.Start();
+    linalg::SgemmPackedB(false, m, n, k, 1.0f, ops.a.data(), k, packs[next], 0.0f, ops.c.data(), n, pool, nullptr);
+    next = (next + 1) % packs.size();
+    benchmark::DoNotOptimize(ops.c.data());
+    benchmark::ClobberMemory();
+    paired.Stop(state);
+  }
+  paired.Report(state);
+  SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
+  linalg::ForceIsa("auto");
+}
+
 void BmFmaPeak(benchmark::State& state, std::string isa) {
   double flops = 0.0;
   const double cpu_start = ProcessCpuSeconds();
@@ -228,6 +262,15 @@ void RegisterAll() {
           if (n == 3072) Register("SgemmPackedB+bias+gelu" + suffix, BmSgemmPackedB, isa, m, n, k, threads, true);
           if (n <= 3072) Register("SgemmTransB" + suffix, BmSgemm, isa, m, n, k, threads, true);
         }
+  }
+  // BERT-base's projections with their weights cold, as in a session run.
+  for (const std::string& isa : isas) {
+    if (isa == "scalar") continue;
+    for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{{768, 768}, {768, 3072}, {3072, 768}})
+      for (const int threads : {1, 2})
+        Register("SgemmPackedBCold/" + isa + "/128x" + std::to_string(n) + "x" + std::to_string(k) +
+                     "/threads:" + std::to_string(threads),
+                 BmSgemmPackedBCold, isa, 128, n, k, threads);
   }
   // ViT-tiny (197 tokens, hidden 192, MLP 768, head 64): small products where packing A, the
   // ragged last row panel and per-call overhead matter. Attention's per-head Q K^T and P V.

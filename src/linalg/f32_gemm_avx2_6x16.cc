@@ -33,6 +33,7 @@ namespace onyx::linalg {
 
 constexpr F32GemmKernel kF32GemmAvx2_6x16 = {
     "avx2", "f32_gemm_avx2_6x16", 6, 16, 512, &Tile<GemmAvx2, 6, 2>, &PackA<GemmAvx2, 6>, &PackB<GemmAvx2, 16>,
+    /*cold_b_panel_outer=*/false,
 };
 
 }  // namespace onyx::linalg

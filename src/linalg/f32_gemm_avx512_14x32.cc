@@ -38,6 +38,7 @@ namespace onyx::linalg {
 // pre-packed B).
 constexpr F32GemmKernel kF32GemmAvx512_14x32 = {
     "avx512", "f32_gemm_avx512_14x32", 14, 32, 512, &Tile<GemmAvx512, 14, 2>, &PackA<GemmAvx512, 14>, &PackB<GemmAvx512, 32>,
+    /*cold_b_panel_outer=*/true,
 };
 
 }  // namespace onyx::linalg

@@ -52,6 +52,7 @@ namespace onyx::linalg {
 
 constexpr F32GemmKernel kF32GemmScalar4x8 = {
     "scalar", "f32_gemm_scalar_4x8", 4, 8, 256, &Tile<Scalar, 4, 8>, &PackA<Scalar, 4>, &PackB<Scalar, 8>,
+    /*cold_b_panel_outer=*/false,
 };
 
 }  // namespace onyx::linalg

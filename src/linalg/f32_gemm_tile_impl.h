@@ -239,6 +239,43 @@ __attribute__((always_inline)) inline void TileStep(typename S::V (&acc)[R][NV],
   }
 }
 
+// The K loop of TileKernel: acc (and, with kSets > 1, the extra sets on alternating steps) +=
+// A x B over t.kc steps. kPrefetch: also fetch one line of t.prefetch into L2 every
+// 2^t.prefetch_shift steps (its own instantiation, so the loop without it has no test per step).
+template <class S, int MR, int R, int NV, bool kDirectA, int kSets, bool kPrefetch>
+__attribute__((always_inline)) inline void KLoop(typename S::V (&acc)[R][NV], typename S::V (&extra)[kSets][R][NV],
+                                                 const F32GemmTile& t) {
+  const float* a = t.a;
+  const float* b = t.b;
+  const int64_t bs = t.b_stride;
+  const int64_t kc = t.kc;
+  // Per K step A moves one panel row (MR floats) or, in place, one column.
+  constexpr int64_t kAStep = kDirectA ? 1 : MR;
+  DirectARows rows(a, kDirectA ? t.a_row_stride : 0);
+  const char* const pf = reinterpret_cast<const char*>(t.prefetch);
+  const int pf_shift = t.prefetch_shift;
+  int64_t p = 0;
+  if constexpr (kSets > 1) {
+    for (; p + kSets <= kc; p += kSets) {
+      if constexpr (kPrefetch) __builtin_prefetch(pf + ((p >> pf_shift) << 6), 0, 2);
+      TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
+#pragma GCC unroll 4
+      for (int s = 1; s < kSets; ++s) TileStep<S, R, NV, kDirectA>(extra[s], a + s * kAStep, rows, s, b + s * bs, bs);
+      a += kSets * kAStep;
+      if constexpr (kDirectA) rows.Advance(kSets);
+      b += kSets * bs;
+    }
+  }
+#pragma GCC unroll 2
+  for (; p < kc; ++p) {
+    if constexpr (kPrefetch) __builtin_prefetch(pf + ((p >> pf_shift) << 6), 0, 2);
+    TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
+    a += kAStep;
+    if constexpr (kDirectA) rows.Advance(1);
+    b += bs;
+  }
+}
+
 // R rows (R <= MR; the A panel still has MR floats per step) by NV vectors of columns. kDirectA:
 // A is read in place, row-major with row stride t.a_row_stride (no packing; only R rows read).
 template <class S, int MR, int R, int NV, bool kDirectA>
@@ -268,31 +305,11 @@ void TileKernel(const F32GemmTile& t) {
     __builtin_prefetch(t.c + i * t.ldc + NV * L - 1, 1, 3);
   }
 
-  const float* a = t.a;
-  const float* b = t.b;
-  const int64_t bs = t.b_stride;
-  const int64_t kc = t.kc;
-  // Per K step A moves one panel row (MR floats) or, in place, one column.
-  constexpr int64_t kAStep = kDirectA ? 1 : MR;
-  DirectARows rows(a, kDirectA ? t.a_row_stride : 0);
-  int64_t p = 0;
-  if constexpr (kSets > 1) {
-    for (; p + kSets <= kc; p += kSets) {
-      TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
-#pragma GCC unroll 4
-      for (int s = 1; s < kSets; ++s) TileStep<S, R, NV, kDirectA>(extra[s], a + s * kAStep, rows, s, b + s * bs, bs);
-      a += kSets * kAStep;
-      if constexpr (kDirectA) rows.Advance(kSets);
-      b += kSets * bs;
-    }
-  }
-#pragma GCC unroll 2
-  for (; p < kc; ++p) {
-    TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
-    a += kAStep;
-    if constexpr (kDirectA) rows.Advance(1);
-    b += bs;
-  }
+  // The driver asks for a prefetch only with a packed A.
+  if (!kDirectA && t.prefetch != nullptr)
+    KLoop<S, MR, R, NV, kDirectA, kSets, !kDirectA>(acc, extra, t);
+  else
+    KLoop<S, MR, R, NV, kDirectA, kSets, false>(acc, extra, t);
   if constexpr (kSets > 1) {
 #pragma GCC unroll 16
     for (int i = 0; i < R; ++i)

@@ -395,6 +395,22 @@ TEST_P(SgemmVariant, TransformerShape) {
   Check(c, rng_);
 }
 
+// A constant B (PackedB, cold in cache) times a packed A block: the AVX-512 kernel sweeps every
+// A panel past each B panel while the tiles prefetch the next B panel. A is packed because its
+// rows are 1024 floats apart, or it is transposed. Ragged column panels, several K blocks (the
+// prefetch then reaches into the next block), beta, the epilogue after the last block, threads.
+TEST_P(SgemmVariant, ConstantBSweptPanelByPanel) {
+  for (const int threads : {1, 2})
+    for (const bool ta : {false, true})
+      for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{128, 771, 1024}, {29, 97, 3072}, {13, 2000, 1024}}) {
+        Case c;
+        c.mode = Case::kPackedB, c.threads = threads, c.trans_a = ta;
+        c.m = m, c.n = n, c.k = k, c.beta = 0.5f, c.bias_col = true, c.residual = true;
+        c.activation = GemmEpilogue::kGeluErf;
+        Check(c, rng_);
+      }
+}
+
 // A packed B bigger than any cache (> 8M floats per K block) takes taller row blocks; m spans
 // several default row blocks. Checked on sampled elements against a double-precision dot.
 TEST_P(SgemmVariant, PackedBStreamedFromMemory) {
