@@ -54,8 +54,8 @@ struct F32GemmKernel {
   F32PackAFn pack_a;
   F32PackBFn pack_b;
   // With a constant B cold in cache, sweep every A panel past each B panel while the tiles
-  // prefetch the next one (see RunBlock). Measured per kernel: AVX-512's 14 x 32 tile gains
-  // 10-18% on BERT's and GPT-2's shapes; AVX2's 6 x 16 lost 3% on 256 x 768 x 3072.
+  // prefetch the next one (see RunBlock). Measured per kernel with B cold: AVX-512's 14 x 32
+  // tile gains 7-18% on BERT's and GPT-2's shapes; AVX2's 6 x 16 lost 3% on 256 x 768 x 3072.
   bool cold_b_panel_outer;
 };
 
