@@ -129,64 +129,63 @@ Operands& GetOperands(const std::string& isa, int64_t m, int64_t n, int64_t k, b
   return ops;
 }
 
-// B as given each call (packed inside Sgemm); trans_b: B stored [N, K], as nn.Linear weights.
-void BmSgemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads, bool trans_b) {
-  if (!linalg::ForceIsa(isa)) {
-    state.SkipWithError("ISA not supported");
-    return;
-  }
-  Operands& ops = GetOperands(isa, m, n, k, false);
-  ThreadPool* pool = Pool(threads);
-  const int64_t ldb = trans_b ? k : n;
-  PairedPeak paired(isa, threads, 2.0 * m * n * k);
+// Forces the ISA being measured, or marks the benchmark skipped when the CPU lacks it.
+bool UseIsa(benchmark::State& state, const std::string& isa) {
+  if (linalg::ForceIsa(isa)) return true;
+  state.SkipWithError("ISA not supported");
+  return false;
+}
+
+// Times `call` (one product of flops_per_call) each iteration, paired with the FMA peak, and
+// sets the counters; then lets the ISA choose itself again.
+template <class Call>
+void MeasureCalls(benchmark::State& state, const std::string& isa, int threads, double flops_per_call, Call call) {
+  PairedPeak paired(isa, threads, flops_per_call);
   const double cpu_start = ProcessCpuSeconds();
   for (auto _ : state) {
     paired.Start();
-    linalg::Sgemm(false, trans_b, m, n, k, 1.0f, ops.a.data(), k, ops.b.data(), ldb, 0.0f, ops.c.data(), n, pool);
-    benchmark::DoNotOptimize(ops.c.data());
+    call();
     benchmark::ClobberMemory();
     paired.Stop(state);
   }
   paired.Report(state);
-  SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
+  SetCounters(state, isa, threads, flops_per_call, ProcessCpuSeconds() - cpu_start);
   linalg::ForceIsa("auto");
+}
+
+// B as given each call (packed inside Sgemm); trans_b: B stored [N, K], as nn.Linear weights.
+void BmSgemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads, bool trans_b) {
+  if (!UseIsa(state, isa)) return;
+  Operands& ops = GetOperands(isa, m, n, k, false);
+  ThreadPool* pool = Pool(threads);
+  const int64_t ldb = trans_b ? k : n;
+  MeasureCalls(state, isa, threads, 2.0 * m * n * k, [&] {
+    linalg::Sgemm(false, trans_b, m, n, k, 1.0f, ops.a.data(), k, ops.b.data(), ldb, 0.0f, ops.c.data(), n, pool);
+    benchmark::DoNotOptimize(ops.c.data());
+  });
 }
 
 // Constant weights packed once (as a session does), with a fused bias + GELU when asked.
 void BmSgemmPackedB(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads,
                     bool gelu) {
-  if (!linalg::ForceIsa(isa)) {
-    state.SkipWithError("ISA not supported");
-    return;
-  }
+  if (!UseIsa(state, isa)) return;
   Operands& ops = GetOperands(isa, m, n, k, true);
   ThreadPool* pool = Pool(threads);
   linalg::GemmEpilogue ep;
   ep.bias_per_col = ops.bias.data();
   ep.activation = linalg::GemmEpilogue::kGeluErf;
-  PairedPeak paired(isa, threads, 2.0 * m * n * k);
-  const double cpu_start = ProcessCpuSeconds();
-  for (auto _ : state) {
-    paired.Start();
+  MeasureCalls(state, isa, threads, 2.0 * m * n * k, [&] {
     linalg::SgemmPackedB(false, m, n, k, 1.0f, ops.a.data(), k, *ops.packed, 0.0f, ops.c.data(), n, pool,
                          gelu ? &ep : nullptr);
     benchmark::DoNotOptimize(ops.c.data());
-    benchmark::ClobberMemory();
-    paired.Stop(state);
-  }
-  paired.Report(state);
-  SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
-  linalg::ForceIsa("auto");
+  });
 }
 
 // The same product over a model's worth of distinct packed weights (512 MB, cycled), so that B
 // comes from memory at each call as in a session run, not from the cache the previous iteration
 // left it in.
 void BmSgemmPackedBCold(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads) {
-  if (!linalg::ForceIsa(isa)) {
-    state.SkipWithError("ISA not supported");
-    return;
-  }
+  if (!UseIsa(state, isa)) return;
   Operands& ops = GetOperands(isa, m, n, k, false);
   static std::string key;
   static std::vector<linalg::PackedB> packs;
@@ -197,20 +196,12 @@ void BmSgemmPackedBCold(benchmark::State& state, std::string isa, int64_t m, int
     for (int64_t i = 0; i < count; ++i) packs.emplace_back(false, k, n, ops.b.data(), n, Pool(2));
   }
   ThreadPool* pool = Pool(threads);
-  PairedPeak paired(isa, threads, 2.0 * m * n * k);
   size_t next = 0;
-  const double cpu_start = ProcessCpuSeconds();
-  for (auto _ : state) {
-    paired.Start();
+  MeasureCalls(state, isa, threads, 2.0 * m * n * k, [&] {
     linalg::SgemmPackedB(false, m, n, k, 1.0f, ops.a.data(), k, packs[next], 0.0f, ops.c.data(), n, pool, nullptr);
     next = (next + 1) % packs.size();
     benchmark::DoNotOptimize(ops.c.data());
-    benchmark::ClobberMemory();
-    paired.Stop(state);
-  }
-  paired.Report(state);
-  SetCounters(state, isa, threads, 2.0 * m * n * k, ProcessCpuSeconds() - cpu_start);
-  linalg::ForceIsa("auto");
+  });
 }
 
 void BmFmaPeak(benchmark::State& state, std::string isa) {
