@@ -288,7 +288,7 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
         const bool a_block_small = mcb * kcb * static_cast<int64_t>(sizeof(float)) <= L2Bytes() / 4;
         if (p.b_from_memory && !b_streams && kern.cold_b_panel_outer && !direct_a && a_block_small) {
           const int64_t panel_floats = kcb * nr;
-          const int64_t lines_per_tile = CeilDiv(panel_floats * 4, 64 * panels);
+          const int64_t lines_per_tile = CeilDiv(panel_floats, kPrefetchLineFloats * panels);
           t.prefetch_shift = 0;
           while (lines_per_tile > 0 && (kcb >> (t.prefetch_shift + 1)) >= lines_per_tile) ++t.prefetch_shift;
           // The panel swept after panel j: the strip's next one, else the strip's first again for
@@ -302,7 +302,7 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
           for (int64_t j = js; j < js + nsb; j += nr) {
             const float* next = next_panel(j);
             for (int64_t q = 0; q < panels; ++q)
-              run_tile(q, j, next != nullptr ? next + q * lines_per_tile * (64 / sizeof(float)) : nullptr);
+              run_tile(q, j, next != nullptr ? next + q * lines_per_tile * kPrefetchLineFloats : nullptr);
           }
           continue;
         }

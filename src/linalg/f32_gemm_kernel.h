@@ -6,6 +6,10 @@
 
 namespace onyx::linalg {
 
+// The cache line F32GemmTile::prefetch advances by, in bytes and in floats.
+constexpr int64_t kPrefetchLineBytes = 64;
+constexpr int64_t kPrefetchLineFloats = kPrefetchLineBytes / static_cast<int64_t>(sizeof(float));
+
 // One MR x NR tile of C:  C[0:mr, 0:nr] = alpha * A_panel * B_panel + beta * C, then, when
 // `finish` is set (last K block), the epilogue of gemm.h's GemmEpilogue.
 struct F32GemmTile {

@@ -257,7 +257,7 @@ __attribute__((always_inline)) inline void KLoop(typename S::V (&acc)[R][NV], ty
   int64_t p = 0;
   if constexpr (kSets > 1) {
     for (; p + kSets <= kc; p += kSets) {
-      if constexpr (kPrefetch) __builtin_prefetch(pf + ((p >> pf_shift) << 6), 0, 2);
+      if constexpr (kPrefetch) __builtin_prefetch(pf + (p >> pf_shift) * kPrefetchLineBytes, 0, 2);
       TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
 #pragma GCC unroll 4
       for (int s = 1; s < kSets; ++s) TileStep<S, R, NV, kDirectA>(extra[s], a + s * kAStep, rows, s, b + s * bs, bs);
@@ -268,7 +268,7 @@ __attribute__((always_inline)) inline void KLoop(typename S::V (&acc)[R][NV], ty
   }
 #pragma GCC unroll 2
   for (; p < kc; ++p) {
-    if constexpr (kPrefetch) __builtin_prefetch(pf + ((p >> pf_shift) << 6), 0, 2);
+    if constexpr (kPrefetch) __builtin_prefetch(pf + (p >> pf_shift) * kPrefetchLineBytes, 0, 2);
     TileStep<S, R, NV, kDirectA>(acc, a, rows, 0, b, bs);
     a += kAStep;
     if constexpr (kDirectA) rows.Advance(1);
