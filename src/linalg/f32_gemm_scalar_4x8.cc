@@ -25,6 +25,7 @@ struct Scalar {
   static V Sub(V a, V b) { return a - b; }
   static V Mul(V a, V b) { return a * b; }
   static V Div(V a, V b) { return a / b; }
+  static V Reciprocal(V a) { return 1.0f / a; }
   static V Fma(V a, V b, V c) { return a * b + c; }
   static V Fnma(V a, V b, V c) { return c - a * b; }
   static V SquareLo(V x, V hi) { return static_cast<float>(static_cast<double>(x) * x - hi); }

