@@ -402,7 +402,10 @@ TEST_P(SgemmVariant, TransformerShape) {
 TEST_P(SgemmVariant, ConstantBSweptPanelByPanel) {
   for (const int threads : {1, 2})
     for (const bool ta : {false, true})
-      for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{128, 771, 1024}, {29, 97, 3072}, {13, 2000, 1024}}) {
+      // 64 x 330: 11 column panels, where A is packed for the cold-B order but read in place for a
+      // warm B (kDirectAMaxPanelsColdB).
+      for (const auto& [m, n, k] :
+           {std::tuple<int64_t, int64_t, int64_t>{128, 771, 1024}, {29, 97, 3072}, {13, 2000, 1024}, {64, 330, 768}}) {
         Case c;
         c.mode = Case::kPackedB, c.threads = threads, c.trans_a = ta;
         c.m = m, c.n = n, c.k = k, c.beta = 0.5f, c.bias_col = true, c.residual = true;
