@@ -188,9 +188,9 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
   const int64_t ns = p.packed_b != nullptr ? RoundUp(n1 - n0, nr) : std::min(BlockNs(kc, nc), RoundUp(n1 - n0, nr));
   // With one row panel each B value is used once: read B in place, except a ragged last panel.
   const bool direct_b = p.packed_b == nullptr && !p.trans_b && m1 - m0 <= mr;
-  // Whether the cold-B order below can apply (its A block bound checked here for the largest).
-  const bool cold_b_order = p.b_from_memory && !b_streams && kern.cold_b_panel_outer &&
-                            mc * kc * static_cast<int64_t>(sizeof(float)) <= L2Bytes() / 4;
+  // Whether the cold-B order below suits this B and kernel, and (for the largest A block) can apply.
+  const bool cold_b = p.b_from_memory && !b_streams && kern.cold_b_panel_outer;
+  const bool cold_b_order = cold_b && mc * kc * static_cast<int64_t>(sizeof(float)) <= L2Bytes() / 4;
   const bool direct_a = p.packed_a == nullptr && DirectA(p, n1 - n0, cold_b_order);
   const int64_t a_floats = p.packed_a != nullptr || direct_a ? 0 : RoundUp(mc * kc, 16);
   const int64_t b_floats = p.packed_b != nullptr ? 0 : direct_b ? kc * nr : ns * kc;
@@ -294,7 +294,7 @@ void RunBlock(const Problem& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) 
         // read in place are 14 streams the L1 prefetcher cannot follow. A B too big for any cache
         // (b_streams) already gets row blocks tall enough to read it once, and gained nothing.
         const bool a_block_small = mcb * kcb * static_cast<int64_t>(sizeof(float)) <= L2Bytes() / 4;
-        if (p.b_from_memory && !b_streams && kern.cold_b_panel_outer && !direct_a && a_block_small) {
+        if (cold_b && !direct_a && a_block_small) {
           const int64_t panel_floats = kcb * nr;
           const int64_t lines_per_tile = CeilDiv(panel_floats, kPrefetchLineFloats * panels);
           t.prefetch_shift = 0;
