@@ -137,19 +137,7 @@ void RunGemmConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C*
     }
   };
 
-  const int64_t jobs = p.batch * p.group;
-  const int threads = pool != nullptr ? pool->num_threads() : 1;
-  if (p.group > 1 && jobs >= threads) {
-    const double cost = 2.0 * static_cast<double>(mg * kdim) * static_cast<double>(out_size);
-    ThreadPool::For(pool, jobs, cost, [&](int64_t begin, int64_t end) {
-      std::vector<C> col;
-      for (int64_t j = begin; j < end; ++j) one(j / p.group, j % p.group, col, nullptr);
-    });
-  } else {
-    std::vector<C> col;
-    for (int64_t n = 0; n < p.batch; ++n)
-      for (int64_t gi = 0; gi < p.group; ++gi) one(n, gi, col, pool);
-  }
+  nn::ForEachImageGroup<C>(p.batch, p.group, 2.0 * static_cast<double>(mg * kdim) * static_cast<double>(out_size), pool, one);
 }
 
 // The 2-D shape of a 1-D or 2-D convolution (1-D as height 1).

@@ -37,6 +37,26 @@ void GemmNN(int64_t m, int64_t n, int64_t k, const C* a, int64_t lda, const C* b
   }
 }
 
+// Calls one(n, group, col, pool) for every image n and group of an im2col-style convolution:
+// in parallel over them when the groups alone give every thread work (each part with its own
+// col buffer and single-threaded GEMMs), else in turn, with the pool inside each GEMM.
+// cost is one call's work (twice its multiply-adds).
+template <typename C, typename One>
+void ForEachImageGroup(int64_t batch, int64_t groups, double cost, ThreadPool* pool, const One& one) {
+  const int64_t jobs = batch * groups;
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  if (groups > 1 && jobs >= threads) {
+    ThreadPool::For(pool, jobs, cost, [&](int64_t begin, int64_t end) {
+      std::vector<C> col;
+      for (int64_t j = begin; j < end; ++j) one(j / groups, j % groups, col, nullptr);
+    });
+  } else {
+    std::vector<C> col;
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t g = 0; g < groups; ++g) one(n, g, col, pool);
+  }
+}
+
 // The tensor's elements as compute type C: a view when T is C, else converted into `storage`.
 template <typename T, typename C>
 const C* ComputeView(const Tensor& t, std::vector<C>& storage) {
