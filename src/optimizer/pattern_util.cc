@@ -4,19 +4,23 @@
 
 namespace onyx {
 
-std::optional<std::vector<int64_t>> ConstantInts(GraphEditor& editor, const ir::Node& node, size_t input) {
-  if (input >= node.inputs.size() || node.inputs[input].empty()) return std::nullopt;
-  const Tensor* t = editor.Constant(node.inputs[input]);
-  if (t == nullptr) return std::nullopt;
-  std::vector<int64_t> v(static_cast<size_t>(t->size()));
-  if (t->dtype() == DataType::kInt64) {
-    for (int64_t i = 0; i < t->size(); ++i) v[i] = t->data<int64_t>()[i];
-  } else if (t->dtype() == DataType::kInt32) {
-    for (int64_t i = 0; i < t->size(); ++i) v[i] = t->data<int32_t>()[i];
+std::optional<std::vector<int64_t>> IntsOf(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.size()));
+  if (t.dtype() == DataType::kInt64) {
+    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<int64_t>()[i];
+  } else if (t.dtype() == DataType::kInt32) {
+    for (int64_t i = 0; i < t.size(); ++i) v[i] = t.data<int32_t>()[i];
   } else {
     return std::nullopt;
   }
   return v;
+}
+
+std::optional<std::vector<int64_t>> ConstantInts(GraphEditor& editor, const ir::Node& node, size_t input) {
+  if (input >= node.inputs.size() || node.inputs[input].empty()) return std::nullopt;
+  const Tensor* t = editor.Constant(node.inputs[input]);
+  if (t == nullptr) return std::nullopt;
+  return IntsOf(*t);
 }
 
 std::optional<double> ConstantScalar(GraphEditor& editor, const std::string& value) {

@@ -10,6 +10,8 @@
 
 namespace onyx {
 
+// The values of an int32/int64 tensor, or nullopt for other element types.
+std::optional<std::vector<int64_t>> IntsOf(const Tensor& t);
 // Integer values of a constant int32/int64 input, when it is constant.
 std::optional<std::vector<int64_t>> ConstantInts(GraphEditor& editor, const ir::Node& node, size_t input);
 // A constant scalar (any numeric type, one element) as double.

@@ -247,15 +247,7 @@ std::optional<Tensor> ConstTensor(GraphEditor& editor, const std::string& value)
 std::optional<std::vector<int64_t>> ConstInts(GraphEditor& editor, const std::string& value) {
   auto t = ConstTensor(editor, value);
   if (!t) return std::nullopt;
-  std::vector<int64_t> v(static_cast<size_t>(t->size()));
-  if (t->dtype() == DataType::kInt64) {
-    for (int64_t i = 0; i < t->size(); ++i) v[i] = t->data<int64_t>()[i];
-  } else if (t->dtype() == DataType::kInt32) {
-    for (int64_t i = 0; i < t->size(); ++i) v[i] = t->data<int32_t>()[i];
-  } else {
-    return std::nullopt;
-  }
-  return v;
+  return IntsOf(*t);
 }
 
 std::optional<double> ConstScalar(GraphEditor& editor, const std::string& value) {
