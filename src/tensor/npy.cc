@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/utf8_encode.h"
 
 namespace onyx {
 namespace {
@@ -24,24 +25,7 @@ constexpr NpyType kNpyTypes[] = {
 
 std::string Utf32ToUtf8(const char32_t* s, size_t n) {
   std::string out;
-  for (size_t i = 0; i < n && s[i] != 0; ++i) {
-    const char32_t c = s[i];
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xC0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-      out += static_cast<char>(0xE0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (c >> 18));
-      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-  }
+  for (size_t i = 0; i < n && s[i] != 0; ++i) utf8::Append(out, s[i]);
   return out;
 }
 

@@ -7,12 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "base/utf8_encode.h"  // Append
+
 namespace onyx::utf8 {
 
 // Decodes the code point starting at s[i] and advances i. Invalid or truncated sequences yield
 // the single byte (as a value 0x80..0xFF flagged by `valid` = false).
 char32_t Next(std::string_view s, size_t& i, bool* valid = nullptr);
-void Append(std::string& out, char32_t c);
 
 // Simple (one-to-one) Unicode case mapping for the Latin, Greek, Cyrillic and Armenian blocks
 // and the fullwidth Latin letters; other code points map to themselves.
