@@ -9,10 +9,10 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 
 #include "base/check.h"
+#include "base/type_traits.h"
 #include "platform/thread_pool.h"
 
 namespace onyx {
@@ -356,29 +356,10 @@ bool RoundTrips(const char* text, size_t len, double value, DataType type) {
 }
 
 // Direct loops for the common pairs of byte-aligned types, with the same rules as the carrier
-// path (float -> integer truncates and wraps through int64; NaN -> 0).
-template <typename T>
-struct Native {
-  using type = T;
-};
-using NativeTypes = std::tuple<Native<float>, Native<double>, Native<int8_t>, Native<int16_t>, Native<int32_t>,
-                               Native<int64_t>, Native<uint8_t>, Native<uint16_t>, Native<uint32_t>,
-                               Native<uint64_t>, Native<bool>>;
-
-template <typename T>
-constexpr DataType NativeType() {
-  if constexpr (std::is_same_v<T, float>) return DataType::kFloat;
-  else if constexpr (std::is_same_v<T, double>) return DataType::kDouble;
-  else if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DataType::kInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUInt8;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::kUInt16;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUInt32;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUInt64;
-  else return DataType::kBool;
-}
+// path (float -> integer truncates and wraps through int64; NaN -> 0): the element types with a
+// C++ type of their own (no float16, bfloat16, float8 or strings).
+using NativeTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+                             bool>;
 
 template <typename To, typename From>
 inline To NativeConvert(From v) {
@@ -394,8 +375,7 @@ inline To NativeConvert(From v) {
 
 template <typename Fn>
 bool WithNative(DataType t, Fn&& fn) {
-  return std::apply([&](auto... tags) { return ((NativeType<typename decltype(tags)::type>() == t ? (fn(tags), true) : false) || ...); },
-                    NativeTypes{});
+  return TryDispatch(NativeTypes{}, t, std::forward<Fn>(fn));
 }
 
 bool IsByteFloat8(DataType t) {
