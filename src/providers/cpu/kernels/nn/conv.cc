@@ -272,13 +272,7 @@ class Conv final : public OpKernel {
       const C* xp = nn::ComputeView<T, C>(x, x_buf);
       const C* bp = b != nullptr ? nn::ComputeView<T, C>(*b, b_buf) : nullptr;
       const C* zp = z != nullptr ? nn::ComputeView<T, C>(*z, z_buf) : nullptr;
-      C* yp;
-      if constexpr (std::is_same_v<T, C>) {
-        yp = y.data<C>();
-      } else {
-        y_buf.resize(static_cast<size_t>(y.size()));
-        yp = y_buf.data();
-      }
+      C* yp = nn::ComputeOutput<T, C>(y, y_buf);
       auto weights = [&]() -> const C* {
         return prepared_weight_.defined() && prepared_weight_.dtype() == DataTypeOf<C>()
                    ? prepared_weight_.data<C>()

@@ -70,6 +70,18 @@ const C* ComputeView(const Tensor& t, std::vector<C>& storage) {
   }
 }
 
+// Where a kernel writes an output of element type T in compute type C: the tensor itself when T
+// is C, else `storage`, to be stored back with StoreFromCompute.
+template <typename T, typename C>
+C* ComputeOutput(Tensor& t, std::vector<C>& storage) {
+  if constexpr (std::is_same_v<T, C>) {
+    return t.data<C>();
+  } else {
+    storage.resize(static_cast<size_t>(t.size()));
+    return storage.data();
+  }
+}
+
 // A tensor converted once to its compute type (float for float16/bfloat16; float and double
 // are shared, not copied). Undefined for other element types.
 inline Tensor ToComputeTensor(const Tensor& t) {

@@ -131,13 +131,7 @@ class ConvTranspose final : public OpKernel {
         wt = wt_buf.data();
       }
       const C* bp = b != nullptr ? nn::ComputeView<T, C>(*b, b_buf) : nullptr;
-      C* yp;
-      if constexpr (std::is_same_v<T, C>) {
-        yp = y.data<C>();
-      } else {
-        y_buf.resize(static_cast<size_t>(y.size()));
-        yp = y_buf.data();
-      }
+      C* yp = nn::ComputeOutput<T, C>(y, y_buf);
       RunConvTranspose<C>(p, xp, wt, bp, yp, ctx.thread_pool());
       nn::StoreFromCompute(yp, y.size(), y.data<T>());
     });

@@ -103,13 +103,7 @@ class DeformConv final : public OpKernel {
       const C* op = nn::ComputeView<T, C>(offset, o_buf);
       const C* mp = mask != nullptr ? nn::ComputeView<T, C>(*mask, m_buf) : nullptr;
       const C* bp = b != nullptr ? nn::ComputeView<T, C>(*b, b_buf) : nullptr;
-      C* yp;
-      if constexpr (std::is_same_v<T, C>) {
-        yp = y.data<C>();
-      } else {
-        y_buf.resize(static_cast<size_t>(y.size()));
-        yp = y_buf.data();
-      }
+      C* yp = nn::ComputeOutput<T, C>(y, y_buf);
       const int64_t cg = in_ch / group_, mg = out_ch / group_, kdim = cg * ksize;
       const int64_t ch_per_og = in_ch / offset_group_;
       std::vector<C> col(static_cast<size_t>(kdim * out_size));
