@@ -8,21 +8,11 @@
 
 #include "base/type_traits.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/nn/norm_params.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 namespace {
-
-// A float-type tensor's values in double (parameters are small).
-std::vector<double> ToDoubles(const Tensor& t, const KernelContext& ctx) {
-  std::vector<double> out(static_cast<size_t>(t.size()));
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.size(); ++i) out[i] = static_cast<double>(ToCompute(p[i]));
-  });
-  return out;
-}
 
 void StoreDoubles(const std::vector<double>& v, Tensor& t, const KernelContext& ctx) {
   Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
@@ -63,7 +53,7 @@ class BatchNormalization final : public OpKernel {
         ctx.Fail(StrCat(names[i], " has ", t.size(), " elements, expected ", params,
                         spatial_ ? " (one per channel)" : " (one per C x D1 x ... element)"));
       if (opset_ < 15 && i < 2 && t.dtype() != x.dtype()) ctx.Fail(StrCat(names[i], " must have X's element type"));
-      p[i] = ToDoubles(t, ctx);
+      p[i] = nn::ParamToDoubles(t, ctx);
     }
     const std::vector<double>& scale = p[0];
     const std::vector<double>& bias = p[1];

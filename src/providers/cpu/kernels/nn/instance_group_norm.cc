@@ -6,20 +6,11 @@
 
 #include "base/type_traits.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/nn/norm_params.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 namespace {
-
-std::vector<double> ParamToDoubles(const Tensor& t, const KernelContext& ctx) {
-  std::vector<double> out(static_cast<size_t>(t.size()));
-  Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.size(); ++i) out[i] = static_cast<double>(ToCompute(p[i]));
-  });
-  return out;
-}
 
 // Normalizes x [N, C, inner] in groups of C / groups channels. scale/bias hold one value per
 // channel (per_channel) or per group.
@@ -78,7 +69,7 @@ class InstanceNormalization final : public OpKernel {
       ctx.Fail(StrCat("scale and B must hold one value per channel (", channels, ")"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    GroupNormalize(x, y, channels, ParamToDoubles(scale, ctx), ParamToDoubles(bias, ctx), true, epsilon_, ctx);
+    GroupNormalize(x, y, channels, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), true, epsilon_, ctx);
   }
 
  private:
@@ -110,7 +101,7 @@ class GroupNormalization final : public OpKernel {
       ctx.Fail(StrCat("scale and bias must hold ", want, per_channel_ ? " values (one per channel)" : " values (one per group)"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    GroupNormalize(x, y, groups_, ParamToDoubles(scale, ctx), ParamToDoubles(bias, ctx), per_channel_, epsilon_, ctx);
+    GroupNormalize(x, y, groups_, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), per_channel_, epsilon_, ctx);
   }
 
  private:
