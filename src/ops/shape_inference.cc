@@ -104,6 +104,21 @@ std::optional<std::vector<Dim>> BroadcastDims(const std::vector<const std::vecto
   return out;
 }
 
+SliceArgs ReadSliceArgs(const InferenceContext& ctx) {
+  SliceArgs a;
+  if (ctx.opset() < 10) {
+    a.starts = ctx.attr_ints("starts");
+    a.ends = ctx.attr_ints("ends");
+    a.axes = ctx.attr_ints("axes");
+  } else {
+    a.starts = ctx.constant_ints(1);
+    a.ends = ctx.constant_ints(2);
+    a.axes = ctx.has_input(3) ? ctx.constant_ints(3) : std::vector<int64_t>{};
+    a.steps = ctx.has_input(4) ? ctx.constant_ints(4) : std::vector<int64_t>{};
+  }
+  return a;
+}
+
 void SameAsInput0(InferenceContext& ctx) {
   const TypeInfo* t = ctx.input(0);
   if (t) ctx.set_output_type(0, std::make_shared<TypeInfo>(*t));

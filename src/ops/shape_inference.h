@@ -105,5 +105,12 @@ std::vector<Dim> KnownDims(const Shape& shape);
 // numpy broadcast of dims; nullopt when some rank is unknown.
 std::optional<std::vector<Dim>> BroadcastDims(const std::vector<const std::vector<Dim>*>& inputs);
 void SameAsInput0(InferenceContext& ctx);
+// Slice's starts, ends, axes and steps: attributes before opset 10, constant inputs after; an
+// omitted optional input is an empty list, and a non-constant one nullopt (steps is nullopt
+// before opset 10, which has none).
+struct SliceArgs {
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+};
+SliceArgs ReadSliceArgs(const InferenceContext& ctx);
 
 }  // namespace onyx

@@ -60,17 +60,7 @@ Values GatherValues(const InferenceContext& ctx) {
 Values SliceValues(const InferenceContext& ctx) {
   auto data = InputValues(ctx, 0);
   if (!data) return std::nullopt;
-  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    starts = ctx.attr_ints("starts");
-    ends = ctx.attr_ints("ends");
-    axes = ctx.attr_ints("axes");
-  } else {
-    starts = ctx.constant_ints(1);
-    ends = ctx.constant_ints(2);
-    axes = ctx.has_input(3) ? ctx.constant_ints(3) : std::vector<int64_t>{};
-    steps = ctx.has_input(4) ? ctx.constant_ints(4) : std::vector<int64_t>{};
-  }
+  auto [starts, ends, axes, steps] = ReadSliceArgs(ctx);
   if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1) return std::nullopt;
   if (!axes->empty() && (axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) return std::nullopt;
   if (steps && !steps->empty() && (steps->size() != 1 || (*steps)[0] != 1)) return std::nullopt;

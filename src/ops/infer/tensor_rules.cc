@@ -239,17 +239,7 @@ void SliceRule(InferenceContext& ctx) {
   const Dims* in = ctx.input_dims(0);
   if (!in) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
   const int64_t rank = static_cast<int64_t>(in->size());
-  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    starts = ctx.attr_ints("starts");
-    ends = ctx.attr_ints("ends");
-    axes = ctx.attr_ints("axes");
-  } else {
-    starts = ctx.constant_ints(1);
-    ends = ctx.constant_ints(2);
-    axes = ctx.has_input(3) ? ctx.constant_ints(3) : std::vector<int64_t>{};
-    steps = ctx.has_input(4) ? ctx.constant_ints(4) : std::vector<int64_t>{};
-  }
+  auto [starts, ends, axes, steps] = ReadSliceArgs(ctx);
   Dims out = *in;
   const bool steps_known = ctx.opset() < 10 || steps.has_value();
   if (!starts || !ends || !axes || !steps_known) {
