@@ -137,7 +137,8 @@ void RunGemmConv(const ConvProblem& p, const C* x, const C* w, const C* bias, C*
     }
   };
 
-  nn::ForEachImageGroup<C>(p.batch, p.group, 2.0 * static_cast<double>(mg * kdim) * static_cast<double>(out_size), pool, one);
+  const double cost = 2.0 * static_cast<double>(mg * kdim) * static_cast<double>(out_size);
+  nn::ForEachImageGroup<C>(p.batch, p.group, cost, pool, one);
 }
 
 // The 2-D shape of a 1-D or 2-D convolution (1-D as height 1).

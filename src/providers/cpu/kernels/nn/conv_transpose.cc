@@ -63,7 +63,8 @@ void RunConvTranspose(const TransposeProblem& p, const C* x, const C* wt, const 
     }
   };
 
-  nn::ForEachImageGroup<C>(p.batch, p.group, 2.0 * static_cast<double>(mk * cg) * static_cast<double>(x_size), pool, one);
+  const double cost = 2.0 * static_cast<double>(mk * cg) * static_cast<double>(x_size);
+  nn::ForEachImageGroup<C>(p.batch, p.group, cost, pool, one);
 }
 
 class ConvTranspose final : public OpKernel {

@@ -69,7 +69,8 @@ class InstanceNormalization final : public OpKernel {
       ctx.Fail(StrCat("scale and B must hold one value per channel (", channels, ")"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    GroupNormalize(x, y, channels, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), true, epsilon_, ctx);
+    GroupNormalize(x, y, channels, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), true, epsilon_,
+                   ctx);
   }
 
  private:
@@ -101,7 +102,8 @@ class GroupNormalization final : public OpKernel {
       ctx.Fail(StrCat("scale and bias must hold ", want, per_channel_ ? " values (one per channel)" : " values (one per group)"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    GroupNormalize(x, y, groups_, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), per_channel_, epsilon_, ctx);
+    GroupNormalize(x, y, groups_, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), per_channel_,
+                   epsilon_, ctx);
   }
 
  private:
