@@ -296,30 +296,31 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   const int64_t blocks = (s.in_channels + b - 1) / b;
   const int64_t plane = in.rows * in.cols;
   const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
-  const int64_t unit_floats = out_blocked ? plane * b : plane;
+  const int64_t width = out_blocked ? b : 1;                                          // floats per pixel
+  const int64_t unit_floats = plane * width, row_floats = in.cols * width;
   in.storage = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(units * unit_floats));
   float* dst = in.storage.get();
   const int64_t in_plane = s.in_h * s.in_w;
-  ThreadPool::For(pool, units, static_cast<double>(unit_floats) * 2.0, [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      float* d = dst + u * unit_floats;
-      const int64_t width = out_blocked ? b : 1;  // floats per pixel
-      std::fill(d, d + in.pad_top * in.cols * width, 0.0f);
-      std::fill(d + (in.pad_top + s.in_h) * in.cols * width, d + plane * width, 0.0f);
-      for (int64_t ih = 0; ih < s.in_h; ++ih) {
-        float* row = d + (in.pad_top + ih) * in.cols * width;
-        std::fill(row, row + in.pad_left * width, 0.0f);
-        std::fill(row + (in.pad_left + s.in_w) * width, row + in.cols * width, 0.0f);
-        float* body = row + in.pad_left * width;
-        if (in.blocked) {  // NCHWc given: copy rows of block u
-          std::copy_n(x + (u * in_plane + ih * s.in_w) * b, s.in_w * b, body);
-        } else if (out_blocked) {  // NCHW -> NCHWc, block u = (n, cb)
-          const int64_t n = u / blocks, c0 = (u % blocks) * b;
-          k.block_rows(x + ((n * s.in_channels + c0) * s.in_h + ih) * s.in_w, in_plane,
-                       std::min<int64_t>(b, s.in_channels - c0), s.in_w, body);
-        } else {  // NCHW plane u, padded
-          std::copy_n(x + u * in_plane + ih * s.in_w, s.in_w, body);
-        }
+  // Row by row, so that one big block (a layer with few channels) is copied by every thread.
+  ThreadPool::For(pool, units * in.rows, static_cast<double>(row_floats) * 2.0, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t u = item / in.rows, ih = item % in.rows - in.pad_top;
+      float* row = dst + u * unit_floats + (ih + in.pad_top) * row_floats;
+      if (ih < 0 || ih >= s.in_h) {  // a padding row
+        std::fill(row, row + row_floats, 0.0f);
+        continue;
+      }
+      std::fill(row, row + in.pad_left * width, 0.0f);
+      std::fill(row + (in.pad_left + s.in_w) * width, row + row_floats, 0.0f);
+      float* body = row + in.pad_left * width;
+      if (in.blocked) {  // NCHWc given: copy rows of block u
+        std::copy_n(x + (u * in_plane + ih * s.in_w) * b, s.in_w * b, body);
+      } else if (out_blocked) {  // NCHW -> NCHWc, block u = (n, cb)
+        const int64_t n = u / blocks, c0 = (u % blocks) * b;
+        k.block_rows(x + ((n * s.in_channels + c0) * s.in_h + ih) * s.in_w, in_plane,
+                     std::min<int64_t>(b, s.in_channels - c0), s.in_w, body);
+      } else {  // NCHW plane u, padded
+        std::copy_n(x + u * in_plane + ih * s.in_w, s.in_w, body);
       }
     }
   });

@@ -125,6 +125,27 @@ TEST(ConvDirect, TwoThreads) {
   });
 }
 
+// The padded (and blocked) copy of the input is split by rows among the threads: inputs big
+// enough to be split, with one channel block (a few rows each for every thread), a ragged one,
+// and NCHW planes that are blocked on the way (stride 2, as a first layer).
+TEST(ConvDirect, PaddedInputCopiedByRowsAcrossThreads) {
+  std::mt19937 rng(31);
+  const Conv2dShape shapes[] = {
+      Shape(1, 16, 64, 64, 32, 1, 3, 3, 1, 1, 1),  // one block on AVX-512
+      Shape(2, 20, 48, 40, 16, 1, 3, 3, 1, 1, 2),  // a ragged second block, wide padding
+      Shape(1, 3, 130, 130, 16, 1, 3, 3, 2, 1, 1), // three NCHW planes
+  };
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    ForEachIsa([&](const std::string&) {
+      for (const Conv2dShape& s : shapes) {
+        CheckProblem(s, MakeDirect, rng, true, false, {}, true, &pool, 1e-4f);
+        CheckProblem(s, MakeDirect, rng, false, false, {}, false, &pool, 1e-4f);
+      }
+    });
+  }
+}
+
 // Few or ragged filter-block chunks (2, 3, 5 tasks) make the row split into equal column parts
 // so that 2 and 3 threads get as many tasks each; parts must cover every pixel exactly once,
 // with NCHW outputs (the staged strip) and NCHWc ones.
