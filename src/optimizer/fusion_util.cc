@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "base/check.h"
 #include "base/float_types.h"
@@ -27,6 +28,39 @@ std::optional<Tensor> ConstantNodeValue(const ir::Node& node) {
   if (a.name == "value_ints" && a.type == ir::AttrType::kInts)
     return Tensor::FromVector<int64_t>(DataType::kInt64, {static_cast<int64_t>(a.ints.size())}, a.ints);
   return std::nullopt;
+}
+
+// Calls fn(m, value as double) for each of W's elements, output channel m by m; fn's return value,
+// when it has one, is stored back rounded to W's type (float, double or float16).
+template <typename Fn>
+void ForEachWeight(const Tensor& w, int64_t channels, Tensor* out, Fn&& fn) {
+  const int64_t per_channel = w.size() / channels;
+  auto each = [&](auto read, auto write) {
+    for (int64_t m = 0; m < channels; ++m)
+      for (int64_t k = 0; k < per_channel; ++k) {
+        const int64_t i = m * per_channel + k;
+        if constexpr (std::is_void_v<decltype(fn(m, read(i)))>) {
+          fn(m, read(i));
+        } else {
+          write(i, fn(m, read(i)));
+        }
+      }
+  };
+  switch (w.dtype()) {
+    case DataType::kFloat:
+      each([&](int64_t i) { return static_cast<double>(w.data<float>()[i]); },
+           [&](int64_t i, double v) { out->data<float>()[i] = static_cast<float>(v); });
+      break;
+    case DataType::kDouble:
+      each([&](int64_t i) { return w.data<double>()[i]; }, [&](int64_t i, double v) { out->data<double>()[i] = v; });
+      break;
+    case DataType::kFloat16:
+      each([&](int64_t i) { return static_cast<double>(HalfBitsToFloat(w.data<uint16_t>()[i])); },
+           [&](int64_t i, double v) { out->data<uint16_t>()[i] = FloatToHalfBits(static_cast<float>(v)); });
+      break;
+    default:
+      ONYX_THROW(kInvalidArgument, "Conv weights of type ", DataTypeName(w.dtype()), " cannot be folded into");
+  }
 }
 
 }  // namespace
@@ -263,7 +297,7 @@ std::optional<ConvParams> ReadConvParams(GraphEditor& editor, const ir::Node& co
   p.w = *w;
   p.channels = w->dim(0);
   if (p.channels <= 0) return std::nullopt;
-  p.weights = *ConstDoubles(editor, conv.inputs[1]);
+  p.scale.assign(static_cast<size_t>(p.channels), 1.0);
   if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
     auto b = ConstValue(editor, conv.inputs[2]);
     if (!b || b->dtype() != w->dtype() || b->rank() != 1 || b->dim(0) != p.channels) return std::nullopt;
@@ -274,12 +308,20 @@ std::optional<ConvParams> ReadConvParams(GraphEditor& editor, const ir::Node& co
   return p;
 }
 
+std::vector<double> ConvParams::WeightSums() const {
+  std::vector<double> sums(static_cast<size_t>(channels), 0.0);
+  ForEachWeight(w, channels, nullptr, [&](int64_t m, double v) { sums[static_cast<size_t>(m)] += v; });
+  return sums;
+}
+
 void SetConvParams(GraphEditor& editor, ir::Node* conv, const ConvParams& p, const std::string& tag,
                    bool weights_changed) {
   const DataType dt = p.w.dtype();
   if (weights_changed) {
+    Tensor scaled(dt, p.w.shape());
+    ForEachWeight(p.w, p.channels, &scaled, [&](int64_t m, double v) { return v * p.scale[static_cast<size_t>(m)]; });
     const std::string w = conv->inputs[1] + "_" + tag;
-    editor.SetInput(conv, 1, editor.AddInitializer(w, MakeFloatTensor(dt, p.w.shape(), p.weights)));
+    editor.SetInput(conv, 1, editor.AddInitializer(w, std::move(scaled)));
   }
   const std::string b = conv->name + "_" + tag + "_bias";
   editor.SetInput(conv, 2, editor.AddInitializer(b, MakeFloatTensor(dt, {p.channels}, p.bias)));

@@ -84,17 +84,23 @@ void RemoveAll(GraphEditor& editor, const std::vector<ir::Node*>& nodes);
 std::optional<std::vector<double>> PerChannelValues(GraphEditor& editor, const std::string& value, int64_t rank,
                                                     int64_t channels);
 
-// A Conv's constant weights and bias (zeros when absent) as doubles, for folding per-channel
-// constants into them. Float, double and float16 weights.
+// A Conv's constant weights, a scale per output channel to fold into them, and its bias (zeros
+// when absent) as doubles: the folds are per-channel scales, so the weights are kept as they
+// are (not copied as doubles, twice their size) until SetConvParams writes W[m] * scale[m].
+// Float, double and float16 weights.
 struct ConvParams {
   Tensor w;
-  std::vector<double> weights;
+  std::vector<double> scale;  // one per output channel, 1 until a fold changes it
   std::vector<double> bias;
   int64_t channels = 0;  // output channels, W's dim 0
+
+  // The sum of each output channel's weights in double, as they are (without `scale`).
+  std::vector<double> WeightSums() const;
 };
 std::optional<ConvParams> ReadConvParams(GraphEditor& editor, const ir::Node& conv);
-// Gives the Conv new bias (and, when changed, weight) initializers holding `p`; the old ones
-// may be shared, so they are never changed in place.
+// Gives the Conv new bias (and, when changed, weight) initializers holding `p`, the weights
+// as double(W[m, ...]) * scale[m] rounded once to W's type; the old ones may be shared, so they
+// are never changed in place.
 void SetConvParams(GraphEditor& editor, ir::Node* conv, const ConvParams& p, const std::string& tag,
                    bool weights_changed);
 

@@ -35,10 +35,9 @@ class ConvBatchNormFusion final : public Pass {
       }
       if (stats.size() != 4) continue;
       const double eps = AttrFloat(*bn, "epsilon", 1e-5f);
-      const size_t per_channel = p->weights.size() / static_cast<size_t>(p->channels);
       for (size_t m = 0; m < static_cast<size_t>(p->channels); ++m) {
         const double factor = stats[0][m] / std::sqrt(stats[3][m] + eps);
-        for (size_t k = 0; k < per_channel; ++k) p->weights[m * per_channel + k] *= factor;
+        p->scale[m] = factor;
         p->bias[m] = (p->bias[m] - stats[2][m]) * factor + stats[1][m];
       }
       SetConvParams(editor, conv, *p, "bn_folded", true);

@@ -59,12 +59,10 @@ class ConvInputAffineFusion final : public Pass {
         const std::string x = mul->inputs[1 - scale_side];
         if (x.empty()) continue;
         // B' = B + t sum(W[m]) with the original weights, then W' = s W.
-        const size_t per_channel = p->weights.size() / static_cast<size_t>(p->channels);
+        const std::vector<double> sums = p->WeightSums();
         for (size_t m = 0; m < static_cast<size_t>(p->channels); ++m) {
-          double sum = 0.0;
-          for (size_t k = 0; k < per_channel; ++k) sum += p->weights[m * per_channel + k];
-          p->bias[m] += *shift * sum;
-          for (size_t k = 0; k < per_channel; ++k) p->weights[m * per_channel + k] *= *scale;
+          p->bias[m] += *shift * sums[m];
+          p->scale[m] = *scale;
         }
         SetConvParams(editor, conv, *p, "affine_folded", true);
         editor.SetInput(conv, 0, x);

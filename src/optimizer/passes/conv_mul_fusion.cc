@@ -28,9 +28,8 @@ class ConvMulFusion final : public Pass {
         if (!factor || factor->dtype() != p->w.dtype()) continue;
         auto factors = PerChannelValues(editor, factor_name, static_cast<int64_t>(p->w.rank()), p->channels);
         if (!factors) continue;
-        const size_t per_channel = p->weights.size() / static_cast<size_t>(p->channels);
         for (size_t m = 0; m < static_cast<size_t>(p->channels); ++m) {
-          for (size_t k = 0; k < per_channel; ++k) p->weights[m * per_channel + k] *= (*factors)[m];
+          p->scale[m] = (*factors)[m];
           p->bias[m] *= (*factors)[m];
         }
         SetConvParams(editor, conv, *p, "mul_folded", true);
