@@ -1,4 +1,5 @@
 // ConvBatchNormFusion, ConvMulFusion and ConvAddFusion: per-channel constants folded into Conv.
+#include "base/float_types.h"
 #include "optimizer/fusion_test_util.h"
 
 namespace onyx {
@@ -43,6 +44,55 @@ TEST(ConvBatchNormFusion, FoldsBatchNormIntoTheConv) {
     EXPECT_EQ(conv->inputs.size(), 3u);
     EXPECT_EQ(conv->outputs[0], "y");
     ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, kFeeds);
+  }
+}
+
+// A float tensor's values as `dtype` (float16 or double).
+Tensor As(DataType dtype, const Tensor& t) {
+  Tensor out(dtype, t.shape());
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if (dtype == DataType::kFloat16) out.data<uint16_t>()[i] = FloatToHalfBits(t.data<float>()[i]);
+    else out.data<double>()[i] = t.data<float>()[i];
+  }
+  return out;
+}
+
+double ValueAt(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::kFloat16 ? HalfBitsToFloat(t.data<uint16_t>()[i]) : t.data<double>()[i];
+}
+
+// Folded float16 and double weights are each weight times its channel's factor, rounded once to
+// the weights' type: the expected values are computed here from the BatchNormalization formula.
+TEST(ConvBatchNormFusion, FoldsIntoFloat16AndDoubleWeights) {
+  for (DataType dtype : {DataType::kFloat16, DataType::kDouble}) {
+    const Tensor w = As(dtype, RandomTensor({4, 3, 3, 3}, 1));
+    const Tensor scale = As(dtype, RandomTensor({4}, 3, 0.5f, 1.5f)), var = As(dtype, RandomTensor({4}, 6, 0.5f, 2.0f));
+    ModelBuilder b;
+    b.Input("x", dtype, {1, 3, 6, 6});
+    b.Initializer("W", w);
+    b.Node("Conv", {"x", "W"}, {"c"}).attributes.push_back(IntsAttr("pads", {1, 1, 1, 1}));
+    b.Initializer("scale", scale).Initializer("bn_b", As(dtype, RandomTensor({4}, 4)));
+    b.Initializer("mean", As(dtype, RandomTensor({4}, 5))).Initializer("var", var);
+    b.Node("BatchNormalization", {"c", "scale", "bn_b", "mean", "var"}, {"y"})
+        .attributes.push_back(FloatAttr("epsilon", 1e-3f));
+    b.Output("y", dtype, {1, 4, 6, 6});
+    auto run = RunFusion(b.Bytes(), "ConvBatchNormFusion");
+    ASSERT_EQ(OpCount(run.ops_after, "BatchNormalization"), 0) << DataTypeName(dtype);
+    auto model = LoadModelFromBytes(run.optimized_bytes.data(), run.optimized_bytes.size());
+    auto conv = FindNode(run.optimized_bytes, "Conv");
+    ASSERT_NE(conv, nullptr);
+    const Tensor* folded = model->graph->FindInitializer(conv->inputs[1]);
+    ASSERT_NE(folded, nullptr);
+    ASSERT_EQ(folded->dtype(), dtype);
+    for (int64_t i = 0; i < w.size(); ++i) {
+      const int64_t m = i / 27;
+      const double factor = ValueAt(scale, m) / std::sqrt(ValueAt(var, m) + static_cast<double>(1e-3f));
+      const double want = ValueAt(w, i) * factor;
+      if (dtype == DataType::kFloat16)
+        EXPECT_EQ(folded->data<uint16_t>()[i], FloatToHalfBits(static_cast<float>(want))) << i;
+      else
+        EXPECT_EQ(folded->data<double>()[i], want) << i;
+    }
   }
 }
 
