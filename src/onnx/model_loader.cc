@@ -307,7 +307,12 @@ std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path) {
   ctx.source = path;
   ctx.base_dir = std::filesystem::absolute(std::filesystem::path(path)).parent_path().string();
   ctx.bytes_holder = file;
+  ctx.release_read_pages = [&file, &ctx] {
+    file->DropResidentPages();
+    for (const auto& [name, f] : ctx.external_files) f->DropResidentPages();
+  };
   auto model = ParseModel(file->data(), file->size(), ctx);
+  ctx.release_read_pages = nullptr;
   model->path = path;
   std::vector<std::shared_ptr<const MappedFile>> files = {file};
   for (const auto& [name, f] : ctx.external_files) files.push_back(f);

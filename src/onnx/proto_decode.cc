@@ -45,13 +45,22 @@ size_t ElementAlignment(DataType dt) {
   return std::min<size_t>(8, static_cast<size_t>(bits / 8));
 }
 
+// Copied bytes of mapped files between calls of DecodeContext::release_read_pages.
+constexpr size_t kCopiedBytesPerRelease = size_t{64} << 20;
+
 // A tensor over `bytes` that stay alive through `holder`, or a copy when they are misaligned.
-Tensor ViewOrCopy(DataType dt, const Shape& shape, const uint8_t* bytes, std::shared_ptr<const void> holder) {
+Tensor ViewOrCopy(DataType dt, const Shape& shape, const uint8_t* bytes, std::shared_ptr<const void> holder,
+                  DecodeContext& ctx) {
   if (holder && reinterpret_cast<uintptr_t>(bytes) % ElementAlignment(dt) == 0) {
     return Tensor::View(dt, shape, const_cast<uint8_t*>(bytes), std::const_pointer_cast<void>(holder));
   }
   Tensor t(dt, shape);
   if (t.byte_size() > 0) std::memcpy(t.raw_data(), bytes, static_cast<size_t>(t.byte_size()));
+  ctx.copied_since_release += static_cast<size_t>(t.byte_size());
+  if (ctx.release_read_pages && ctx.copied_since_release >= kCopiedBytesPerRelease) {
+    ctx.release_read_pages();
+    ctx.copied_since_release = 0;
+  }
   return t;
 }
 
@@ -98,7 +107,7 @@ Tensor FromExternal(const RawTensorFields& f, DataType dt, const Shape& shape, D
   ONYX_CHECK(offset <= static_cast<int64_t>(file->size()) && length <= static_cast<int64_t>(file->size()) - offset,
              kInvalidModel, ctx.source, ": external data of ", TensorLabel(f), " (offset ", offset, ", length ", length,
              ") runs past the end of '", file->path(), "' (", file->size(), " bytes)");
-  return ViewOrCopy(dt, shape, file->data() + offset, file);
+  return ViewOrCopy(dt, shape, file->data() + offset, file, ctx);
 }
 
 template <typename Dst, typename Src, typename Fn>
@@ -241,7 +250,7 @@ Tensor DecodeTensor(WireReader r, DecodeContext& ctx) {
   }
   if (f.has_raw && dt != DataType::kString) {
     CheckByteCount(f, dt, n, f.raw.size(), ctx);
-    return ViewOrCopy(dt, shape, reinterpret_cast<const uint8_t*>(f.raw.data()), ctx.bytes_holder);
+    return ViewOrCopy(dt, shape, reinterpret_cast<const uint8_t*>(f.raw.data()), ctx.bytes_holder, ctx);
   }
   // A tensor with no data at all is valid only when it has no elements.
   return FromTypedFields(f, dt, shape, ctx);

@@ -2,6 +2,7 @@
 // SparseTensorProto, TypeProto, and the SequenceProto / MapProto / OptionalProto of test data.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +20,11 @@ struct DecodeContext {
   std::shared_ptr<const void> bytes_holder;  // keeps the bytes being decoded alive for views
   std::map<std::string, std::shared_ptr<const MappedFile>> external_files;
   int depth = 0;                    // nesting of subgraphs, bounded against hostile input
+  // Lets the pages of mapped files read so far go (they are read again from the file if used):
+  // called every so many bytes of tensors copied out of them, so a model whose tensors are
+  // misaligned in its file is not held twice, as copies and as file pages, while it loads.
+  std::function<void()> release_read_pages;
+  size_t copied_since_release = 0;
 };
 
 Tensor DecodeTensor(WireReader r, DecodeContext& ctx);
