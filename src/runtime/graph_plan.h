@@ -37,6 +37,10 @@ class GraphPlan final : public Subgraph {
     // Called now and then while kernels are created, so memory-mapped weights already packed
     // can leave memory before the next ones are (keeps the creation peak down). May be null.
     std::function<void()> release_mapped_pages;
+    // Called with each constant of the top-level graph once every node reading it has a kernel
+    // and none of those reads it at run time (they packed or copied what they need), so the
+    // owner can drop it then rather than after the whole plan is built. May be null.
+    std::function<void(const std::string&)> release_initializer;
   };
 
   // Throws Error naming the node when a node has no kernel or its kernel rejects it.

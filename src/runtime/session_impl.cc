@@ -73,6 +73,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
   ctx.pool = pool_.get();
   ctx.release_mapped_pages = model_->release_mapped_pages;
+  ctx.release_initializer = [this](const std::string& name) { model_->graph->initializers.erase(name); };
   const ir::Graph& graph = *model_->graph;
   try {
     plan_ = GraphPlan::Build(graph, ctx);
