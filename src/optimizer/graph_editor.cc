@@ -167,6 +167,7 @@ std::string GraphEditor::UniqueName(const std::string& hint) {
 
 ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
                                std::vector<std::string> outputs, const std::string& name_hint) {
+  modified_ = true;
   types_.reset();
   auto node = std::make_unique<ir::Node>();
   node->op_type = op_type;
@@ -188,6 +189,7 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
 }
 
 void GraphEditor::RemoveNode(ir::Node* node) {
+  modified_ = true;
   types_.reset();
   if (!removed_.insert(node).second) return;
   std::vector<std::string> reads = node->inputs;
@@ -205,6 +207,7 @@ void GraphEditor::RemoveNode(ir::Node* node) {
 }
 
 void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& value) {
+  modified_ = true;
   types_.reset();
   ONYX_CHECK(index < node->inputs.size() + 1, kInvalidArgument, "SetInput index out of range");
   if (index == node->inputs.size()) node->inputs.emplace_back();
@@ -215,6 +218,7 @@ void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& valu
 }
 
 void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to) {
+  modified_ = true;
   types_.reset();
   if (from == to) return;
   if (IsGraphOutput(from)) {
@@ -271,18 +275,22 @@ void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to)
 }
 
 std::string GraphEditor::AddInitializer(const std::string& name_hint, Tensor value) {
+  modified_ = true;
   types_.reset();
   const std::string name = UniqueName(name_hint);
   graph_.initializers[name] = std::move(value);
   return name;
 }
 
-void GraphEditor::Finish() {
-  auto& nodes = graph_.nodes;
-  nodes.erase(std::remove_if(nodes.begin(), nodes.end(), [&](const auto& n) { return removed_.count(n.get()) != 0; }),
-              nodes.end());
-  removed_.clear();
-  Index();
+void GraphEditor::Finish(bool changed) {
+  changed = changed || modified_;
+  if (changed) {
+    auto& nodes = graph_.nodes;
+    nodes.erase(std::remove_if(nodes.begin(), nodes.end(), [&](const auto& n) { return removed_.count(n.get()) != 0; }),
+                nodes.end());
+    removed_.clear();
+    Index();
+  }
   // Initializers nothing reads (and that are not graph inputs/outputs) go.
   for (auto it = graph_.initializers.begin(); it != graph_.initializers.end();) {
     if (!consumers_.count(it->first) && !graph_.IsGraphInput(it->first) && !graph_.IsGraphOutput(it->first))
@@ -295,8 +303,10 @@ void GraphEditor::Finish() {
       if (a.g) a.g->parent = &graph_;
       for (auto& sub : a.graphs) sub->parent = &graph_;
     }
+  if (!changed) return;
   graph_.SortTopologically();
   Index();
+  modified_ = false;
 }
 
 }  // namespace onyx

@@ -60,8 +60,12 @@ class GraphEditor {
   std::string AddInitializer(const std::string& name_hint, Tensor value);
   std::string UniqueName(const std::string& hint);
 
-  // Removes initializers nothing reads anymore; sorts nodes again. Called by the manager.
-  void Finish();
+  // Removes initializers nothing reads anymore; sorts nodes again. Called by the manager, with
+  // changed = false when the pass rewrote nothing: unless it changed something through the
+  // editor, the index built at construction still holds, so the graph is neither indexed nor
+  // sorted again (silero_vad, with large If branches, spent most of its session creation
+  // re-indexing after passes that did nothing).
+  void Finish(bool changed = true);
 
  private:
   void Index();
@@ -73,6 +77,7 @@ class GraphEditor {
   std::unordered_map<std::string, ir::Node*> producer_;
   std::unordered_map<std::string, std::vector<ir::Node*>> consumers_;
   std::unordered_set<ir::Node*> removed_;
+  bool modified_ = false;  // set by every change made through the editor
   std::unordered_set<std::string> names_;
   bool fold_overridable_ = false;
   int counter_ = 0;

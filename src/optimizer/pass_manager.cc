@@ -194,7 +194,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
         int n = 0;
         try {
           n = pass->Apply(ctx);
-          editor.Finish();
+          editor.Finish(n > 0);
           if (n > 0) model.graph->Validate();
         } catch (const Error& e) {
           throw Error(e.code(), StrCat("optimizer pass '", pass->name(), "' on graph '", graph->name, "': ", e.what()));

@@ -180,5 +180,30 @@ TEST(GraphEditor, IdentityItAddsCarriesTheModelOpset) {
   test::ExpectSameOutputs(bytes, optimized, {{"x", test::FloatTensor({2}, 1.0f)}});
 }
 
+// Finish(false), as after a pass that reports no rewrite, still drops initializers nothing
+// reads; and a change made through the editor is finished even so (the node really goes).
+TEST(GraphEditor, FinishWithoutRewritesStillCleansUpAndHonoursEditorChanges) {
+  test::ModelBuilder b(13);
+  b.Input("x", DataType::kFloat, {2}).Output("y", DataType::kFloat, {2});
+  b.Initializer("unused", test::FloatTensor({2}, 1.0f));
+  b.Node("Neg", {"x"}, {"n"});
+  b.Node("Abs", {"x"}, {"y"});
+  const std::string bytes = b.Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  {
+    GraphEditor editor(*model->graph, model->opset_imports);
+    editor.Finish(false);
+  }
+  EXPECT_FALSE(model->graph->IsInitializer("unused"));
+  EXPECT_EQ(model->graph->nodes.size(), 2u);
+  {
+    GraphEditor editor(*model->graph, model->opset_imports);
+    editor.RemoveNode(editor.NodesOfType("Neg")[0]);
+    editor.Finish(false);
+  }
+  ASSERT_EQ(model->graph->nodes.size(), 1u);
+  EXPECT_EQ(model->graph->nodes[0]->op_type, "Abs");
+}
+
 }  // namespace
 }  // namespace onyx
