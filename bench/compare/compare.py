@@ -159,9 +159,20 @@ def measure(name, path, feeds, threads, args, tmp):
         file = os.path.join(tmp, f"{name}_in{i}.npy")
         np.save(file, array)
         specs.append(f"{input_name}={file}")
-    onyx = Worker([args.worker, path, str(threads), args.opt_level] + specs)
-    ort = Worker(["node", os.path.join(REPO, "tools", "ort_reference", "ort_worker.js"), args.ort_dir, path,
-                  str(threads), args.opt_level] + specs)
+    # The engine made first pays alone for what the first load of a model costs the machine
+    # (reading the file, first touches of fresh memory): which one goes first alternates by row.
+    make_onyx = lambda: Worker([args.worker, path, str(threads), args.opt_level] + specs)
+    make_ort = lambda: Worker(["node", os.path.join(REPO, "tools", "ort_reference", "ort_worker.js"), args.ort_dir,
+                               path, str(threads), args.opt_level] + specs)
+    args.rows_measured = getattr(args, "rows_measured", 0) + 1
+    first, second = (make_onyx, make_ort) if args.rows_measured % 2 == 1 else (make_ort, make_onyx)
+    made_first = first()
+    try:
+        made_second = second()
+    except Exception:
+        made_first.close()
+        raise
+    onyx, ort = (made_first, made_second) if first is make_onyx else (made_second, made_first)
     try:
         a_dir, b_dir = os.path.join(tmp, name + "_onyx"), os.path.join(tmp, name + "_ort")
         onyx.ask(f"save {a_dir}", "saved")
@@ -217,7 +228,8 @@ def table(results, args):
         f"Date: {datetime.date.today().isoformat()}; CPU: {cpu_name()}, {os.cpu_count()} logical cores; "
         f"optimization level {args.opt_level}; {args.rounds} alternating rounds after {args.warmup} warm-ups; "
         "times in ms (wall time of one Run inside each engine's worker; ORT's includes onnxruntime-node copying "
-        "outputs into JS). Peak RSS is the whole worker process (Node's own runtime included for ORT).",
+        "outputs into JS). Peak RSS is the whole worker process (Node's own runtime included for ORT). "
+        "Session creation: the engine created first alternates from row to row (Onyx on the first).",
         f"Command: `bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}` "
         f"({args.gap_ms:g} ms idle before each run, so neither engine's spinning threads take a core from the other)",
         "",
