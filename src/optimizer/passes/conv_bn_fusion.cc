@@ -37,7 +37,7 @@ class ConvBatchNormFusion final : public Pass {
       const double eps = AttrFloat(*bn, "epsilon", 1e-5f);
       for (size_t m = 0; m < static_cast<size_t>(p->channels); ++m) {
         const double factor = stats[0][m] / std::sqrt(stats[3][m] + eps);
-        p->scale[m] = factor;
+        p->scale[m] *= factor;
         p->bias[m] = (p->bias[m] - stats[2][m]) * factor + stats[1][m];
       }
       SetConvParams(editor, conv, *p, "bn_folded", true);

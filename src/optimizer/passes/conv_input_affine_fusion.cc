@@ -62,7 +62,7 @@ class ConvInputAffineFusion final : public Pass {
         const std::vector<double> sums = p->WeightSums();
         for (size_t m = 0; m < static_cast<size_t>(p->channels); ++m) {
           p->bias[m] += *shift * sums[m];
-          p->scale[m] = *scale;
+          p->scale[m] *= *scale;
         }
         SetConvParams(editor, conv, *p, "affine_folded", true);
         editor.SetInput(conv, 0, x);

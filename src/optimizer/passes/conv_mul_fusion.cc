@@ -29,7 +29,7 @@ class ConvMulFusion final : public Pass {
         auto factors = PerChannelValues(editor, factor_name, static_cast<int64_t>(p->w.rank()), p->channels);
         if (!factors) continue;
         for (size_t m = 0; m < static_cast<size_t>(p->channels); ++m) {
-          p->scale[m] = (*factors)[m];
+          p->scale[m] *= (*factors)[m];
           p->bias[m] *= (*factors)[m];
         }
         SetConvParams(editor, conv, *p, "mul_folded", true);
