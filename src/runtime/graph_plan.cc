@@ -185,6 +185,18 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
   }
 
   plan->placements_ = PartitionGraph(graph, ctx.providers);
+  // What each node's subgraphs read from this graph (computed once: it walks whole subgraphs).
+  std::vector<std::vector<std::string>> implicit_names(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const auto& attr : graph.nodes[i]->attributes) {
+      std::vector<std::string> outer;
+      if (attr.g) outer = attr.g->OuterScopeNames();
+      for (const auto& sub : attr.graphs)
+        for (auto& n : sub->OuterScopeNames()) outer.push_back(std::move(n));
+      auto& names = implicit_names[i];
+      for (auto& n : outer)
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(std::move(n));
+    }
   // Subgraphs are built without release_initializer: their constants are not the top graph's.
   BuildContext subgraph_ctx = ctx;
   subgraph_ctx.release_initializer = nullptr;
@@ -206,22 +218,16 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     for (size_t i = 0; i < plan->constants_.size(); ++i)
       early.constant_index[plan->constants_[i].first] = static_cast<int>(i);
     for (const auto& [name, slot] : plan->slot_of_name_) early.name[slot] = &name;
-    for (const auto& node : graph.nodes) {
-      for (const auto& in : node->inputs)
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      for (const auto& in : graph.nodes[i]->inputs)
         if (!in.empty()) ++early.unbuilt_readers[plan->SlotOf(in)];
-      for (const auto& attr : node->attributes) {
-        std::vector<std::string> outer;
-        if (attr.g) outer = attr.g->OuterScopeNames();
-        for (const auto& sub : attr.graphs)
-          for (auto& n : sub->OuterScopeNames()) outer.push_back(std::move(n));
-        for (const auto& n : outer)
-          if (auto it = plan->slot_of_name_.find(n); it != plan->slot_of_name_.end()) early.keep[it->second] = 1;
-      }
+      for (const auto& n : implicit_names[i])
+        if (auto it = plan->slot_of_name_.find(n); it != plan->slot_of_name_.end()) early.keep[it->second] = 1;
     }
     for (const auto& out : graph.outputs) early.keep[plan->SlotOf(out.name)] = 1;
   }
-  for (const auto& node_ptr : graph.nodes) {
-    const ir::Node& node = *node_ptr;
+  for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
+    const ir::Node& node = *graph.nodes[node_index];
     const Placement& placement = plan->placements_[&node];
     ONYX_CHECK(placement.provider != nullptr, kNotImplemented, node.Describe(), ": no provider can run it: ",
                placement.Explain());
@@ -230,15 +236,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     step.provider = placement.provider;
     for (const auto& in : node.inputs) step.inputs.push_back(plan->SlotOf(in));
     for (const auto& out : node.outputs) step.outputs.push_back(plan->SlotOf(out));
-    for (const auto& attr : node.attributes) {
-      std::vector<std::string> outer;
-      if (attr.g) outer = attr.g->OuterScopeNames();
-      for (const auto& sub : attr.graphs)
-        for (auto& n : sub->OuterScopeNames()) outer.push_back(std::move(n));
-      for (auto& n : outer)
-        if (std::find(step.implicit_names.begin(), step.implicit_names.end(), n) == step.implicit_names.end())
-          step.implicit_names.push_back(std::move(n));
-    }
+    step.implicit_names = std::move(implicit_names[node_index]);
     for (const auto& n : step.implicit_names) step.implicit_slots.push_back(plan->SlotOf(n));
 
     Step* step_ptr = &step;

@@ -53,7 +53,7 @@ class BatchNormalization final : public OpKernel {
         ctx.Fail(StrCat(names[i], " has ", t.size(), " elements, expected ", params,
                         spatial_ ? " (one per channel)" : " (one per C x D1 x ... element)"));
       if (opset_ < 15 && i < 2 && t.dtype() != x.dtype()) ctx.Fail(StrCat(names[i], " must have X's element type"));
-      p[i] = nn::ParamToDoubles(t, ctx);
+      p[i] = nn::ParamsAsDouble(t, ctx);
     }
     const std::vector<double>& scale = p[0];
     const std::vector<double>& bias = p[1];

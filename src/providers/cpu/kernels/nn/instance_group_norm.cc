@@ -69,7 +69,7 @@ class InstanceNormalization final : public OpKernel {
       ctx.Fail(StrCat("scale and B must hold one value per channel (", channels, ")"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    GroupNormalize(x, y, channels, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), true, epsilon_,
+    GroupNormalize(x, y, channels, nn::ParamsAsDouble(scale, ctx), nn::ParamsAsDouble(bias, ctx), true, epsilon_,
                    ctx);
   }
 
@@ -102,7 +102,7 @@ class GroupNormalization final : public OpKernel {
       ctx.Fail(StrCat("scale and bias must hold ", want, per_channel_ ? " values (one per channel)" : " values (one per group)"));
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     if (y.size() == 0) return;
-    GroupNormalize(x, y, groups_, nn::ParamToDoubles(scale, ctx), nn::ParamToDoubles(bias, ctx), per_channel_,
+    GroupNormalize(x, y, groups_, nn::ParamsAsDouble(scale, ctx), nn::ParamsAsDouble(bias, ctx), per_channel_,
                    epsilon_, ctx);
   }
 

@@ -10,7 +10,7 @@
 namespace onyx::nn {
 
 // A float-type tensor's values in double; other element types fail naming the node.
-inline std::vector<double> ParamToDoubles(const Tensor& t, const KernelContext& ctx) {
+inline std::vector<double> ParamsAsDouble(const Tensor& t, const KernelContext& ctx) {
   std::vector<double> out(static_cast<size_t>(t.size()));
   Dispatch(FloatTypes{}, t.dtype(), ctx.node(), [&](auto tag) {
     using T = typename decltype(tag)::type;
