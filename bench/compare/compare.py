@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
-"""Side-by-side benchmark of Onyx and ONNX Runtime 1.30 (onnxruntime-node).
+"""Side-by-side benchmark of Onyx, ONNX Runtime 1.31.1 (the `onnxruntime` Python package) and
+OpenVINO's CPU runtime (the `openvino` Python package).
 
-For each model and thread count both engines load the model in their own worker process
-(bench/compare/onyx_worker.cc, tools/ort_reference/ort_worker.js), their outputs on the same
-inputs are checked against each other, and then they run alternately, one run each per round
-(A B B A ...), so machine noise hits both alike. Reports medians, the ORT/Onyx ratio, p90s,
-session-creation times and peak memory, and writes the table to bench/RESULTS.md. Where the
-outputs disagree, both engines are also measured against the model evaluated in float64
-(float64_reference.py), the nearest thing to the exact answer.
+For each model and thread count every engine loads the model in its own worker process
+(bench/compare/onyx_worker.cc, ort_worker.py, openvino_worker.py; the line protocol is in
+worker_protocol.py), the outputs of Onyx and of OpenVINO on the same inputs are each checked
+against ONNX Runtime's, and then the engines run in turn, one run each per round, the order
+rotating from round to round (and reversed every other cycle), so machine noise hits all alike.
+Reports medians, the ORT/Onyx and OpenVINO/Onyx ratios, p90s, session-creation times and peak
+memory, and writes the table to bench/RESULTS.md. Where Onyx's outputs (or OpenVINO's: reported,
+not fatal) disagree with ONNX Runtime's, the engines are also measured against the model evaluated
+in float64 (float64_reference.py), the nearest thing to the exact answer. OpenVINO computes in
+float32 (INFERENCE_PRECISION_HINT f32) like the others; a model it cannot load gets an error in
+its columns only.
 
-  bench/compare/compare.py [--models a,b] [--threads 1,2] [--rounds 20] [--warmup 3] [--no-float64]
+  bench/compare/compare.py [--models a,b] [--threads 1,2] [--rounds 20] [--warmup 3]
+                           [--engines ort,openvino] [--onyx-worker PATH] [--no-float64]
 """
 import argparse
 import datetime
+import importlib.metadata
+import importlib.util
 import json
 import math
 import os
@@ -43,6 +51,10 @@ BENCH_MODELS = ["resnet50", "mobilenetv2", "efficientnet_b0", "bert_base", "bert
                 "yolo_like"]
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+LABELS = {"onyx": "Onyx", "ort": "ORT", "openvino": "OV"}
+
+
 class Worker:
     def __init__(self, cmd):
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
@@ -52,6 +64,7 @@ class Worker:
         line = self.proc.stdout.readline().strip()
         if not line.startswith(word):
             self.proc.kill()
+            self.proc.wait()
             raise RuntimeError(f"worker said: {line or '(nothing)'}")
         return line[len(word):].strip()
 
@@ -70,6 +83,17 @@ class Worker:
             self.proc.wait(timeout=30)
         except Exception:
             self.proc.kill()
+            self.proc.wait()
+
+
+def worker_command(engine, path, threads, specs, args, opt_level=None):
+    if engine == "onyx":
+        return [args.onyx_worker, path, str(threads), args.opt_level] + specs
+    if engine == "ort":
+        return [sys.executable, os.path.join(HERE, "ort_worker.py"), path, str(threads),
+                opt_level or args.opt_level] + specs
+    # OpenVINO has no switch for its graph transformations: it always applies them.
+    return [sys.executable, os.path.join(HERE, "openvino_worker.py"), path, str(threads)] + specs
 
 
 def model_cases(names):
@@ -86,13 +110,21 @@ def model_cases(names):
     return cases
 
 
+def _by_index(folder):
+    return {f.split("_", 1)[0]: f for f in os.listdir(folder) if f.endswith(".npy")}
+
+
 def outputs_off(dir_a, dir_b):
-    """(elements outside rtol 1e-3 / atol 1e-4, elements in all, max abs diff, first file off)."""
+    """(elements outside rtol 1e-3 / atol 1e-4, elements in all, max abs diff, first file off).
+    Outputs pair up by their index, so an engine that names an output differently still compares."""
     off = total = 0
     worst, first = 0.0, ""
+    b_files = _by_index(dir_b)
     for f in sorted(f for f in os.listdir(dir_a) if f.endswith(".npy")):
-        a, b = np.load(os.path.join(dir_a, f)), np.load(os.path.join(dir_b, f))
-        if a.shape != b.shape:
+        a = np.load(os.path.join(dir_a, f))
+        other = b_files.get(f.split("_", 1)[0])
+        b = np.load(os.path.join(dir_b, other)) if other else None
+        if b is None or a.shape != b.shape:
             return a.size, a.size, math.inf, f
         total += a.size
         if a.dtype.kind not in "fc":
@@ -113,23 +145,24 @@ def saved_outputs(folder):
     return [np.load(os.path.join(folder, f)) for f in files]
 
 
-def float64_note(onyx_outputs, ort_outputs, reference, reason=None):
-    """How far each engine is from the float64 evaluation (values off by the same rule, mean abs
-    error), or why there is no such evaluation."""
+def float64_note(other_outputs, ort_outputs, reference, reason=None, label="Onyx"):
+    """How far the engine (label) and ORT are from the float64 evaluation (values off by the same
+    rule, mean abs error), or why there is no such evaluation."""
     if reference is None:
         return f"; no float64 reference: {reason}".replace("|", "/")
-    onyx_off, onyx_err = float64_reference.deviation(onyx_outputs, reference)
+    other_off, other_err = float64_reference.deviation(other_outputs, reference)
     ort_off, ort_err = float64_reference.deviation(ort_outputs, reference)
-    return f"; vs float64: Onyx {onyx_off} off (mean err {onyx_err:.1e}), ORT {ort_off} off (mean err {ort_err:.1e})"
+    return (f"; vs float64: {label} {other_off} off (mean err {other_err:.1e}), "
+            f"ORT {ort_off} off (mean err {ort_err:.1e})")
 
 
-def compare_outputs(ort_dir, onyx_dir, ort_unoptimized_dir=None, float64=None):
-    """Whether Onyx's outputs are within rtol 1e-3 / atol 1e-4 of ORT's, and a note. Where they are
-    not, the note puts the count beside how far ORT's own outputs move when ORT runs the same
-    model with its graph optimizations disabled (ort_unoptimized_dir), i.e. float rounding that
-    depends on how the model is evaluated, and, given float64 = (outputs or None, reason), how
-    far each engine is from the model evaluated in float64."""
-    off, total, worst, first = outputs_off(ort_dir, onyx_dir)
+def compare_outputs(ort_dir, other_dir, ort_unoptimized_dir=None, float64=None, label="Onyx"):
+    """Whether the engine's (label) outputs are within rtol 1e-3 / atol 1e-4 of ORT's, and a note.
+    Where they are not, the note puts the count beside how far ORT's own outputs move when ORT runs
+    the same model with its graph optimizations disabled (ort_unoptimized_dir), i.e. float rounding
+    that depends on how the model is evaluated, and, given float64 = (outputs or None, reason), how
+    far the engine and ORT are from the model evaluated in float64."""
+    off, total, worst, first = outputs_off(ort_dir, other_dir)
     if not off:
         return True, f"max abs diff {worst:.2e}"
     note = f"{first}: {off} of {total} values off, max abs diff {worst:.2e}"
@@ -137,7 +170,7 @@ def compare_outputs(ort_dir, onyx_dir, ort_unoptimized_dir=None, float64=None):
         own_off, _, own_worst, _ = outputs_off(ort_dir, ort_unoptimized_dir)
         note += f"; ORT unoptimized vs ORT: {own_off} off, max {own_worst:.2e}"
     if float64 is not None:
-        note += float64_note(saved_outputs(onyx_dir), saved_outputs(ort_dir), *float64)
+        note += float64_note(saved_outputs(other_dir), saved_outputs(ort_dir), *float64, label=label)
     return False, note
 
 
@@ -153,62 +186,102 @@ def float64_outputs(name, path, feeds, threads, args, tmp):
     return args.float64_cache[name]
 
 
+def round_orders(engines):
+    """The engines' order in each round: every rotation, then every rotation of the reverse, so
+    each engine goes first, and follows each other one, equally often (for two: A B, B A, B A, A B)."""
+    n = len(engines)
+    forward, backward = list(engines), list(reversed(engines))
+    return [forward[k:] + forward[:k] for k in range(n)] + [backward[k:] + backward[:k] for k in range(n)]
+
+
+def worker_error(e):
+    """A worker's error for a table cell: its message without who said it and the exception's class."""
+    text = str(e).splitlines()[0].removeprefix("worker said: ").removeprefix("error ")
+    kind, _, message = text.partition(": ")
+    return (message if message and kind.isidentifier() else text)[:160]
+
+
+def start_workers(engines, path, threads, specs, args, result):
+    """{engine: Worker}. The engine made first pays alone for what the first load of a model costs
+    the machine (reading the file, first touches of fresh memory): which one goes first rotates by
+    row. OpenVINO failing to load the model is a note in its columns; the others failing is the row's
+    error."""
+    k = (args.rows_measured - 1) % len(engines)
+    workers = {}
+    for engine in engines[k:] + engines[:k]:
+        try:
+            workers[engine] = Worker(worker_command(engine, path, threads, specs, args))
+        except Exception as e:
+            if engine != "openvino":
+                for w in workers.values():
+                    w.close()
+                raise
+            result["openvino_error"] = worker_error(e)
+    return workers
+
+
+def check_outputs(name, path, feeds, threads, specs, workers, args, tmp, result):
+    folder = lambda engine: os.path.join(tmp, f"{name}_{threads}_{engine}")
+    for engine in list(workers):
+        try:
+            workers[engine].ask(f"save {folder(engine)}", "saved")
+        except Exception as e:
+            if engine != "openvino":
+                raise
+            result["openvino_error"] = worker_error(e)
+            workers.pop(engine).close()
+    checked = [("onyx", "agree", "Onyx")] + ([("openvino", "openvino_agree", "OpenVINO")] if "openvino" in workers else [])
+    notes = {key: compare_outputs(folder("ort"), folder(engine), label=label) for engine, key, label in checked}
+    if all(agree for agree, _ in notes.values()):
+        for key, (agree, detail) in notes.items():
+            result[key], result[key + "_detail"] = agree, detail
+        return
+    unoptimized_dir = folder("ort_unoptimized")
+    unoptimized = Worker(worker_command("ort", path, threads, specs, args, opt_level="disabled"))
+    try:
+        unoptimized.ask(f"save {unoptimized_dir}", "saved")
+    finally:
+        unoptimized.close()
+    reference = float64_outputs(name, path, feeds, threads, args, tmp)
+    for engine, key, label in checked:
+        agree, detail = notes[key]
+        if not agree:
+            agree, detail = compare_outputs(folder("ort"), folder(engine), unoptimized_dir, reference, label)
+        result[key], result[key + "_detail"] = agree, detail
+
+
 def measure(name, path, feeds, threads, args, tmp):
     specs = []
     for i, (input_name, array) in enumerate(feeds.items()):
         file = os.path.join(tmp, f"{name}_in{i}.npy")
         np.save(file, array)
         specs.append(f"{input_name}={file}")
-    # The engine made first pays alone for what the first load of a model costs the machine
-    # (reading the file, first touches of fresh memory): which one goes first alternates by row.
-    make_onyx = lambda: Worker([args.worker, path, str(threads), args.opt_level] + specs)
-    make_ort = lambda: Worker(["node", os.path.join(REPO, "tools", "ort_reference", "ort_worker.js"), args.ort_dir,
-                               path, str(threads), args.opt_level] + specs)
     args.rows_measured = getattr(args, "rows_measured", 0) + 1
-    first, second = (make_onyx, make_ort) if args.rows_measured % 2 == 1 else (make_ort, make_onyx)
-    made_first = first()
+    result = {"model": name, "threads": threads}
+    workers = start_workers(["onyx"] + args.engines, path, threads, specs, args, result)
     try:
-        made_second = second()
-    except Exception:
-        made_first.close()
-        raise
-    onyx, ort = (made_first, made_second) if first is make_onyx else (made_second, made_first)
-    try:
-        a_dir, b_dir = os.path.join(tmp, name + "_onyx"), os.path.join(tmp, name + "_ort")
-        onyx.ask(f"save {a_dir}", "saved")
-        ort.ask(f"save {b_dir}", "saved")
-        agree, detail = compare_outputs(b_dir, a_dir)
-        if not agree:
-            c_dir = os.path.join(tmp, name + "_ort_unoptimized")
-            unoptimized = Worker(["node", os.path.join(REPO, "tools", "ort_reference", "ort_worker.js"), args.ort_dir,
-                                  path, str(threads), "disabled"] + specs)
-            try:
-                unoptimized.ask(f"save {c_dir}", "saved")
-            finally:
-                unoptimized.close()
-            agree, detail = compare_outputs(b_dir, a_dir, c_dir, float64_outputs(name, path, feeds, threads, args, tmp))
+        check_outputs(name, path, feeds, threads, specs, workers, args, tmp, result)
         for _ in range(args.warmup):
-            onyx.run()
-            ort.run()
-        t_onyx, t_ort = [], []
+            for w in workers.values():
+                w.run()
+        times = {engine: [] for engine in workers}
+        orders = round_orders(list(workers))
         for r in range(args.rounds):
-            order = (onyx, ort) if r % 2 == 0 else (ort, onyx)
-            for w in order:
-                # The other engine's pool may still be spinning from its run (ONNX Runtime's
+            for engine in orders[r % len(orders)]:
+                # The previous engine's pool may still be spinning from its run (ONNX Runtime's
                 # workers measured busy for 20-30 ms after one); let it go to sleep so it does
                 # not take a core from this one.
                 time.sleep(args.gap_ms / 1000.0)
-                (t_onyx if w is onyx else t_ort).append(w.run())
-        return {
-            "model": name, "threads": threads, "agree": agree, "agree_detail": detail,
-            "onyx_median": statistics.median(t_onyx), "ort_median": statistics.median(t_ort),
-            "onyx_p90": float(np.percentile(t_onyx, 90)), "ort_p90": float(np.percentile(t_ort, 90)),
-            "onyx_create_ms": onyx.create_ms, "ort_create_ms": ort.create_ms,
-            "onyx_rss_mb": float(onyx.ask("stats", "rss_mb")), "ort_rss_mb": float(ort.ask("stats", "rss_mb")),
-        }
+                times[engine].append(workers[engine].run())
+        for engine, w in workers.items():
+            result[f"{engine}_median"] = statistics.median(times[engine])
+            result[f"{engine}_p90"] = float(np.percentile(times[engine], 90))
+            result[f"{engine}_create_ms"] = w.create_ms
+            result[f"{engine}_rss_mb"] = float(w.ask("stats", "rss_mb"))
+        return result
     finally:
-        onyx.close()
-        ort.close()
+        for w in workers.values():
+            w.close()
 
 
 def cpu_name():
@@ -221,38 +294,100 @@ def cpu_name():
     return platform.processor() or "unknown"
 
 
-def table(results, args):
+def version(package):
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+def openvino_default_precision():
+    """The precision OpenVINO's CPU plugin would compute in on this CPU without the f32 hint."""
+    try:
+        import openvino
+        return openvino.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").get_type_name()
+    except Exception as e:  # the header says why rather than failing the whole run
+        return f"unknown ({str(e).splitlines()[0][:80]})"
+
+
+def geomean(values):
+    return math.exp(sum(math.log(x) for x in values) / len(values))
+
+
+def header(args):
+    engines = ["onyx"] + args.engines
+    ov = "openvino" in args.engines
+    title = "# Onyx vs ONNX Runtime" + (" and OpenVINO" if ov else "") + " (CPU)"
+    setup = (f"Date: {datetime.date.today().isoformat()}; CPU: {cpu_name()}, {os.cpu_count()} logical cores; "
+             f"ONNX Runtime {version('onnxruntime')} (Python package: sequential execution, inter-op 1 thread, "
+             f"intra-op = threads, optimization level {args.opt_level}, as Onyx)")
+    if ov:
+        setup += (f"; OpenVINO {version('openvino')} (CPU plugin, PERFORMANCE_HINT LATENCY, INFERENCE_NUM_THREADS = "
+                  "threads, INFERENCE_PRECISION_HINT f32 so it computes in float32 like the other two: its default on "
+                  f"this CPU would be {openvino_default_precision()}; models compiled as given, dynamic dimensions "
+                  "left dynamic)")
     lines = [
-        f"# Onyx vs ONNX Runtime 1.30 (CPU)",
+        title, "",
+        setup + ".",
         "",
-        f"Date: {datetime.date.today().isoformat()}; CPU: {cpu_name()}, {os.cpu_count()} logical cores; "
-        f"optimization level {args.opt_level}; {args.rounds} alternating rounds after {args.warmup} warm-ups; "
-        "times in ms (wall time of one Run inside each engine's worker; ORT's includes onnxruntime-node copying "
-        "outputs into JS). Peak RSS is the whole worker process (Node's own runtime included for ORT). "
-        "Session creation: the engine created first alternates from row to row (Onyx on the first).",
-        f"Command: `bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}` "
-        f"({args.gap_ms:g} ms idle before each run, so neither engine's spinning threads take a core from the other)",
+        f"{args.rounds} rounds after {args.warmup} warm-ups, one run of each engine per round, the order rotating from "
+        "round to round; times in ms, the wall time of one run inside each engine's worker process (Onyx's "
+        "Session::Run in C++; ORT's `session.run` and OpenVINO's `infer` called from Python, so theirs include "
+        "the Python call and wrapping outputs as numpy arrays, tens of microseconds). Peak RSS is the whole worker "
+        "process (for ORT and OpenVINO it includes the Python interpreter and numpy, about 25 MB of it). "
+        "Session creation (OpenVINO: reading and compiling the model): the engine created first rotates from row "
+        "to row (Onyx on the first)."
+        + (" OV = OpenVINO; its outputs are checked against ORT's like Onyx's, and a disagreement is only reported."
+           if ov else ""),
+        f"Command: `.venv/bin/python bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}"
+        f"{'' if ov else ' --engines ort'}` ({args.gap_ms:g} ms idle before each run, so no engine's spinning threads "
+        "take a core from the next)",
         "",
-        "| model | threads | Onyx median | ORT median | ORT/Onyx | Onyx p90 | ORT p90 | Onyx create | ORT create "
-        "| Onyx RSS MB | ORT RSS MB | outputs agree |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    ratios = []
+    columns = ([f"{LABELS[e]} median" for e in engines] + [f"{LABELS[e]}/Onyx" for e in args.engines]
+               + [f"{LABELS[e]} p90" for e in engines] + [f"{LABELS[e]} create" for e in engines]
+               + [f"{LABELS[e]} RSS MB" for e in engines] + ["Onyx vs ORT"] + (["OV vs ORT"] if ov else []))
+    lines.append("| model | threads | " + " | ".join(columns) + " |")
+    lines.append("|---|" + "---:|" * (len(columns) - ov) + "---|" * (1 + ov))
+    return lines, len(columns)
+
+
+def row(r, args, ratios):
+    engines = ["onyx"] + args.engines
+    cell = lambda engine, key, fmt: format(r[f"{engine}_{key}"], fmt) if f"{engine}_{key}" in r else "-"
+    cells = [cell(e, "median", ".2f") for e in engines]
+    for e in args.engines:
+        if f"{e}_median" in r:
+            ratios.setdefault(e, []).append(r[f"{e}_median"] / r["onyx_median"])
+            cells.append(f"{ratios[e][-1]:.2f}")
+        else:
+            cells.append("-")
+    cells += [cell(e, "p90", ".2f") for e in engines] + [cell(e, "create_ms", ".0f") for e in engines]
+    cells += [cell(e, "rss_mb", ".0f") for e in engines]
+    cells.append(f"{'yes' if r['agree'] else 'NO'} ({r['agree_detail']})")
+    if "openvino" in args.engines:
+        if "openvino_error" in r:
+            cells.append(f"cannot run: {r['openvino_error']}".replace("|", "/"))
+        else:
+            cells.append(f"{'yes' if r['openvino_agree'] else 'no'} ({r['openvino_agree_detail']})")
+    return f"| {r['model']} | {r['threads']} | " + " | ".join(cells) + " |"
+
+
+def table(results, args):
+    lines, n_columns = header(args)
+    ratios = {}
     for r in results:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['threads']} | error: {r['error']} |||||||||| |")
-            continue
-        ratio = r["ort_median"] / r["onyx_median"]
-        ratios.append(ratio)
-        lines.append(
-            f"| {r['model']} | {r['threads']} | {r['onyx_median']:.2f} | {r['ort_median']:.2f} | {ratio:.2f} | "
-            f"{r['onyx_p90']:.2f} | {r['ort_p90']:.2f} | {r['onyx_create_ms']:.0f} | {r['ort_create_ms']:.0f} | "
-            f"{r['onyx_rss_mb']:.0f} | {r['ort_rss_mb']:.0f} | {'yes' if r['agree'] else 'NO'} ({r['agree_detail']}) |")
+            lines.append(f"| {r['model']} | {r['threads']} | error: {r['error']} |" + " |" * (n_columns - 1))
+        else:
+            lines.append(row(r, args, ratios))
     if ratios:
-        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         # Three decimals: the targets are thresholds (1.3, 1.0) that two would round across.
-        lines += ["", f"Geometric mean of ORT/Onyx over {len(ratios)} rows: **{geo:.3f}**; "
-                      f"lowest {min(ratios):.3f}."]
+        lines.append("")
+        for e in args.engines:
+            if ratios.get(e):
+                lines.append(f"Geometric mean of {LABELS[e]}/Onyx over {len(ratios[e])} rows: "
+                             f"**{geomean(ratios[e]):.3f}**; lowest {min(ratios[e]):.3f}.")
     return "\n".join(lines) + "\n"
 
 
@@ -262,21 +397,32 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--engines", default="ort,openvino",
+                    help="engines beside Onyx: ort (the reference, always) and openvino")
     ap.add_argument("--opt-level", default="all")
     ap.add_argument("--gap-ms", type=float, default=50.0,
-                    help="idle time before each run, so the other engine's spinning threads sleep")
+                    help="idle time before each run, so the other engines' spinning threads sleep")
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
+    ap.add_argument("--onyx-worker", default="", help="the onyx_bench_worker binary (default: in --build)")
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "RESULTS.md"))
     ap.add_argument("--json", default="", help="also write the raw results here")
     ap.add_argument("--no-float64", action="store_true",
-                    help="where outputs disagree, skip measuring both engines against the model evaluated in "
+                    help="where outputs disagree, skip measuring the engines against the model evaluated in "
                          "float64 by Onyx's unoptimized double kernels (one extra, slow run per such model)")
     args = ap.parse_args()
-    args.worker = os.path.join(args.build, "bench", "onyx_bench_worker")
-    args.ort_dir = os.path.join(args.build, "ort-cache")
+    args.engines = [e for e in args.engines.split(",") if e]
+    if "ort" not in args.engines or not set(args.engines) <= {"ort", "openvino"}:
+        ap.error("--engines: ort (the reference), optionally with openvino")
+    args.engines = ["ort"] + (["openvino"] if "openvino" in args.engines else [])
+    for engine, package in (("ort", "onnxruntime"), ("openvino", "openvino")):
+        if engine in args.engines and importlib.util.find_spec(package) is None:
+            ap.error(f"{sys.executable} has no {package} (scripts/install_deps.sh installs it"
+                     + ("; --engines ort leaves OpenVINO out)" if engine == "openvino" else ")"))
+    args.onyx_worker = args.onyx_worker or os.path.join(args.build, "bench", "onyx_bench_worker")
     args.onyx = os.path.join(args.build, "tools", "onyx", "onyx")
     args.float64_cache = {}
     os.environ.setdefault("ONYX_WORK_DIR", os.path.join(args.build, "test-work"))
+    os.environ.setdefault("PYTHON", sys.executable)  # the bench-model generator needs onnx and numpy
     onyx_harness.WORK_ROOT = os.environ["ONYX_WORK_DIR"]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
