@@ -1,0 +1,1 @@
+"""onyx.capi mirrors onnxruntime.capi, where programs import ONNX Runtime's exception classes."""
