@@ -51,22 +51,23 @@ def _check(value, kind, what):
 class SessionOptions:
     """ONNX Runtime's SessionOptions. Defaults are ONNX Runtime 1.31's."""
 
+    optimized_model_filepath = ""
+    intra_op_num_threads = 0
+    inter_op_num_threads = 0
+    enable_cpu_mem_arena = True
+    enable_mem_pattern = True
+    enable_mem_reuse = True
+    enable_profiling = False
+    profile_file_prefix = "onnxruntime_profile_"
+    log_severity_level = -1  # -1: the default logger's (set_default_logger_severity)
+    log_verbosity_level = 0
+    logid = ""
+    use_deterministic_compute = False
+    use_per_session_threads = True
+
     def __init__(self):
         self._graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self._execution_mode = ExecutionMode.ORT_SEQUENTIAL
-        self.optimized_model_filepath = ""
-        self.intra_op_num_threads = 0
-        self.inter_op_num_threads = 0
-        self.enable_cpu_mem_arena = True
-        self.enable_mem_pattern = True
-        self.enable_mem_reuse = True
-        self.enable_profiling = False
-        self.profile_file_prefix = "onnxruntime_profile_"
-        self.log_severity_level = -1  # -1: the default logger's (set_default_logger_severity)
-        self.log_verbosity_level = 0
-        self.logid = ""
-        self.use_deterministic_compute = False
-        self.use_per_session_threads = True
         self._config = {}
         self._initializers = []  # (name, OrtValue): kept alive, the session reads their bytes
         self._free_dims = {}
@@ -264,6 +265,3 @@ class RunOptions:
         if key not in self._config:
             raise RuntimeError(f"RunOptions does not have configuration with key: {key}")
         return self._config[key]
-
-    def add_active_adapter(self, adapter):
-        raise _C.NotImplemented("RunOptions.add_active_adapter: Onyx does not load LoRA adapters")

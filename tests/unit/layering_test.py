@@ -40,6 +40,16 @@ def main(root):
                             continue
                         rel = os.path.relpath(path, root)
                         problems.append(f"{rel}:{lineno}: src/{layer} may not include {target}/")
+    # The Python bindings see the public API only (DESIGN.md, "The Python package").
+    for dirpath, _, files in os.walk(os.path.join(root, "python", "src")):
+        for f in files:
+            path = os.path.join(dirpath, f)
+            with open(path, encoding="utf-8") as fh:
+                for lineno, line in enumerate(fh, 1):
+                    m = INCLUDE.match(line)
+                    if m and m.group(1) != "onyx":
+                        rel = os.path.relpath(path, root)
+                        problems.append(f"{rel}:{lineno}: python/src may include only onyx/ (include/onyx), not {m.group(1)}/")
     for p in problems:
         print(p)
     print(f"{0 if problems else 1} passed, {1 if problems else 0} failed")
