@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build (Release), make the default model and run it.
+# The main job: install what is missing, build and install the onyx package (`pip install .`
+# into .venv/), make the default model and run it with the `onyx` command the package installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
-cmake --preset release
-cmake --build --preset release
-mkdir -p build/release/models
-/usr/bin/python3 scripts/make_default_model.py build/release/models/default.onnx
-build/release/tools/onyx/onyx run build/release/models/default.onnx --random --dim batch=1 --runs 20
+.venv/bin/pip install --no-build-isolation --disable-pip-version-check -q .
+mkdir -p build/models
+.venv/bin/python scripts/make_default_model.py build/models/default.onnx
+.venv/bin/onyx run build/models/default.onnx --random --dim batch=1 --runs 20

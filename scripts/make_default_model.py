@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the main job's default model: a small image classifier (Conv+BN+Relu blocks,
-pooling, Gemm, Softmax) with fixed-seed random weights, built with python3-onnx."""
+pooling, Gemm, Softmax) with fixed-seed random weights, built with the onnx package."""
 import sys
 
 import numpy as np

@@ -1,7 +1,8 @@
-"""Helpers for Python tests: run a model in Onyx (the `onyx` command) and in ONNX Runtime 1.30
-(onnxruntime-node through tools/ort_reference/ort_run.js) on the same inputs, and compare.
+"""Helpers for Python tests: run a model in Onyx (the `onyx` command) and in ONNX Runtime (its
+Python package, `onnxruntime` 1.31.1 from the checkout's venv, in this process) on the same
+inputs, and compare.
 
-Environment (set by ctest): ONYX_BIN, ONYX_ORT_DIR, ONYX_SHARED_DIR, ONYX_WORK_DIR."""
+Environment (set by ctest): ONYX_BIN, ONYX_SHARED_DIR, ONYX_WORK_DIR."""
 import os
 import subprocess
 import tempfile
@@ -11,13 +12,14 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ONYX_BIN = os.environ.get("ONYX_BIN", os.path.join(REPO, "build", "release", "tools", "onyx", "onyx"))
-ORT_DIR = os.environ.get("ONYX_ORT_DIR", os.path.join(REPO, "build", "release", "ort-cache"))
 SHARED_DIR = os.environ.get("ONYX_SHARED_DIR", os.path.join(REPO, "..", "shared"))
 # Scratch files live under WORK_ROOT; tests/python/conftest.py gives every test its own folder
 # there (SCRATCH) and removes it afterwards, so a full run never holds more than one test's files.
 WORK_ROOT = os.environ.get("ONYX_WORK_DIR", os.path.join(REPO, "build", "release", "test-work"))
 SCRATCH = None
-ORT_RUN = os.path.join(REPO, "tools", "ort_reference", "ort_run.js")
+ORT_VERSION = "1.31.1"  # the reference the tests are written against (requirements-dev.txt)
+ORT_OPT_LEVELS = {"disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED",
+                  "all": "ORT_ENABLE_ALL"}
 
 
 def require_shared(*parts):
@@ -29,8 +31,14 @@ def require_shared(*parts):
 
 
 def require_ort():
-    if not os.path.isdir(os.path.join(ORT_DIR, "node_modules", "onnxruntime-node")):
-        pytest.fail(f"ONNX Runtime reference missing in {ORT_DIR}: run scripts/install_ort.sh")
+    """The onnxruntime module; a missing or wrong reference fails the test (never skips it)."""
+    try:
+        import onnxruntime
+    except ImportError as e:
+        pytest.fail(f"ONNX Runtime reference missing ({e}): run scripts/install_deps.sh and test with .venv/bin/python")
+    if onnxruntime.__version__ != ORT_VERSION:
+        pytest.fail(f"ONNX Runtime {onnxruntime.__version__} found, the reference is {ORT_VERSION}")
+    return onnxruntime
 
 
 def _write_inputs(folder, inputs):
@@ -101,18 +109,52 @@ def run_onyx_values(model_path, inputs, threads=1):
         return values
 
 
+def _ort_feed(value):
+    """A feed as onnxruntime takes it: onnx protos become arrays, lists (sequences) and dicts (maps)."""
+    if not hasattr(value, "SerializeToString"):
+        return value
+    from onnx import numpy_helper
+    type_name = type(value).__name__
+    if type_name == "TensorProto":
+        return numpy_helper.to_array(value)
+    if type_name == "SequenceProto":
+        return numpy_helper.to_list(value)
+    if type_name == "MapProto":  # ONNX Runtime takes plain Python keys and values
+        return {(k.decode() if isinstance(k, bytes) else k): _python_scalar(v)
+                for k, v in numpy_helper.to_dict(value).items()}
+    if type_name == "OptionalProto":
+        return numpy_helper.to_optional(value)
+    raise TypeError(f"cannot feed a {type_name} to ONNX Runtime")
+
+
+def _python_scalar(v):
+    v = v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _as_saved(value):
+    """ONNX Runtime's output in the form `onyx run --output-dir` files take when read back: string
+    tensors as fixed-width unicode arrays (as .npy stores them), other values unchanged."""
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        return value.astype(str)
+    return value
+
+
 def run_ort(model_path, inputs, threads=1, opt_level="all"):
-    """Outputs of ONNX Runtime 1.30 on the same inputs."""
-    require_ort()
-    with tempfile.TemporaryDirectory(dir=_work_dir()) as tmp:
-        out = os.path.join(tmp, "out")
-        cmd = ["node", ORT_RUN, "--ort-dir", ORT_DIR, "--model", model_path, "--output-dir", out,
-               "--threads", str(threads), "--opt-level", opt_level]
-        cmd += _write_inputs(tmp, inputs)
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise RuntimeError(f"ONNX Runtime failed: {proc.stderr.strip()}")
-        return _read_outputs(out)
+    """Outputs of ONNX Runtime on the same inputs, in model order (tensors as numpy arrays,
+    sequences as lists, maps as dicts)."""
+    ort = require_ort()
+    options = ort.SessionOptions()
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, ORT_OPT_LEVELS[opt_level])
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    try:
+        session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+        results = session.run(None, {name: _ort_feed(v) for name, v in inputs.items()})
+    except Exception as e:  # the reference's own failure, with its message
+        raise RuntimeError(f"ONNX Runtime failed: {str(e).strip()}") from None
+    return [_as_saved(r) for r in results]
 
 
 def assert_outputs_close(expected, got, rtol=1e-3, atol=1e-4, names=None):

@@ -1,13 +1,14 @@
-"""ZipMap, CastMap and DictVectorizer: their maps cannot pass through onnxruntime-node, so a
-plain Python reference of the spec (and ONNX Runtime's documented choices: key order, pad text,
-float formatting) is the oracle. Map inputs go in as MapProto files."""
+"""ZipMap, CastMap and DictVectorizer: a plain Python reference of the spec (and ONNX Runtime's
+documented choices: key order, pad text, float formatting) is the oracle, and ONNX Runtime's own
+outputs where its Python package takes the map (ZipMap, DictVectorizer). Map inputs go in as
+MapProto files."""
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from ml_util import save
-from onyx_harness import run_onyx_values
+from onyx_harness import run_onyx_values, run_ort
 
 
 def map_model(op_type, in_type, out_type, **attrs):
@@ -63,13 +64,16 @@ def test_zipmap(labels, shape):
                               [helper.make_value_info("Y", out_type)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)])
     model.ir_version = 8
-    got = run_onyx_values(save(model, "zipmap"), {"X": x})[0]
+    path = save(model, "zipmap")
+    got = run_onyx_values(path, {"X": x})[0]
     rows = x.reshape(-1, len(labels))
     expected = [dict(zip(labels, row.tolist())) for row in rows]
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        assert list(g.keys()) == list(e.keys())
+    from_ort = run_ort(path, {"X": x})[0]
+    assert len(got) == len(expected) == len(from_ort)
+    for g, e, o in zip(got, expected, from_ort):
+        assert list(g.keys()) == list(e.keys()) == list(o.keys())
         np.testing.assert_allclose(list(g.values()), list(e.values()), rtol=1e-6)
+        np.testing.assert_allclose(list(g.values()), list(o.values()), rtol=1e-6)
 
 
 def test_zipmap_rejects_wrong_width():
@@ -143,6 +147,8 @@ def test_dict_vectorizer_int_keys():
     d = {3: 1.5, 5: -2.0, 11: 4.0}
     model = map_model("DictVectorizer", map_type(TensorProto.INT64, TensorProto.FLOAT), tensor_type(TensorProto.FLOAT),
                       int64_vocabulary=vocab)
-    got = run_onyx_values(save(model, "dictvec"), {"X": _map_proto(np.array(list(d), np.int64),
-                                                                   np.array(list(d.values()), np.float32))})[0]
+    feeds = {"X": _map_proto(np.array(list(d), np.int64), np.array(list(d.values()), np.float32))}
+    path = save(model, "dictvec")
+    got = run_onyx_values(path, feeds)[0]
     assert got.reshape(-1).tolist() == [0.0, 1.5, -2.0]
+    np.testing.assert_array_equal(got, run_ort(path, feeds)[0])
