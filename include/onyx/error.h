@@ -14,6 +14,8 @@ enum class ErrorCode {
   kNotImplemented,    // a valid model needs something Onyx does not have (op, dtype)
   kRuntime,           // a kernel failed on valid input (e.g. shape mismatch found at run time)
   kOutOfMemory,       // an allocation or an arena cap failed
+  kNoSuchFile,        // a model or data file does not exist
+  kInvalidProtobuf,   // the model's bytes are not a valid ONNX protobuf
 };
 
 class Error : public std::runtime_error {

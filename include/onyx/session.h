@@ -2,6 +2,8 @@
 // like). Names follow ONNX Runtime's where they mean the same thing.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,13 +64,48 @@ struct SessionOptions {
   //   session.dynamic_block_base   d > 0: ParallelFor hands out blocks that shrink as work is
   //       claimed, max(1, remaining / (threads * d)) items each; 0 (default): fixed blocks
   std::map<std::string, std::string> config_entries;
+
+  // Memory (ONNX Runtime's enable_mem_pattern / enable_mem_reuse). Pattern: after a Run, the
+  // arena keeps one block sized to that Run's peak for the same input shapes, so the next Run
+  // with those shapes takes its intermediates from it without asking the system. Reuse: an
+  // intermediate's buffer is released as soon as its last reader has run; without it, every
+  // intermediate lives until the Run ends.
+  bool enable_mem_pattern = true;
+  bool enable_mem_reuse = true;
+
+  // Profiling: each Run's nodes are recorded and EndProfiling() writes them, in ONNX Runtime's
+  // Chrome-trace JSON format, to "<profile_file_prefix>_<timestamp>.json".
+  bool enable_profiling = false;
+  std::string profile_file_prefix = "onnxruntime_profile";
+
+  // Logging, ONNX Runtime's severities: 0 verbose, 1 info, 2 warning, 3 error, 4 fatal. Messages
+  // at or above log_severity_level go to stderr, prefixed with logid; verbose ones only up to
+  // log_verbosity_level.
+  int log_severity_level = 2;
+  int log_verbosity_level = 0;
+  std::string logid;
+
+  // Same inputs, same outputs, bit for bit, whatever the thread timing (ONNX Runtime's
+  // use_deterministic_compute).
+  bool use_deterministic_compute = false;
+
+  // Symbolic input dims fixed before optimization (add_free_dimension_override_by_name).
+  std::map<std::string, int64_t> free_dimension_overrides_by_name;
+  // Initializers that replace the model's own of the same name (add_initializer). The session
+  // keeps a reference to their bytes, not a copy.
+  std::vector<std::pair<std::string, Tensor>> initializers;
 };
 
 struct RunOptions {
-  std::string run_tag;  // named in the errors of this run
+  std::string run_tag;  // named in the errors of this run (ONNX Runtime's logid)
   // Return the arena's cached blocks to the system after this Run (ONNX Runtime's
   // memory.enable_memory_arena_shrinkage).
   bool shrink_arena_after_run = false;
+  int log_severity_level = 2;
+  int log_verbosity_level = 0;
+  // Setting it (before or during the Run, from any thread) stops the Run before its next node
+  // with Error(kFail) "terminated" (ONNX Runtime's RunOptions.terminate).
+  std::shared_ptr<std::atomic<bool>> terminate = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Name and static type of a model input or output.
@@ -93,6 +130,10 @@ using NamedValues = std::vector<std::pair<std::string, Value>>;
 
 class SessionImpl;
 
+// Execution providers this build can run ("CPUExecutionProvider", and "CUDAExecutionProvider"
+// where built with CUDA), by ONNX Runtime's names.
+std::vector<std::string> AvailableProviders();
+
 class Session {
  public:
   explicit Session(const std::string& model_path, const SessionOptions& options = {});
@@ -113,6 +154,20 @@ class Session {
   // Runs the model. `output_names` empty means all outputs, in model order. Thread-safe.
   std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names = {},
                          const RunOptions& run_options = {}) const;
+  // The same, writing output i into preallocated_outputs[i] in place where that tensor is
+  // defined (IO binding); it must have the output's dtype and shape, else Error(kInvalidArgument).
+  // The returned values then share the given buffers.
+  std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
+                         const std::vector<Value>& preallocated_outputs, const RunOptions& run_options) const;
+
+  // Providers in use, by priority ("CPUExecutionProvider" last).
+  std::vector<std::string> providers() const;
+
+  // Profiling (SessionOptions::enable_profiling): writes the events recorded so far and stops
+  // recording; returns the file's path, or "" when profiling is off.
+  std::string EndProfiling();
+  // When profiling started (the session's creation), in ns since the epoch; 0 when off.
+  int64_t profiling_start_time_ns() const;
 
   SessionImpl& impl() const { return *impl_; }
 
