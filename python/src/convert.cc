@@ -99,8 +99,9 @@ Tensor StringTensor(PyArrayObject* a, const std::string& what) {
     } else if (PyBytes_Check(item.ptr())) {
       dst[i].assign(PyBytes_AS_STRING(item.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())));
     } else {
-      throw Error(ErrorCode::kInvalidArgument, what + ": element " + std::to_string(i) + " is a " +
-                                                   Py_TYPE(item.ptr())->tp_name + ", not str or bytes");
+      // ORT stores str(element) for other objects (numbers in an object array).
+      nb::str text = nb::str(item);
+      dst[i] = text.c_str();
     }
     ++i;
   }
@@ -185,8 +186,14 @@ Tensor TensorFromArray(nb::handle array, bool writable, const char* what) {
                                                    " must be writable, C-contiguous, aligned and native-endian "
                                                    "to be written in place");
   }
-  Py_INCREF(PyArray_DESCR(a));  // PyArray_FromAny steals the descr
-  PyObject* view = PyArray_FromAny(array.ptr(), PyArray_DESCR(a), 0, 0, requirements, nullptr);
+  PyArray_Descr* native = PyArray_DESCR(a);
+  if (PyArray_ISNOTSWAPPED(a)) {
+    Py_INCREF(native);  // PyArray_FromAny steals the descr
+  } else {
+    native = PyArray_DescrNewByteorder(native, NPY_NATIVE);
+    if (native == nullptr) throw nb::python_error();
+  }
+  PyObject* view = PyArray_FromAny(array.ptr(), native, 0, 0, requirements, nullptr);
   if (view == nullptr) throw nb::python_error();
   auto* v = reinterpret_cast<PyArrayObject*>(view);
   return Tensor::View(t, ShapeOf(v), PyArray_DATA(v), PythonHolder(view));
