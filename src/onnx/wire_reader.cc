@@ -7,7 +7,7 @@
 namespace onyx::proto {
 
 void WireReader::Fail(const std::string& message) const {
-  ONYX_THROW(kInvalidModel, what_, ": ", message, " at byte ", p_ - begin_, " (file truncated or not an ONNX model?)");
+  ONYX_THROW(kInvalidProtobuf, what_, ": ", message, " at byte ", p_ - begin_, " (file truncated or not an ONNX model?)");
 }
 
 void WireReader::Need(uint64_t bytes) const {

@@ -1,6 +1,6 @@
 // Minimal protocol-buffer wire-format reader over a byte range. Onyx decodes ONNX files with it
 // directly (no generated classes), so tensor bytes can be viewed in place and models over 2 GB
-// load. Every read is bounds-checked; malformed input throws Error(kInvalidModel).
+// load. Every read is bounds-checked; malformed input throws Error(kInvalidProtobuf).
 #pragma once
 
 #include <cstdint>

@@ -14,11 +14,16 @@ namespace onyx {
 
 std::shared_ptr<const MappedFile> MappedFile::Open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  ONYX_CHECK(fd >= 0, kInvalidModel, "cannot open '", path, "': ", std::strerror(errno));
+  if (fd < 0) {
+    const int err = errno;
+    // A path that names nothing is the caller's NoSuchFile (as ONNX Runtime reports it).
+    if (err == ENOENT || err == ENOTDIR) ONYX_THROW(kNoSuchFile, "'", path, "' does not exist");
+    ONYX_THROW(kInvalidModel, "cannot open '", path, "': ", std::strerror(err));
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    ONYX_THROW(kInvalidModel, "'", path, "' is not a regular file");
+    ONYX_THROW(kNoSuchFile, "'", path, "' is not a regular file");
   }
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->path_ = path;

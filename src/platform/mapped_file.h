@@ -10,7 +10,8 @@ namespace onyx {
 
 class MappedFile {
  public:
-  // Throws Error(kInvalidModel) naming the path when the file cannot be opened or mapped.
+  // Throws Error naming the path: kNoSuchFile when it names no regular file, kInvalidModel when
+  // it cannot be opened or mapped.
   static std::shared_ptr<const MappedFile> Open(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -50,6 +50,12 @@ const Tensor* FindConstant(const ir::Graph* g, const std::string& name) {
   throw Error(e.code(), StrCat(node.Describe(), " with inputs (", inputs, "): ", what));
 }
 
+// RunOptions::terminate, checked before each node.
+void CheckNotTerminated(const RunState& run, const ir::Node& node) {
+  if (run.terminate != nullptr && run.terminate->load(std::memory_order_relaxed))
+    ONYX_THROW(kFail, "the run was terminated (RunOptions::terminate is set) before ", node.Describe());
+}
+
 }  // namespace
 
 class GraphPlan::StepContext final : public KernelContext {
@@ -57,9 +63,9 @@ class GraphPlan::StepContext final : public KernelContext {
   // written[slot]: 1 once the slot's value is produced; kPreallocated while it holds a Concat's
   // output that producers of its slices made ahead of the Concat (see concat_in_place.h).
   // concat_layout is null where values are not to be placed in Concats (parallel execution).
-  StepContext(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run,
-              const ConcatLayout* concat_layout)
-      : step_(step), slots_(slots), written_(written), run_(run), concat_layout_(concat_layout) {}
+  StepContext(const GraphPlan& plan, const Step& step, std::vector<Value>& slots, std::vector<char>& written,
+              RunState& run, const ConcatLayout* concat_layout)
+      : plan_(plan), step_(step), slots_(slots), written_(written), run_(run), concat_layout_(concat_layout) {}
 
   size_t num_inputs() const override { return step_.inputs.size(); }
   size_t num_outputs() const override { return step_.outputs.size(); }
@@ -116,6 +122,13 @@ class GraphPlan::StepContext final : public KernelContext {
         }
       }
     }
+    if (s >= 0 && &plan_ == run_.top_plan) {
+      // A graph output: straight into the caller's buffer when it fits (no copy after the
+      // Run), else outside any memory-pattern block.
+      const Tensor* buffer = plan_.OutputBuffer(s, run_);
+      if (buffer != nullptr && buffer->dtype() == dtype && buffer->shape() == shape) return *buffer;
+      if (run_.output_allocator != nullptr && plan_.is_output_slot_[s]) return Tensor(dtype, shape, run_.output_allocator);
+    }
     return Tensor(dtype, shape, run_.allocator);
   }
 
@@ -142,6 +155,7 @@ class GraphPlan::StepContext final : public KernelContext {
     return slots_[s];
   }
 
+  const GraphPlan& plan_;
   const Step& step_;
   std::vector<Value>& slots_;
   std::vector<char>& written_;
@@ -149,6 +163,13 @@ class GraphPlan::StepContext final : public KernelContext {
   const ConcatLayout* concat_layout_;
   std::vector<Value> scratch_;  // outputs nobody reads
 };
+
+const Tensor* GraphPlan::OutputBuffer(int s, const RunState& run) const {
+  if (run.output_buffers == nullptr) return nullptr;
+  for (size_t i = 0; i < output_slots_.size() && i < run.output_buffers->size(); ++i)
+    if (output_slots_[i] == s && (*run.output_buffers)[i].defined()) return &(*run.output_buffers)[i];
+  return nullptr;
+}
 
 int GraphPlan::SlotOf(const std::string& name) const {
   if (name.empty()) return -1;
@@ -159,6 +180,7 @@ int GraphPlan::SlotOf(const std::string& name) const {
 
 std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildContext& ctx) {
   std::unique_ptr<GraphPlan> plan(new GraphPlan(graph));
+  plan->release_early_ = ctx.release_early;
   auto add_slot = [&](const std::string& name) {
     auto [it, inserted] = plan->slot_of_name_.emplace(name, plan->num_slots_);
     if (inserted) ++plan->num_slots_;
@@ -351,6 +373,7 @@ void GraphPlan::ComputeReleases() {
       if (slot >= 0 && last_reader[slot] < static_cast<int>(s)) last_reader[slot] = static_cast<int>(s);
   }
   for (int slot : output_slots_) last_reader[slot] = -1;  // outputs live until the end
+  if (!release_early_) return;  // so does everything else without memory reuse
   for (int slot = 0; slot < num_slots_; ++slot)
     if (last_reader[slot] >= 0) steps_[last_reader[slot]].release_after.push_back(slot);
 }
@@ -382,7 +405,7 @@ const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
 
 void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
                         RunState& run, const ConcatLayout* concat_layout) const {
-  StepContext ctx(step, slots, written, run, concat_layout);
+  StepContext ctx(*this, step, slots, written, run, concat_layout);
   try {
     step.kernel->Compute(ctx);
   } catch (const Error& e) {
@@ -405,10 +428,11 @@ void GraphPlan::ExecuteParallel(RunState& run, std::vector<Value>& slots, std::v
   std::vector<std::atomic<int>> readers_left(num_slots_);
   for (int slot = 0; slot < num_slots_; ++slot) readers_left[slot].store(reads_of_slot_[slot], std::memory_order_relaxed);
   auto release = [&](int slot) {
-    if (!is_output_slot_[slot]) slots[slot] = Value();
+    if (release_early_ && !is_output_slot_[slot]) slots[slot] = Value();
   };
   RunStepGraph(run.inter_op_pool, step_graph_, [&](int index) {
     const Step& step = steps_[index];
+    CheckNotTerminated(run, *step.node);
     RunStep(step, slots, written, run, /*concat_layout=*/nullptr);
     for (int slot : step.outputs)
       if (slot >= 0 && reads_of_slot_[slot] == 0) release(slot);  // nobody reads it
@@ -446,6 +470,7 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
     const ConcatLayout concat_layout = LayOutConcats(slots);
     const ConcatLayout* layout = concat_layout.slices.empty() ? nullptr : &concat_layout;
     for (const Step& step : steps_) {
+      CheckNotTerminated(run, *step.node);
       RunStep(step, slots, written, run, layout);
       for (int slot : step.release_after) slots[slot] = Value();
     }

@@ -3,6 +3,7 @@
 // immutable once built, so concurrent Runs share them; each Run executes in its own frame.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +20,7 @@
 namespace onyx {
 
 class ThreadPool;
+class GraphPlan;
 
 // Per-Run state shared by a graph and its subgraphs.
 struct RunState {
@@ -27,6 +29,15 @@ struct RunState {
   // Set in parallel execution mode: the top-level graph runs independent nodes at once on
   // this pool's threads. Subgraphs (If/Loop/Scan bodies) run sequentially on their caller.
   ThreadPool* inter_op_pool = nullptr;
+  // Checked before each node, in subgraphs too: once set, the Run stops with Error(kFail).
+  const std::atomic<bool>* terminate = nullptr;
+  // Outputs of top_plan's graph (subgraphs ignore these): output i is made in
+  // (*output_buffers)[i] when that tensor is defined and the kernel asks for its dtype and shape
+  // (IO binding); other outputs come from output_allocator when it is set (so a memory-pattern
+  // block, reused by the next Run, never holds what the caller keeps).
+  const GraphPlan* top_plan = nullptr;
+  const std::vector<Tensor>* output_buffers = nullptr;
+  Allocator* output_allocator = nullptr;
 };
 
 class GraphPlan final : public Subgraph {
@@ -41,6 +52,9 @@ class GraphPlan final : public Subgraph {
     // and none of those reads it at run time (they packed or copied what they need), so the
     // owner can drop it then rather than after the whole plan is built. May be null.
     std::function<void(const std::string&)> release_initializer;
+    // Release each intermediate after its last reader (SessionOptions::enable_mem_reuse);
+    // false keeps them all until the Run ends.
+    bool release_early = true;
   };
 
   // Throws Error naming the node when a node has no kernel or its kernel rejects it.
@@ -78,6 +92,8 @@ class GraphPlan final : public Subgraph {
   class StepContext;
 
   explicit GraphPlan(const ir::Graph& graph) : graph_(graph) {}
+  // The caller's buffer for slot s (IO binding), or null.
+  const Tensor* OutputBuffer(int s, const RunState& run) const;
   int SlotOf(const std::string& name) const;
   void ComputeReleases();
   void DropConstantsNoKernelReads();
@@ -93,6 +109,7 @@ class GraphPlan final : public Subgraph {
   void ExecuteParallel(RunState& run, std::vector<Value>& slots, std::vector<char>& written) const;
 
   const ir::Graph& graph_;
+  bool release_early_ = true;
   std::unordered_map<std::string, int> slot_of_name_;
   int num_slots_ = 0;
   std::vector<std::pair<int, Value>> constants_;

@@ -5,6 +5,9 @@
 #include "base/check.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_writer.h"
+#include "runtime/output_binding.h"
+#include "runtime/run_memory.h"
+#include "runtime/session_options_apply.h"
 
 namespace onyx {
 
@@ -66,6 +69,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   SessionThreadPools pools = CreateSessionThreadPools(options);
   pool_ = std::move(pools.intra_op);
   inter_pool_ = std::move(pools.inter_op);
+  ApplyModelOptions(*model_, options, ModelLabel());
   Optimize();
   if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator(), options.cpu_arena_max_bytes);
 
@@ -73,6 +77,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
   ctx.pool = pool_.get();
   ctx.release_mapped_pages = model_->release_mapped_pages;
+  ctx.release_early = options.enable_mem_reuse;
   ctx.release_initializer = [this](const std::string& name) { model_->graph->initializers.erase(name); };
   const ir::Graph& graph = *model_->graph;
   try {
@@ -176,7 +181,7 @@ void SessionImpl::CheckFeed(const IoInfo& info, const Value& value) const {
 }
 
 std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
-                                    const RunOptions& run_options) const {
+                                    const RunOptions& run_options, const std::vector<Value>* preallocated) const {
   const ir::Graph& graph = *model_->graph;
   std::unordered_map<std::string, const Value*> fed;
   for (const auto& [name, value] : feeds) {
@@ -222,10 +227,17 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
     }
   }
 
+  const std::vector<Tensor> buffers =
+      preallocated != nullptr ? BindOutputBuffers(ModelLabel(), graph.outputs, picks, *preallocated) : std::vector<Tensor>{};
+  RunMemory memory = PrepareRunMemory(arena_.get(), options_.enable_mem_pattern, positional);
   RunState run;
+  run.terminate = run_options.terminate.get();
+  run.top_plan = plan_.get();
+  run.output_buffers = buffers.empty() ? nullptr : &buffers;
+  run.output_allocator = memory.output_allocator;
   run.pool = pool_.get();
   run.inter_op_pool = inter_pool_.get();
-  run.allocator = arena_ ? static_cast<Allocator*>(arena_.get()) : CpuAllocator();
+  run.allocator = memory.allocator;
   std::vector<Value> all;
   try {
     all = plan_->Execute(run, std::move(positional), nullptr);
@@ -233,10 +245,16 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
     const std::string tag = run_options.run_tag.empty() ? "" : StrCat(" (run '", run_options.run_tag, "')");
     throw Error(e.code(), StrCat(ModelLabel(), tag, ": ", e.what()));
   }
+  memory.pattern.reset();  // the Run is over: its pattern block goes back for the next one
   if (run_options.shrink_arena_after_run && arena_) arena_->Trim();
   std::vector<Value> result;
   result.reserve(picks.size());
-  for (size_t i : picks) result.push_back(all[i]);
+  for (size_t k = 0; k < picks.size(); ++k) {
+    const size_t i = picks[k];
+    const bool bound = preallocated != nullptr && (*preallocated)[k].is_tensor() && (*preallocated)[k].tensor().defined();
+    result.push_back(bound ? FillOutputBuffer(ModelLabel(), graph.outputs[i].name, all[i], (*preallocated)[k].tensor())
+                           : all[i]);
+  }
   return result;
 }
 

@@ -20,8 +20,9 @@ class SessionImpl {
  public:
   SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options);
 
+  // preallocated (may be null): IO binding's buffers, one per requested output (see Session::Run).
   std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
-                         const RunOptions& run_options) const;
+                         const RunOptions& run_options, const std::vector<Value>* preallocated = nullptr) const;
 
   const std::vector<IoInfo>& inputs() const { return inputs_; }
   const std::vector<IoInfo>& outputs() const { return outputs_; }
@@ -33,6 +34,8 @@ class SessionImpl {
   // Runs independent nodes in parallel execution mode; null in sequential mode.
   ThreadPool* inter_op_thread_pool() const { return inter_pool_.get(); }
   ArenaAllocator* arena() const { return arena_.get(); }
+  // By priority, CPU last.
+  const std::vector<std::unique_ptr<ExecutionProvider>>& providers() const { return providers_; }
   const SessionOptions& options() const { return options_; }
   const OptimizationReport& optimization_report() const { return report_; }
 

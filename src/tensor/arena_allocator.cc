@@ -1,14 +1,122 @@
 #include "tensor/arena_allocator.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "base/check.h"
 
 namespace onyx {
+
+namespace {
+
+// Most input-shape keys whose pattern blocks the arena keeps (a model fed many shapes does not
+// hoard one block per shape).
+constexpr size_t kMaxPatterns = 16;
+
+}  // namespace
+
+// One Run's allocator under a memory pattern. Offsets are handed out first-fit in a virtual
+// range; those inside the block taken for the key are served from it, the rest by the arena.
+// Thread-safe: a Run's nodes may allocate from several threads, and its outputs die anywhere.
+class PatternRun final : public Allocator, public std::enable_shared_from_this<PatternRun> {
+ public:
+  PatternRun(std::shared_ptr<ArenaAllocator> arena, std::string key, ArenaAllocator::PatternBlock block)
+      : arena_(std::move(arena)), key_(std::move(key)), block_(block) {}
+  ~PatternRun() override { arena_->EndPatternRun(key_, block_, high_water_, arena_blocks_); }
+
+  void* Allocate(size_t bytes) override {
+    const size_t size = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const size_t offset = Place(size);
+    const bool in_block = block_.data != nullptr && offset + size <= block_.size;
+    void* p = nullptr;
+    if (in_block) {
+      p = static_cast<char*>(block_.data) + offset;
+      arena_->pattern_allocations_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      try {
+        p = arena_->Allocate(bytes);
+        arena_blocks_.insert(p);
+      } catch (...) {
+        Release(offset, size);
+        throw;
+      }
+    }
+    placed_[p] = Placed{offset, size, !in_block};
+    return p;
+  }
+
+  void Free(void* p) override {
+    if (p == nullptr) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = placed_.find(p);
+    ONYX_CHECK(it != placed_.end(), kRuntime, "memory pattern: freeing a block it does not own");
+    Release(it->second.offset, it->second.size);
+    if (it->second.from_arena) arena_->Free(p);
+    placed_.erase(it);
+  }
+
+  Device device() const override { return arena_->device(); }
+  std::shared_ptr<void> KeepAlive() override { return shared_from_this(); }
+
+ private:
+  struct Placed {
+    size_t offset, size;
+    bool from_arena;
+  };
+
+  // First fit among freed ranges, else at the end of the range in use.
+  size_t Place(size_t size) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < size) continue;
+      const size_t offset = it->first, left = it->second - size;
+      free_.erase(it);
+      if (left > 0) free_.emplace(offset + size, left);
+      return offset;
+    }
+    const size_t offset = end_;
+    end_ += size;
+    high_water_ = std::max(high_water_, end_);
+    return offset;
+  }
+
+  void Release(size_t offset, size_t size) {
+    auto next = free_.lower_bound(offset);
+    if (next != free_.end() && next->first == offset + size) {
+      size += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        size += prev->second;
+        free_.erase(prev);
+      }
+    }
+    if (offset + size == end_) {
+      end_ = offset;  // the free tail is implicit
+    } else {
+      free_.emplace(offset, size);
+    }
+  }
+
+  std::shared_ptr<ArenaAllocator> arena_;
+  const std::string key_;
+  const ArenaAllocator::PatternBlock block_;
+  std::mutex mutex_;
+  std::map<size_t, size_t> free_;  // offset -> size, below end_
+  size_t end_ = 0, high_water_ = 0;
+  std::unordered_map<void*, Placed> placed_;
+  std::unordered_set<void*> arena_blocks_;  // blocks the arena served this Run
+};
 
 ArenaAllocator::ArenaAllocator(Allocator* backing, size_t max_bytes) : backing_(backing), max_bytes_(max_bytes) {}
 
 ArenaAllocator::~ArenaAllocator() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [p, size] : block_size_) backing_->Free(p);
+  for (auto& [key, block] : patterns_) backing_->Free(block.data);
 }
 
 size_t ArenaAllocator::RoundUp(size_t bytes) {
@@ -24,6 +132,7 @@ size_t ArenaAllocator::RoundUp(size_t bytes) {
 void* ArenaAllocator::Allocate(size_t bytes) {
   const size_t size = RoundUp(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.allocations;
   // Best fit among cached blocks no more than 25% larger than asked.
   auto it = free_blocks_.lower_bound(size);
   if (it != free_blocks_.end() && it->first <= size + size / 4) {
@@ -62,6 +171,93 @@ void ArenaAllocator::TrimLocked() {
     backing_->Free(p);
   }
   free_blocks_.clear();
+  for (auto& [key, block] : patterns_) FreePatternBlockLocked(block);
+  patterns_.clear();
+}
+
+void ArenaAllocator::FreePatternBlockLocked(PatternBlock block) {
+  if (block.data == nullptr) return;
+  backing_->Free(block.data);
+  stats_.reserved -= block.size;
+  --stats_.pattern_blocks;
+}
+
+std::shared_ptr<Allocator> ArenaAllocator::BeginPatternRun(const std::string& key) {
+  PatternBlock block;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = patterns_.find(key);
+    if (it != patterns_.end()) {
+      block = it->second;
+      patterns_.erase(it);
+    }
+  }
+  return std::make_shared<PatternRun>(shared_from_this(), key, block);
+}
+
+void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, size_t high_water,
+                                   const std::unordered_set<void*>& run_blocks) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // The blocks the arena served this Run and has back: the pattern block replaces them, so
+  // they go (first, so the memory held never peaks at both).
+  for (void* p : run_blocks) {
+    const auto size = block_size_.find(p);
+    if (size == block_size_.end()) continue;
+    auto [begin, end] = free_blocks_.equal_range(size->second);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second != p) continue;
+      free_blocks_.erase(it);
+      stats_.reserved -= size->second;
+      backing_->Free(p);
+      block_size_.erase(size);
+      break;
+    }
+  }
+  const auto kept = patterns_.find(key);
+  // Keep the larger of this Run's block and one a concurrent Run with the same key left.
+  if (kept != patterns_.end() && kept->second.size >= std::max(high_water, block.size)) {
+    FreePatternBlockLocked(block);
+    return;
+  }
+  if (kept != patterns_.end()) {
+    FreePatternBlockLocked(kept->second);
+    patterns_.erase(kept);
+  }
+  if (block.data == nullptr || block.size < high_water) {
+    FreePatternBlockLocked(block);
+    block = PatternBlock{};
+    if (high_water == 0) return;
+    // A cached block that fits serves.
+    const auto cached = free_blocks_.lower_bound(high_water);
+    if (cached != free_blocks_.end() && cached->first <= high_water + high_water / 4) {
+      block = PatternBlock{cached->second, cached->first};
+      block_size_.erase(cached->second);
+      free_blocks_.erase(cached);
+      ++stats_.pattern_blocks;
+      patterns_.emplace(key, block);
+      EvictPatternsLocked();
+      return;
+    }
+    if (max_bytes_ != 0 && stats_.reserved + high_water > max_bytes_) return;
+    try {
+      block = PatternBlock{backing_->Allocate(high_water), high_water};
+    } catch (...) {
+      return;  // no pattern for this key: its Runs then allocate as without one
+    }
+    stats_.reserved += high_water;
+    stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
+    ++stats_.backing_allocations;
+    ++stats_.pattern_blocks;
+  }
+  patterns_.emplace(key, block);
+  EvictPatternsLocked();
+}
+
+void ArenaAllocator::EvictPatternsLocked() {
+  while (patterns_.size() > kMaxPatterns) {
+    FreePatternBlockLocked(patterns_.begin()->second);
+    patterns_.erase(patterns_.begin());
+  }
 }
 
 void ArenaAllocator::Trim() {
@@ -71,7 +267,9 @@ void ArenaAllocator::Trim() {
 
 ArenaAllocator::Stats ArenaAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  Stats stats = stats_;
+  stats.pattern_allocations = pattern_allocations_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 }  // namespace onyx

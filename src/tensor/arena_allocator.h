@@ -4,11 +4,14 @@
 // cached blocks, then fails with a clear Error(kOutOfMemory) instead of an OOM kill.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "onyx/allocator.h"
@@ -28,27 +31,53 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   // arenas with std::make_shared.
   std::shared_ptr<void> KeepAlive() override { return shared_from_this(); }
 
-  // Returns every cached (free) block to the backing allocator.
+  // Returns every cached (free) block, memory-pattern blocks included, to the backing allocator.
   void Trim();
+
+  // Memory patterns (SessionOptions::enable_mem_pattern): an allocator for one Run whose inputs
+  // have the shapes `key` names. Its requests are placed first-fit in one address range; at the
+  // end (when the Run and every tensor from it are gone) the arena keeps one block as large as
+  // that range's high-water mark, for the key. The next Run with that key takes the block (alone:
+  // a concurrent Run with the same key works as the first did) and, asking in the same order,
+  // gets the same offsets inside it, so it goes neither to the arena's lists nor to the system.
+  // A request that does not fit (asked in another order, as in parallel mode) comes from the
+  // arena, and the block kept afterwards grows to fit.
+  std::shared_ptr<Allocator> BeginPatternRun(const std::string& key);
 
   struct Stats {
     size_t in_use = 0;      // bytes handed out and not freed
     size_t reserved = 0;    // bytes held from the backing allocator (in use + cached)
     size_t peak_reserved = 0;
     size_t backing_allocations = 0;  // calls to the backing allocator so far
+    size_t allocations = 0;          // requests served by Allocate (from the cache or the backing)
+    size_t pattern_blocks = 0;       // memory-pattern blocks held (kept for a key or in a Run)
+    size_t pattern_allocations = 0;  // requests placed inside a memory-pattern block
   };
   Stats stats() const;
 
  private:
+  friend class PatternRun;
+  struct PatternBlock {
+    void* data = nullptr;
+    size_t size = 0;
+  };
   static size_t RoundUp(size_t bytes);
   void TrimLocked();
+  // Called when a pattern Run ends: keeps a block of at least high_water bytes for the key.
+  // run_blocks: the blocks the arena served that Run.
+  void EndPatternRun(const std::string& key, PatternBlock block, size_t high_water,
+                     const std::unordered_set<void*>& run_blocks) noexcept;
+  void FreePatternBlockLocked(PatternBlock block);
+  void EvictPatternsLocked();  // keeps at most kMaxPatterns keys
 
   Allocator* backing_;
   size_t max_bytes_;
   mutable std::mutex mutex_;
   std::multimap<size_t, void*> free_blocks_;  // size -> block
   std::unordered_map<void*, size_t> block_size_;  // every block we hold
+  std::map<std::string, PatternBlock> patterns_;  // idle memory-pattern blocks by key
   Stats stats_;
+  std::atomic<size_t> pattern_allocations_{0};  // outside the mutex: pattern Runs do not take it
 };
 
 // The CPU allocator to back an arena with. An arena keeps its blocks for its whole life, so even

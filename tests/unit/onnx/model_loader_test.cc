@@ -24,11 +24,11 @@ std::string AddModelBytes() {
   return b.Bytes();
 }
 
-std::string LoadError(const std::string& bytes) {
+std::string LoadError(const std::string& bytes, ErrorCode want = ErrorCode::kInvalidModel) {
   try {
     LoadModelFromBytes(bytes.data(), bytes.size());
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    EXPECT_EQ(e.code(), want);
     return e.what();
   }
   return "";
@@ -55,14 +55,16 @@ TEST(ModelLoader, RoundTripsThroughTheWriter) {
 TEST(ModelLoader, EveryTruncationFailsCleanly) {
   const std::string bytes = AddModelBytes();
   for (size_t len = 0; len < bytes.size(); ++len) {
-    // Any prefix either loads (a valid shorter message) or throws a model error; never crashes.
+    // Any prefix either loads (a valid shorter message) or throws a protobuf or model error;
+    // never crashes.
     try {
       LoadModelFromBytes(bytes.data(), len);
     } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << len;
+      EXPECT_TRUE(e.code() == ErrorCode::kInvalidProtobuf || e.code() == ErrorCode::kInvalidModel) << len;
     }
   }
-  EXPECT_NE(LoadError(bytes.substr(0, bytes.size() / 2)).find("<model bytes>"), std::string::npos);
+  EXPECT_NE(LoadError(bytes.substr(0, bytes.size() / 2), ErrorCode::kInvalidProtobuf).find("<model bytes>"),
+            std::string::npos);
 }
 
 TEST(ModelLoader, RandomBytesFailCleanly) {
@@ -73,9 +75,31 @@ TEST(ModelLoader, RandomBytesFailCleanly) {
     try {
       LoadModelFromBytes(bytes.data(), bytes.size());
     } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+      EXPECT_TRUE(e.code() == ErrorCode::kInvalidProtobuf || e.code() == ErrorCode::kInvalidModel);
     }
   }
+}
+
+// ONNX Runtime's codes: INVALID_PROTOBUF for bytes that do not parse, NO_SUCHFILE for a missing
+// file; a parsed message without a graph stays a model error.
+TEST(ModelLoader, BytesThatAreNotProtobufAreInvalidProtobuf) {
+  const std::string error = LoadError("\xff\xfe garbage bytes here", ErrorCode::kInvalidProtobuf);
+  EXPECT_NE(error.find("<model bytes>"), std::string::npos) << error;
+  proto::WireWriter no_graph;
+  no_graph.Int64(1, 8);
+  EXPECT_NE(LoadError(no_graph.data()).find("no graph"), std::string::npos);
+}
+
+TEST(ModelLoader, MissingFileIsNoSuchFile) {
+  const std::string path = (fs::temp_directory_path() / "onyx_no_such_model.onnx").string();
+  try {
+    LoadModelFromFile(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNoSuchFile);
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Session session(path), Error);
 }
 
 TEST(ModelLoader, RejectsUnsupportedIrVersion) {
