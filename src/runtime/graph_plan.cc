@@ -258,6 +258,13 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     step.provider = placement.provider;
     for (const auto& in : node.inputs) step.inputs.push_back(plan->SlotOf(in));
     for (const auto& out : node.outputs) step.outputs.push_back(plan->SlotOf(out));
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const std::string& in = node.inputs[i];
+      const Tensor* constant = in.empty() || graph.IsGraphInput(in) ? nullptr : graph.FindInitializer(in);
+      if (constant == nullptr) continue;
+      step.constant_inputs.resize(node.inputs.size());
+      step.constant_inputs[i] = ProfiledTensor{constant->dtype(), constant->shape()};
+    }
     step.implicit_names = std::move(implicit_names[node_index]);
     for (const auto& n : step.implicit_names) step.implicit_slots.push_back(plan->SlotOf(n));
 
@@ -406,6 +413,7 @@ const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
 void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
                         RunState& run, const ConcatLayout* concat_layout) const {
   StepContext ctx(*this, step, slots, written, run, concat_layout);
+  const Profiler::NodeStart profile_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
   try {
     step.kernel->Compute(ctx);
   } catch (const Error& e) {
@@ -420,6 +428,9 @@ void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector
     if (s >= 0 && written[s] != 1)
       ctx.Fail(StrCat("the kernel did not produce output ", i, " '", step.node->outputs[i], "'"));
   }
+  if (run.profiler != nullptr)
+    run.profiler->RecordNode(profile_start, *step.node, static_cast<int>(&step - steps_.data()), step.provider->name(),
+                             step.inputs, step.outputs, slots, step.constant_inputs);
 }
 
 void GraphPlan::ExecuteParallel(RunState& run, std::vector<Value>& slots, std::vector<char>& written) const {

@@ -16,6 +16,7 @@
 #include "runtime/concat_in_place.h"
 #include "runtime/parallel_executor.h"
 #include "runtime/partitioner.h"
+#include "runtime/profiler.h"
 
 namespace onyx {
 
@@ -38,6 +39,8 @@ struct RunState {
   const GraphPlan* top_plan = nullptr;
   const std::vector<Tensor>* output_buffers = nullptr;
   Allocator* output_allocator = nullptr;
+  // Set when the session profiles: every kernel run (subgraphs and parallel lanes too) is recorded.
+  Profiler* profiler = nullptr;
 };
 
 class GraphPlan final : public Subgraph {
@@ -88,6 +91,9 @@ class GraphPlan final : public Subgraph {
     std::vector<int> implicit_slots;
     std::vector<int> release_after;  // slots whose last reader is this step
     std::map<std::string, std::unique_ptr<GraphPlan>> subgraphs;  // by attribute name
+    // Per input, a constant's type and shape (dtype kUndefined for others; empty when none is
+    // constant): the profile names them though a pre-packing kernel leaves their slots unbound.
+    std::vector<ProfiledTensor> constant_inputs;
   };
   class StepContext;
 

@@ -5,6 +5,7 @@
 #include "base/check.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_writer.h"
+#include "platform/timer.h"
 #include "runtime/output_binding.h"
 #include "runtime/run_memory.h"
 #include "runtime/session_options_apply.h"
@@ -182,6 +183,7 @@ void SessionImpl::CheckFeed(const IoInfo& info, const Value& value) const {
 
 std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
                                     const RunOptions& run_options, const std::vector<Value>* preallocated) const {
+  const int64_t run_start = profiler_ ? NowNanos() : 0;
   const ir::Graph& graph = *model_->graph;
   std::unordered_map<std::string, const Value*> fed;
   for (const auto& [name, value] : feeds) {
@@ -235,12 +237,18 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
   run.top_plan = plan_.get();
   run.output_buffers = buffers.empty() ? nullptr : &buffers;
   run.output_allocator = memory.output_allocator;
+  // Not after EndProfiling: an ended profiler drops events, and recording them costs.
+  run.profiler = profiler_ && profiler_->recording() ? profiler_.get() : nullptr;
   run.pool = pool_.get();
   run.inter_op_pool = inter_pool_.get();
   run.allocator = memory.allocator;
   std::vector<Value> all;
   try {
+    const int64_t execute_start = run.profiler != nullptr ? NowNanos() : 0;
     all = plan_->Execute(run, std::move(positional), nullptr);
+    if (run.profiler != nullptr)
+      run.profiler->RecordSessionEvent(inter_pool_ ? "ParallelExecutor::Execute" : "SequentialExecutor::Execute",
+                                       execute_start, NowNanos());
   } catch (const Error& e) {
     const std::string tag = run_options.run_tag.empty() ? "" : StrCat(" (run '", run_options.run_tag, "')");
     throw Error(e.code(), StrCat(ModelLabel(), tag, ": ", e.what()));
@@ -255,16 +263,42 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
     result.push_back(bound ? FillOutputBuffer(ModelLabel(), graph.outputs[i].name, all[i], (*preallocated)[k].tensor())
                            : all[i]);
   }
+  if (run.profiler != nullptr) run.profiler->RecordSessionEvent("model_run", run_start, NowNanos());
   return result;
+}
+
+void SessionImpl::SetProfiler(std::unique_ptr<Profiler> profiler) {
+  profiler_ = std::move(profiler);
+  if (profiler_) profiler_->SetIntraOpPool(pool_.get(), options_.use_global_thread_pool ? "global-intra-op" : "session-intra-op");
 }
 
 // Session: the public face.
 
+namespace {
+
+// Loads the model and creates the session; with profiling, both are timed (ONNX Runtime's
+// "model_loading_uri"/"model_loading_array" and "session_initialization" events).
+template <typename Load>
+std::unique_ptr<SessionImpl> CreateSessionImpl(const SessionOptions& options, const char* load_event, Load load) {
+  if (!options.enable_profiling) return std::make_unique<SessionImpl>(load(), options);
+  auto profiler = std::make_unique<Profiler>(options.profile_file_prefix);
+  const int64_t load_start = NowNanos();
+  std::shared_ptr<ir::Model> model = load();
+  const int64_t init_start = NowNanos();
+  profiler->RecordSessionEvent(load_event, load_start, init_start);
+  auto impl = std::make_unique<SessionImpl>(std::move(model), options);
+  profiler->RecordSessionEvent("session_initialization", init_start, NowNanos());
+  impl->SetProfiler(std::move(profiler));
+  return impl;
+}
+
+}  // namespace
+
 Session::Session(const std::string& model_path, const SessionOptions& options)
-    : impl_(std::make_unique<SessionImpl>(LoadModelFromFile(model_path), options)) {}
+    : impl_(CreateSessionImpl(options, "model_loading_uri", [&] { return LoadModelFromFile(model_path); })) {}
 
 Session::Session(const void* model_bytes, size_t size, const SessionOptions& options)
-    : impl_(std::make_unique<SessionImpl>(LoadModelFromBytes(model_bytes, size), options)) {}
+    : impl_(CreateSessionImpl(options, "model_loading_array", [&] { return LoadModelFromBytes(model_bytes, size); })) {}
 
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
@@ -282,5 +316,8 @@ std::vector<Value> Session::Run(const NamedValues& feeds, const std::vector<std:
                                 const RunOptions& run_options) const {
   return impl_->Run(feeds, output_names, run_options);
 }
+
+std::string Session::EndProfiling() { return impl_->EndProfiling(); }
+int64_t Session::profiling_start_time_ns() const { return impl_->profiling_start_time_ns(); }
 
 }  // namespace onyx

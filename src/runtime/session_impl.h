@@ -11,6 +11,7 @@
 #include "platform/thread_pool.h"
 #include "providers/provider.h"
 #include "runtime/graph_plan.h"
+#include "runtime/profiler.h"
 #include "runtime/thread_pools.h"
 #include "tensor/arena_allocator.h"
 
@@ -39,6 +40,12 @@ class SessionImpl {
   const SessionOptions& options() const { return options_; }
   const OptimizationReport& optimization_report() const { return report_; }
 
+  // Profiling (SessionOptions::enable_profiling): the session creator hands over the profiler
+  // that timed loading and initialization; Runs record into it until EndProfiling().
+  void SetProfiler(std::unique_ptr<Profiler> profiler);
+  std::string EndProfiling() { return profiler_ ? profiler_->End() : ""; }
+  int64_t profiling_start_time_ns() const { return profiler_ ? profiler_->start_time_ns() : 0; }
+
  private:
   std::string ModelLabel() const;
   void Optimize();
@@ -55,6 +62,7 @@ class SessionImpl {
   std::vector<IoInfo> inputs_, outputs_, overridable_;
   ModelMetadata metadata_;
   OptimizationReport report_;
+  std::unique_ptr<Profiler> profiler_;  // null unless profiling
 };
 
 // Config entries SessionOptions accepts.

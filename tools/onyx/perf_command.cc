@@ -27,6 +27,7 @@ struct PerfArgs {
   double duration_s = 0.0;
   std::string opt_level = "all";
   bool json = false;
+  ProfileOption profile;
 };
 
 double PeakRssMb() {
@@ -49,6 +50,7 @@ void Perf(const PerfArgs& args) {
   ApplyThreadFlags(args.thread_flags, options);
   options.graph_optimization_level =
       static_cast<GraphOptimizationLevel>(static_cast<int>(ParseOptLevel(args.opt_level)));
+  ApplyProfileOption(args.profile, options);
   FeedSpec spec = args.feeds;
   spec.random = true;  // inputs not given as files are seeded random values
   const int64_t t0 = NowNanos();
@@ -75,16 +77,18 @@ void Perf(const PerfArgs& args) {
   std::sort(sorted.begin(), sorted.end());
   const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
   const double throughput = static_cast<double>(ms.size()) / total_s;
+  // Every run is in the profile, the warm-up ones too (ONNX Runtime's perf tool does the same).
+  const std::string profile_path = session.EndProfiling();
   if (args.json) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": %d, \"inter_threads\": %d, \"execution_mode\": \"%s\", "
         "\"opt_level\": \"%s\", \"session_creation_ms\": %.3f, \"runs\": %zu, "
         "\"latency_ms\": {\"min\": %.4f, \"median\": %.4f, \"mean\": %.4f, \"p90\": %.4f, \"p99\": %.4f, \"max\": "
-        "%.4f}, \"throughput_per_s\": %.3f, \"peak_rss_mb\": %.1f}\n",
+        "%.4f}, \"throughput_per_s\": %.3f, \"peak_rss_mb\": %.1f%s}\n",
         args.model.c_str(), intra_threads, inter_threads, inter_pool != nullptr ? "parallel" : "sequential",
         args.opt_level.c_str(), create_ms, ms.size(), sorted.front(),
         Percentile(sorted, 0.5), mean, Percentile(sorted, 0.9), Percentile(sorted, 0.99), sorted.back(), throughput,
-        PeakRssMb());
+        PeakRssMb(), profile_path.empty() ? "" : (", \"profile\": \"" + profile_path + "\"").c_str());
     return;
   }
   std::printf("model: %s\n", args.model.c_str());
@@ -99,6 +103,7 @@ void Perf(const PerfArgs& args) {
               Percentile(sorted, 0.5), mean, Percentile(sorted, 0.9), Percentile(sorted, 0.99), sorted.back());
   std::printf("throughput: %.2f runs/s\n", throughput);
   std::printf("peak resident memory: %.1f MB\n", PeakRssMb());
+  if (!profile_path.empty()) std::printf("profile: %s\n", profile_path.c_str());
 }
 
 }  // namespace
@@ -116,6 +121,7 @@ void AddPerfCommand(CLI::App& app) {
   cmd->add_option("--seed", args->feeds.seed, "Seed for random inputs");
   cmd->add_option("--opt-level", args->opt_level, "Graph optimization: disabled, basic, extended, all (default)");
   cmd->add_flag("--json", args->json, "Print one JSON object");
+  AddProfileOption(cmd, args->profile);
   cmd->callback([args] { Perf(*args); });
 }
 

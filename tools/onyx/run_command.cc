@@ -27,6 +27,7 @@ struct RunArgs {
   ThreadFlags thread_flags;
   int runs = 1;
   std::string opt_level = "all";
+  ProfileOption profile;
 };
 
 GraphOptimizationLevel LevelFromText(const std::string& text) {
@@ -153,6 +154,7 @@ int RunTestDir(const RunArgs& args) {
 
 void Run(const RunArgs& args) {
   if (!args.test_dir.empty()) {
+    ONYX_CHECK(args.profile.option->count() == 0, kInvalidArgument, "--profile profiles a MODEL's runs, not --test-dir");
     const int code = RunTestDir(args);
     std::fflush(stdout);
     if (code != 0) throw Error(ErrorCode::kRuntime, "test folder " + args.test_dir + " failed");
@@ -163,6 +165,7 @@ void Run(const RunArgs& args) {
   SessionOptions options;
   ApplyThreadFlags(args.thread_flags, options);
   options.graph_optimization_level = LevelFromText(args.opt_level);
+  ApplyProfileOption(args.profile, options);
   Session session(args.model, options);
   const NamedValues feeds = BuildFeeds(session, args.feeds);
   std::vector<Value> outputs;
@@ -197,6 +200,7 @@ void Run(const RunArgs& args) {
   std::sort(times_ms.begin(), times_ms.end());
   std::printf("time per run: %.3f ms (median of %d run%s)\n", times_ms[times_ms.size() / 2], args.runs,
               args.runs == 1 ? "" : "s");
+  if (options.enable_profiling) std::printf("profile: %s\n", session.EndProfiling().c_str());
 }
 
 }  // namespace
@@ -214,6 +218,7 @@ void AddRunCommand(CLI::App& app) {
   AddThreadFlags(cmd, args->thread_flags);
   cmd->add_option("--runs", args->runs, "Run this many times and report the median time");
   cmd->add_option("--opt-level", args->opt_level, "Graph optimization: disabled, basic, extended, all (default)");
+  AddProfileOption(cmd, args->profile);
   cmd->callback([args] { Run(*args); });
 }
 
