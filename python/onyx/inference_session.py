@@ -189,20 +189,18 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Outputs (NumPy arrays, lists for sequences, dicts for maps, None) for `input_feed`."""
         self._validate_input(input_feed)
-        feeds = {k: (v._ortvalue if isinstance(v, OrtValue) else v) for k, v in input_feed.items()}
-        return self._sess.run(output_names or self._output_names, feeds, _c_run_options(run_options))
+        return self._sess.run(output_names or self._output_names, input_feed, _c_run_options(run_options))
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """Like run, with OrtValues in and out."""
         self._validate_input(input_dict_ort_values)
-        feeds = {k: (v._ortvalue if isinstance(v, OrtValue) else v) for k, v in input_dict_ort_values.items()}
-        results = self._sess.run_values(output_names or self._output_names, feeds, _c_run_options(run_options))
+        results = self._sess.run_values(output_names or self._output_names, input_dict_ort_values,
+                                        _c_run_options(run_options))
         return [OrtValue(v) for v in results]
 
     def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):
         """Feeds and fetches as lists of C-level OrtValues; `fetches` receives the outputs."""
-        c_feeds = {n: (v._ortvalue if isinstance(v, OrtValue) else v) for n, v in zip(feed_names, feeds)}
-        results = self._sess.run_values(list(fetch_names), c_feeds, _c_run_options(run_options))
+        results = self._sess.run_values(list(fetch_names), dict(zip(feed_names, feeds)), _c_run_options(run_options))
         fetches[:] = results
 
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):

@@ -201,6 +201,9 @@ Tensor TensorFromArray(nb::handle array, bool writable, const char* what) {
 
 Value ValueFromPython(nb::handle obj, const TypeInfo* type, const std::string& name) {
   if (ValueObject* v = AsValueObject(obj)) return v->value;
+  if (!PyArray_Check(obj.ptr()) && nb::hasattr(obj, "_ortvalue")) {  // an onyx.OrtValue
+    if (ValueObject* v = AsValueObject(obj.attr("_ortvalue"))) return v->value;
+  }
   if (obj.is_none()) {
     if (type && type->kind != TypeInfo::Kind::kOptional)
       throw Error(ErrorCode::kInvalidArgument, "input '" + name + "' is " + type->ToString() + ", not optional: None given");
