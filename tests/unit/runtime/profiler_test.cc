@@ -208,6 +208,36 @@ TEST_F(Profiling, DestroyingAProfilingSessionWritesTheFile) {
   EXPECT_EQ(NodeEvents(events).size(), 2u);
 }
 
+// Unnamed nodes get "<op>_<n>" when the model is loaded; the profile uses that name.
+TEST_F(Profiling, UnnamedNodesAreNamedByTheirOp) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {2}).Output("y", DataType::kFloat, {2});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Node("Neg", {"r"}, {"y"}).name.clear();
+  const std::string bytes = b.Bytes();
+  Session s(bytes.data(), bytes.size(), Options());
+  s.Run({{"x", test::FloatTensor({2})}});
+  const auto nodes = NodeEvents(ReadProfile(s.EndProfiling()));
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0]["name"], "Relu_0_kernel_time");
+  EXPECT_TRUE(std::regex_match(nodes[1]["name"].get<std::string>(), std::regex(R"(Neg_\d+_kernel_time)")))
+      << nodes[1]["name"];
+}
+
+TEST_F(Profiling, AFileThatCannotBeWrittenIsAnErrorNamingIt) {
+  const std::string bytes = SmallModel();
+  SessionOptions o = Options();
+  o.profile_file_prefix = (dir_ / "no_such_folder" / "trace").string();
+  Session s(bytes.data(), bytes.size(), o);
+  s.Run({{"x", test::FloatTensor({1, 4})}});
+  try {
+    s.EndProfiling();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(o.profile_file_prefix + "_"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Profiling, PrePackedWeightsKeepTheirShapesAndSizes) {
   test::ModelBuilder b;
   b.Input("x", DataType::kFloat, {1, 3, 6, 6}).Output("y", DataType::kFloat, {1, 4, 4, 4});
