@@ -86,7 +86,12 @@ struct SessionOptions {
   std::string logid;
 
   // Same inputs, same outputs, bit for bit, whatever the thread timing (ONNX Runtime's
-  // use_deterministic_compute).
+  // use_deterministic_compute). On CPU this holds with or without the option: every parallel
+  // loop gives each output element (or each partial sum, combined in index order) to one block,
+  // and block bounds follow from the item count and the thread count alone (dynamic_block_base
+  // included), never from which thread is faster; the parallel executor changes only the order
+  // of independent nodes. Results may differ between intra_op_num_threads values (a reduction
+  // split in more chunks adds in another order), not between Runs with the same settings.
   bool use_deterministic_compute = false;
 
   // Symbolic input dims fixed before optimization (add_free_dimension_override_by_name).

@@ -50,10 +50,11 @@ const Tensor* FindConstant(const ir::Graph* g, const std::string& name) {
   throw Error(e.code(), StrCat(node.Describe(), " with inputs (", inputs, "): ", what));
 }
 
-// RunOptions::terminate, checked before each node.
-void CheckNotTerminated(const RunState& run, const ir::Node& node) {
+// Before each node: RunOptions::terminate, and the Run's verbose log.
+void BeforeNode(const RunState& run, const ir::Node& node, const ExecutionProvider& provider) {
   if (run.terminate != nullptr && run.terminate->load(std::memory_order_relaxed))
     ONYX_THROW(kFail, "the run was terminated (RunOptions::terminate is set) before ", node.Describe());
+  if (run.logger != nullptr) run.logger->Verbose(1, "running ", node.Describe(), " on ", provider.name());
 }
 
 }  // namespace
@@ -443,7 +444,7 @@ void GraphPlan::ExecuteParallel(RunState& run, std::vector<Value>& slots, std::v
   };
   RunStepGraph(run.inter_op_pool, step_graph_, [&](int index) {
     const Step& step = steps_[index];
-    CheckNotTerminated(run, *step.node);
+    BeforeNode(run, *step.node, *step.provider);
     RunStep(step, slots, written, run, /*concat_layout=*/nullptr);
     for (int slot : step.outputs)
       if (slot >= 0 && reads_of_slot_[slot] == 0) release(slot);  // nobody reads it
@@ -481,7 +482,7 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
     const ConcatLayout concat_layout = LayOutConcats(slots);
     const ConcatLayout* layout = concat_layout.slices.empty() ? nullptr : &concat_layout;
     for (const Step& step : steps_) {
-      CheckNotTerminated(run, *step.node);
+      BeforeNode(run, *step.node, *step.provider);
       RunStep(step, slots, written, run, layout);
       for (int slot : step.release_after) slots[slot] = Value();
     }

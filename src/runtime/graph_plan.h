@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/logging.h"
 #include "providers/provider.h"
 #include "runtime/concat_in_place.h"
 #include "runtime/parallel_executor.h"
@@ -32,6 +33,8 @@ struct RunState {
   ThreadPool* inter_op_pool = nullptr;
   // Checked before each node, in subgraphs too: once set, the Run stops with Error(kFail).
   const std::atomic<bool>* terminate = nullptr;
+  // The Run's logger (RunOptions' levels): at verbose, verbosity 1, each node as it starts.
+  const Logger* logger = nullptr;
   // Outputs of top_plan's graph (subgraphs ignore these): output i is made in
   // (*output_buffers)[i] when that tensor is defined and the kernel asks for its dtype and shape
   // (IO binding); other outputs come from output_allocator when it is set (so a memory-pattern

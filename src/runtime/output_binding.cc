@@ -40,7 +40,7 @@ std::vector<Tensor> BindOutputBuffers(const std::string& model_label, const std:
 }
 
 Value FillOutputBuffer(const std::string& model_label, const std::string& name, const Value& produced,
-                       const Tensor& buffer) {
+                       const Tensor& buffer, const Logger& logger) {
   if (!buffer.defined()) return produced;
   ONYX_CHECK(produced.is_tensor(), kInvalidArgument, model_label, ": output '", name, "' is ", produced.Describe(),
              ", which cannot be written into the preallocated ", buffer.Describe());
@@ -49,6 +49,8 @@ Value FillOutputBuffer(const std::string& model_label, const std::string& name, 
     return Value(buffer);
   ONYX_CHECK(t.dtype() == buffer.dtype() && t.shape() == buffer.shape(), kInvalidArgument, model_label,
              ": output '", name, "' is ", t.Describe(), ", the preallocated buffer is ", buffer.Describe());
+  logger.Info(model_label, ": output '", name, "' is not made in its preallocated buffer (it is an input, a ",
+              "constant or a view of another value): copied into it");
   Tensor target = buffer;
   if (t.dtype() == DataType::kString) {
     for (int64_t i = 0; i < t.size(); ++i) target.data<std::string>()[i] = t.data<std::string>()[i];

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/logging.h"
 #include "ir/graph.h"
 #include "onyx/value.h"
 
@@ -22,8 +23,8 @@ std::vector<Tensor> BindOutputBuffers(const std::string& model_label, const std:
 // The value to return for an output given `buffer` (may be undefined): `produced` itself
 // without a buffer or when it already lives in the buffer, else the buffer after copying
 // `produced` into it. Throws Error(kInvalidArgument) naming the output, the produced and the
-// given type and shape when they differ.
+// given type and shape when they differ. A copy is logged at info.
 Value FillOutputBuffer(const std::string& model_label, const std::string& name, const Value& produced,
-                       const Tensor& buffer);
+                       const Tensor& buffer, const Logger& logger);
 
 }  // namespace onyx

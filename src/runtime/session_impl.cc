@@ -8,6 +8,7 @@
 #include "platform/timer.h"
 #include "runtime/output_binding.h"
 #include "runtime/run_memory.h"
+#include "runtime/session_logging.h"
 #include "runtime/session_options_apply.h"
 
 namespace onyx {
@@ -66,6 +67,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   }
   if (!has_cpu) providers_.push_back(MakeCpuProvider());
   CheckConfigKeys(options.config_entries);
+  logger_ = Logger(options.logid, options.log_severity_level, options.log_verbosity_level, "SessionOptions");
   // Thread options are checked before the (possibly long) optimization.
   SessionThreadPools pools = CreateSessionThreadPools(options);
   pool_ = std::move(pools.intra_op);
@@ -106,6 +108,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   metadata_.graph_name = graph.name;
   metadata_.opset_imports = model_->opset_imports;
   for (const auto& [k, v] : model_->metadata_props) metadata_.custom_metadata[k] = v;
+  LogSessionCreated(logger_, ModelLabel(), options_, *plan_, report_);
 }
 
 void SessionImpl::Optimize() {
@@ -234,6 +237,9 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
   RunMemory memory = PrepareRunMemory(arena_.get(), options_.enable_mem_pattern, positional);
   RunState run;
   run.terminate = run_options.terminate.get();
+  const Logger run_logger(run_options.run_tag.empty() ? options_.logid : run_options.run_tag,
+                          run_options.log_severity_level, run_options.log_verbosity_level, "RunOptions");
+  run.logger = &run_logger;
   run.top_plan = plan_.get();
   run.output_buffers = buffers.empty() ? nullptr : &buffers;
   run.output_allocator = memory.output_allocator;
@@ -260,7 +266,8 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
   for (size_t k = 0; k < picks.size(); ++k) {
     const size_t i = picks[k];
     const bool bound = preallocated != nullptr && (*preallocated)[k].is_tensor() && (*preallocated)[k].tensor().defined();
-    result.push_back(bound ? FillOutputBuffer(ModelLabel(), graph.outputs[i].name, all[i], (*preallocated)[k].tensor())
+    result.push_back(bound ? FillOutputBuffer(ModelLabel(), graph.outputs[i].name, all[i], (*preallocated)[k].tensor(),
+                                              run_logger)
                            : all[i]);
   }
   if (run.profiler != nullptr) run.profiler->RecordSessionEvent("model_run", run_start, NowNanos());

@@ -62,6 +62,7 @@ class SessionImpl {
   std::vector<IoInfo> inputs_, outputs_, overridable_;
   ModelMetadata metadata_;
   OptimizationReport report_;
+  Logger logger_;  // SessionOptions' log levels and logid
   std::unique_ptr<Profiler> profiler_;  // null unless profiling
 };
 

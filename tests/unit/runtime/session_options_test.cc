@@ -2,7 +2,9 @@
 // caller-supplied initializers, enable_mem_reuse.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "model_builder.h"
@@ -140,6 +142,70 @@ TEST(SessionOptions, WithoutMemReuseEveryIntermediateLivesToTheEnd) {
   const size_t with_reuse = PeakReserved(true), without = PeakReserved(false);
   EXPECT_LE(with_reuse, 3 * block) << with_reuse;
   EXPECT_GE(without, 8 * block) << without;
+}
+
+}  // namespace
+}  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// Reductions split across threads (one long run into chunks), a product and a softmax.
+std::string ReductionModel() {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {1, 1 << 18}).Input("a", DataType::kFloat, {64, 512});
+  b.Output("s", DataType::kFloat, {1, 1}).Output("m", DataType::kFloat, {64, 1});
+  b.Initializer("w", test::FloatTensor({512, 256}, -1.0f, 1.0f / 65536));
+  b.Node("ReduceSum", {"x"}, {"s"});
+  b.Node("MatMul", {"a", "w"}, {"p"});
+  b.Node("Softmax", {"p"}, {"q"});
+  b.Node("ReduceMean", {"q"}, {"m"}).attributes.push_back(test::IntsAttr("axes", {1}));
+  return b.Bytes();
+}
+
+// Values whose float sums depend on the order they are added in.
+Tensor Irregular(const Shape& shape) {
+  Tensor t(DataType::kFloat, shape);
+  uint32_t state = 12345;
+  for (int64_t i = 0; i < t.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(state >> 8) * 1e-7f * ((state & 1) ? 1.0f : -1000.0f);
+  }
+  return t;
+}
+
+bool SameBits(const std::vector<Value>& a, const std::vector<Value>& b) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(a[i].tensor().raw_data(), b[i].tensor().raw_data(), a[i].tensor().byte_size()) != 0) return false;
+  return true;
+}
+
+TEST(SessionOptions, DeterministicComputeGivesTheSameBitsEveryRun) {
+  const std::string bytes = ReductionModel();
+  const NamedValues feeds = {{"x", Irregular({1, 1 << 18})}, {"a", Irregular({64, 512})}};
+  for (int threads : {1, 2, 4}) {
+    for (const char* block_base : {"0", "4"}) {
+      for (ExecutionMode mode : {ExecutionMode::kSequential, ExecutionMode::kParallel}) {
+        SessionOptions options;
+        options.use_deterministic_compute = true;
+        options.intra_op_num_threads = threads;
+        options.execution_mode = mode;
+        options.inter_op_num_threads = 2;
+        options.config_entries["session.dynamic_block_base"] = block_base;
+        Session s(bytes.data(), bytes.size(), options);
+        const auto first = s.Run(feeds);
+        for (int run = 0; run < 4; ++run) {
+          // Two Runs at once compete for the threads, so blocks finish in varying order.
+          std::vector<Value> other;
+          std::thread t([&] { other = s.Run(feeds); });
+          const auto mine = s.Run(feeds);
+          t.join();
+          EXPECT_TRUE(SameBits(first, mine)) << threads << " threads, block base " << block_base;
+          EXPECT_TRUE(SameBits(first, other)) << threads << " threads, block base " << block_base;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
