@@ -101,6 +101,28 @@ TEST(IoBindingRun, AnOutputThatViewsAnotherValueIsCopiedIn) {
   EXPECT_EQ(x, want);
 }
 
+TEST(IoBindingRun, ConcatSlicesAreMadeInTheCallersBuffer) {
+  // y = Concat(relu(x), neg(x)) over 64-byte halves: the producers write them straight into y's
+  // buffer (see concat_in_place.h), so nothing is allocated.
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {1, 16}).Output("y", DataType::kFloat, {1, 32});
+  b.Node("Relu", {"x"}, {"r"});
+  b.Node("Neg", {"x"}, {"n"});
+  b.Node("Concat", {"r", "n"}, {"y"}).attributes.push_back(test::IntAttr("axis", 1));
+  const std::string bytes = b.Bytes();
+  Session s(bytes.data(), bytes.size(), NoPattern());
+  auto storage = std::make_shared<std::vector<float>>(32, 9.0f);
+  const Tensor buffer = Tensor::View(DataType::kFloat, {1, 32}, storage->data(), storage);
+  auto out = s.Run({{"x", test::FloatTensor({1, 16}, -8.0f)}}, {}, {Value(buffer)}, RunOptions{});
+  EXPECT_EQ(out[0].tensor().raw_data(), storage->data());
+  for (int i = 0; i < 16; ++i) {
+    const float x = -8.0f + static_cast<float>(i);
+    EXPECT_EQ((*storage)[i], x > 0 ? x : 0.0f) << i;
+    EXPECT_EQ((*storage)[16 + i], -x) << i;
+  }
+  EXPECT_EQ(s.impl().arena()->stats().allocations, 0u);
+}
+
 TEST(IoBindingRun, UndefinedEntriesAreAllocatedAsUsual) {
   const std::string bytes = ReluNegModel();
   Session s(bytes.data(), bytes.size());

@@ -95,5 +95,26 @@ TEST(RunOptions, TerminateFromAnotherThreadStopsALoopMidway) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
+TEST(RunOptions, TerminateStopsParallelModeToo) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {4}).Output("a", DataType::kFloat, {4}).Output("n", DataType::kFloat, {4});
+  b.Node("Relu", {"x"}, {"a"});
+  b.Node("Neg", {"x"}, {"n"});
+  const std::string bytes = b.Bytes();
+  SessionOptions parallel;
+  parallel.execution_mode = ExecutionMode::kParallel;
+  parallel.inter_op_num_threads = 2;
+  Session s(bytes.data(), bytes.size(), parallel);
+  RunOptions options;
+  options.terminate->store(true);
+  try {
+    s.Run({{"x", test::FloatTensor({4})}}, {}, options);
+    FAIL() << "expected the run to stop";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFail);
+    EXPECT_NE(std::string(e.what()).find("terminated"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace onyx
