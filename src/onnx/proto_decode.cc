@@ -77,7 +77,12 @@ std::shared_ptr<const MappedFile> OpenExternal(const RawTensorFields& f, const s
              TensorLabel(f), " escapes the model's folder");
   auto it = ctx.external_files.find(full.string());
   if (it != ctx.external_files.end()) return it->second;
-  auto file = MappedFile::Open(full.string());
+  std::shared_ptr<const MappedFile> file;
+  try {
+    file = MappedFile::Open(full.string());
+  } catch (const Error& e) {  // same code (kNoSuchFile for a missing file), naming model and tensor
+    throw Error(e.code(), StrCat(ctx.source, ": external data of ", TensorLabel(f), ": ", e.what()));
+  }
   ctx.external_files[full.string()] = file;
   return file;
 }

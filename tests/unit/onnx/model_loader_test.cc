@@ -102,6 +102,30 @@ TEST(ModelLoader, MissingFileIsNoSuchFile) {
   EXPECT_THROW(Session session(path), Error);
 }
 
+TEST(ModelLoader, MissingExternalDataIsNoSuchFileNamingTheTensor) {
+  const fs::path dir = TempDir("missing_external");
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {4}).Output("y", DataType::kFloat, {4});
+  b.Initializer("w", test::FloatTensor({4}, 1.0f));
+  b.Node("Add", {"x", "w"}, {"y"});
+  SaveOptions options;
+  options.external_threshold_bytes = 0;
+  const std::string path = (dir / "model.onnx").string();
+  SaveModel(b.model(), path, options);
+  fs::remove(dir / "model.onnx.data");
+  try {
+    LoadModelFromFile(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kNoSuchFile);
+    EXPECT_NE(what.find("model.onnx.data' does not exist"), std::string::npos) << what;
+    EXPECT_NE(what.find("tensor 'w'"), std::string::npos) << what;
+    EXPECT_NE(what.find(path + ":"), std::string::npos) << what;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ModelLoader, RejectsUnsupportedIrVersion) {
   test::ModelBuilder b(17, 99);
   b.Input("x", DataType::kFloat, {1}).Output("x", DataType::kFloat, {1});
