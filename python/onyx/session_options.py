@@ -75,6 +75,9 @@ class SessionOptions:
 
     # Typed attributes: ORT's pybind properties refuse wrong types; so do these.
     def __setattr__(self, name, value):
+        if not name.startswith("_") and not hasattr(type(self), name):
+            # A misspelt option would otherwise be a silently ignored one.
+            raise AttributeError(f"'SessionOptions' object has no attribute '{name}'")
         kind = _ATTRIBUTE_TYPES.get(name)
         if kind is not None:
             value = _check(value, kind, f"SessionOptions.{name}")

@@ -42,3 +42,22 @@ def test_exit_code_and_stderr_pass_through():
     proc = subprocess.run([console_script(), "info", missing], capture_output=True, text=True)
     assert proc.returncode != 0
     assert "absent.onnx" in proc.stderr
+
+
+def test_package_is_relocatable():
+    # The wheel's libraries find each other through $ORIGIN, never through the build tree.
+    import glob
+    import shutil
+
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed")
+    from onyx import _cli
+
+    package = os.path.dirname(os.path.abspath(onyx_module()))
+    files = {"extension": glob.glob(os.path.join(package, "_C*.so"))[0],
+             "library": os.path.join(package, "libonyx.so"), "command": _cli.binary_path()}
+    for what, path in files.items():
+        dynamic = subprocess.run([readelf, "-d", path], capture_output=True, text=True, check=True).stdout
+        paths = [line.split("[", 1)[1].rstrip("]") for line in dynamic.splitlines() if "RUNPATH" in line or "RPATH" in line]
+        assert all(p.startswith("$ORIGIN") for entry in paths for p in entry.split(":")), (what, paths)

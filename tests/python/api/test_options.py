@@ -230,6 +230,8 @@ def test_attribute_types_are_checked_like_onnxruntime():
         so.graph_optimization_level = 5
     with pytest.raises(AttributeError):
         onyx.RunOptions().no_such_option = 1
+    with pytest.raises(AttributeError, match="intra_op_threads"):
+        so.intra_op_threads = 2  # misspelt: an error, as in ORT, not an ignored setting
 
 
 def test_terminate_before_the_run():
