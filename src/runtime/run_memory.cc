@@ -1,18 +1,20 @@
 #include "runtime/run_memory.h"
 
-#include "base/check.h"
-
 namespace onyx {
 
 std::string MemoryPatternKey(const std::vector<Value>& inputs) {
+  // Raw bytes, not text: it is built on every Run.
   std::string key = "inputs:";
+  auto append = [&key](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
   for (const Value& v : inputs) {
     if (v.is_none()) {
-      key += "none;";
+      append(-1);
       continue;
     }
     if (!v.is_tensor()) return "";
-    key += StrCat(static_cast<int>(v.tensor().dtype()), ShapeToString(v.tensor().shape()), ";");
+    append(static_cast<int64_t>(v.tensor().dtype()));
+    append(static_cast<int64_t>(v.tensor().rank()));
+    for (int64_t d : v.tensor().shape()) append(d);
   }
   return key;
 }
