@@ -94,10 +94,14 @@ struct SessionOptions {
   // split in more chunks adds in another order), not between Runs with the same settings.
   bool use_deterministic_compute = false;
 
-  // Symbolic input dims fixed before optimization (add_free_dimension_override_by_name).
+  // Symbolic input dims fixed before optimization (add_free_dimension_override_by_name); inputs()
+  // then reports the size, and a feed of another size is an error. A symbol no input has, or a
+  // negative size, is Error(kInvalidArgument) (ONNX Runtime ignores an unknown symbol).
   std::map<std::string, int64_t> free_dimension_overrides_by_name;
   // Initializers that replace the model's own of the same name (add_initializer). The session
-  // keeps a reference to their bytes, not a copy.
+  // keeps a reference to their bytes, not a copy. A name that is not an initializer of the model,
+  // or a tensor of another dtype or shape, is Error(kInvalidArgument) (ONNX Runtime ignores an
+  // unknown name and fails only at run time on a shape mismatch).
   std::vector<std::pair<std::string, Tensor>> initializers;
 };
 
