@@ -27,15 +27,21 @@ bool Finalizing() {
 #endif
 }
 
-// A tensor holder that owns one reference to a Python object; the last tensor to let go drops it
-// (taking the GIL, since that may happen on an engine thread or with the GIL released).
-std::shared_ptr<void> PythonHolder(PyObject* owned) {
-  return std::shared_ptr<void>(owned, [](void* p) {
+// The deleter of tensor holders that own one reference to a Python object: the last tensor to
+// let go drops it (taking the GIL, since that may happen on an engine thread or with the GIL
+// released).
+struct PythonRelease {
+  void operator()(void* p) const {
     if (!Py_IsInitialized() || Finalizing()) return;  // the interpreter is going: leak, don't crash
     nb::gil_scoped_acquire gil;
     Py_DECREF(static_cast<PyObject*>(p));
-  });
-}
+  }
+};
+
+std::shared_ptr<void> PythonHolder(PyObject* owned) { return std::shared_ptr<void>(owned, PythonRelease{}); }
+
+// Whether the tensor's bytes belong to a Python object (a caller's array).
+bool InPythonMemory(const Tensor& t) { return std::get_deleter<PythonRelease>(t.holder()) != nullptr; }
 
 onyx::Shape ShapeOf(PyArrayObject* a) {
   onyx::Shape shape(PyArray_NDIM(a));
@@ -320,6 +326,25 @@ nb::object PythonFromValue(const Value& v, const std::vector<Value>* results) {
     }
   }
   return nb::none();
+}
+
+}  // namespace onyx_python
+
+namespace onyx_python {
+
+nb::list ToValueObjects(std::vector<Value>&& results,
+                        const std::vector<Value>& preallocated) {
+  nb::list out;
+  std::vector<bool> copy(results.size(), false);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const bool bound = i < preallocated.size() && preallocated[i].is_tensor();
+    const Value& v = results[i];
+    copy[i] = !bound && v.is_tensor() && v.tensor().holder() && !InPythonMemory(v.tensor()) &&
+              !OnlyHeldByResults(v.tensor(), results);
+  }
+  for (size_t i = 0; i < results.size(); ++i)
+    out.append(nb::cast(ValueObject{copy[i] ? Value(results[i].tensor().Clone()) : std::move(results[i])}));
+  return out;
 }
 
 }  // namespace onyx_python

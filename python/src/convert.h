@@ -23,9 +23,13 @@ nanobind::object ArrayFromTensor(const onyx::Tensor& t, bool share);
 // OnlyHeldByResults), else copied; without, tensors are shared.
 nanobind::object PythonFromValue(const onyx::Value& v, const std::vector<onyx::Value>* results = nullptr);
 
-// Whether each tensor of `results` may be handed out without a copy: true when its bytes are held
-// only by `results` (a fresh output), false when something else still holds them (a weight, a
-// feed the output aliases, a buffer kept by the session).
+// Whether a tensor of `results` may be handed out without a copy: true when its bytes are held
+// only by `results` (a fresh output), false when something else still holds them (a weight of
+// the session, a feed the output aliases).
 bool OnlyHeldByResults(const onyx::Tensor& t, const std::vector<onyx::Value>& results);
+// `results` as _C.OrtValues (run_with_ort_values, IO binding). A tensor the session still holds
+// (an output that is a weight) is copied, so writing through the value cannot change the model;
+// one in the caller's memory (a feed it aliases, a bound buffer) is not.
+nanobind::list ToValueObjects(std::vector<onyx::Value>&& results, const std::vector<onyx::Value>& preallocated);
 
 }  // namespace onyx_python

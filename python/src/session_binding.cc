@@ -96,12 +96,6 @@ nb::dict Metadata(const onyx::ModelMetadata& m) {
   return d;
 }
 
-nb::list ToValueObjects(std::vector<Value>&& values) {
-  nb::list out;
-  for (Value& v : values) out.append(nb::cast(ValueObject{std::move(v)}));
-  return out;
-}
-
 }  // namespace
 
 void BindSession(nb::module_& m) {
@@ -135,7 +129,7 @@ void BindSession(nb::module_& m) {
           [](const PySession& s, const std::vector<std::string>& output_names, nb::dict feeds,
              const onyx::RunOptions* run_options) {
             const onyx::NamedValues values = s.Feeds(feeds);
-            return ToValueObjects(s.Run(values, output_names, run_options));
+            return ToValueObjects(s.Run(values, output_names, run_options), {});
           },
           nb::arg("output_names"), nb::arg("feeds"), nb::arg("run_options").none())
       // IO binding: outputs with a preallocated value are written into it in place.
@@ -155,7 +149,7 @@ void BindSession(nb::module_& m) {
               nb::gil_scoped_release unlocked;
               results = s.session().Run(values, output_names, outputs, run_options ? *run_options : kDefaults);
             }
-            return ToValueObjects(std::move(results));
+            return ToValueObjects(std::move(results), outputs);
           },
           nb::arg("feeds"), nb::arg("output_names"), nb::arg("preallocated"), nb::arg("run_options").none());
 }

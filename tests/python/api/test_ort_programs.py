@@ -127,13 +127,13 @@ def test_program_matches_onnxruntime(program, model):
     onyx_harness.assert_outputs_close([np.asarray(e) for e in expected], [np.asarray(g) for g in got])
 
 
-@pytest.mark.parametrize("model", ["ppocr_cls", "bert_tiny"])
-def test_profile_program_summarizes_per_op_type(model):
+@pytest.mark.parametrize("model,family", [("ppocr_cls", ("Conv",)), ("bert_tiny", ("MatMul", "Attention", "Gemm"))])
+def test_profile_program_summarizes_per_op_type(model, family):
     path, feeds = MODELS[model]()
     folder = onyx_harness._work_dir()
     expected, ort_ops = program_profile(onnxruntime, path, feeds, folder)
     got, onyx_ops = program_profile(onyx, path, feeds, folder)
     onyx_harness.assert_outputs_close([np.asarray(e) for e in expected], [np.asarray(g) for g in got])
-    # Both engines fuse differently, but the heavy op types show up in both summaries.
-    heavy = max(ort_ops, key=ort_ops.get)
-    assert any(heavy in op or op in heavy for op in onyx_ops), (heavy, dict(onyx_ops))
+    # The engines fuse differently, but the model's main op family is in both summaries.
+    for ops in (ort_ops, onyx_ops):
+        assert any(f in op for op in ops for f in family), dict(ops)

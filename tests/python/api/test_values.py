@@ -180,3 +180,20 @@ def test_wrong_dtype_names_both():
 def test_type_without_onnx_counterpart_is_named():
     with pytest.raises(onyx.capi.onnxruntime_pybind11_state.InvalidArgument, match="datetime64"):
         onyx.OrtValue.ortvalue_from_numpy(np.zeros(2, "datetime64[s]"))
+
+
+def weight_output_model():
+    from onnx import numpy_helper
+
+    y = helper.make_tensor_value_info("y", TP.FLOAT, [3])
+    w = numpy_helper.from_array(np.array([1, 2, 3], np.float32), "w")
+    return model_bytes([helper.make_node("Identity", ["w"], ["y"])], [], [y], [w])
+
+
+def test_writing_an_output_never_changes_the_model():
+    # An output that is a weight comes out as a copy, from run and from run_with_ort_values.
+    session = onyx.InferenceSession(weight_output_model())
+    session.run(None, {})[0][:] = 0
+    value = session.run_with_ort_values(None, {})[0]
+    value.numpy()[:] = 0
+    np.testing.assert_array_equal(session.run(None, {})[0], [1, 2, 3])
