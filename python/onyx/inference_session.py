@@ -243,4 +243,5 @@ class InferenceSession:
 def _c_run_options(run_options):
     if run_options is None:
         return None
+    run_options._resolve_severity()  # -1 follows the default logger as it is now
     return run_options._c

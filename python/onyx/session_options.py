@@ -214,8 +214,11 @@ class RunOptions:
 
     @log_severity_level.setter
     def log_severity_level(self, value):
-        value = _check(value, int, "RunOptions.log_severity_level")
-        object.__setattr__(self, "_severity", value)
+        object.__setattr__(self, "_severity", _check(value, int, "RunOptions.log_severity_level"))
+        self._resolve_severity()
+
+    def _resolve_severity(self):
+        value = self._severity
         self._c.log_severity_level = _providers.default_logger_severity() if value == -1 else value
 
     @property

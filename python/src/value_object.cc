@@ -126,7 +126,8 @@ void BindValueObject(nb::module_& m) {
       .def("has_value", [](const ValueObject& v) { return !v.value.is_none(); })
       .def("update_inplace",
            [](ValueObject& v, nb::handle data) {
-             Tensor& dst = const_cast<Tensor&>(TensorOf(v, "update_inplace()"));
+             TensorOf(v, "update_inplace()");  // a tensor, or an error naming what it holds
+             Tensor& dst = v.value.tensor();
              if (ValueObject* src = AsValueObject(data)) {
                CopyInto(dst, TensorOf(*src, "update_inplace()"));
              } else {

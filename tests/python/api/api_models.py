@@ -78,3 +78,14 @@ def optional_model():
         [helper.make_node("OptionalHasElement", ["o"], ["h"]), helper.make_node("Optional", ["x"], ["oo"])],
         [helper.make_value_info("o", opt), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("h", TensorProto.BOOL, []), helper.make_value_info("oo", opt)])
+
+
+def conv_relu_model():
+    """y = Relu(Conv(x)): ConvActivationFusion makes it one FusedConv."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32) * 0.1, "w")
+    b = numpy_helper.from_array(np.zeros(4, np.float32), "b")
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]
+    return model_bytes(nodes, [x], [y], [w, b])

@@ -100,3 +100,23 @@ def test_ortvalue_api():
     assert round_trip.data_ptr() == value.data_ptr()
     with pytest.raises(state.InvalidArgument, match="dtype and shape must match"):
         value.update_inplace(np.zeros(3, np.int64))
+
+
+def test_run_with_ortvaluevector_fills_the_fetches():
+    session = onyx.InferenceSession(two_output_model())
+    fetches = []
+    session.run_with_ortvaluevector(None, ["a", "b"], [onyx.OrtValue.ortvalue_from_numpy(A)._ortvalue,
+                                                       onyx.OrtValue.ortvalue_from_numpy(B)._ortvalue],
+                                    ["prod"], fetches, [])
+    np.testing.assert_allclose(onyx.OrtValue(fetches[0]).numpy(), expected()[1])
+
+
+def test_copy_tensors_and_session_made_values():
+    session = onyx.InferenceSession(relu_model())
+    dst = session.create_ortvalue_from_shape_and_type([1, 3], np.float32, "cpu")
+    onyx.copy_tensors([onyx.OrtValue.ortvalue_from_numpy(np.array([[1, 2, 3]], np.float32))], [dst])
+    np.testing.assert_array_equal(dst.numpy(), [[1, 2, 3]])
+    device = onyx.OrtDevice.make("cpu", 0)
+    assert (device.device_type(), device.device_id()) == (0, 0)
+    with pytest.raises(state.InvalidArgument, match="CPU only"):
+        onyx.OrtValue.ortvalue_from_numpy(np.zeros(2), "cuda", 0)

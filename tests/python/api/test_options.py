@@ -9,22 +9,12 @@ import time
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import onyx
 import onyx_harness
-from api_models import matmul_chain_model, model_bytes, relu_model, two_output_model
+from api_models import conv_relu_model, matmul_chain_model, model_bytes, relu_model, two_output_model
 from onyx.capi import onnxruntime_pybind11_state as state
-
-
-def conv_relu_model():
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    w = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32) * 0.1, "w")
-    b = numpy_helper.from_array(np.zeros(4, np.float32), "b")
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c"], ["y"], name="relu")]
-    return model_bytes(nodes, [x], [y], [w, b])
 
 
 def saved_op_types(level):
@@ -277,3 +267,19 @@ def test_arena_shrinkage_run_config_entry():
     assert ro._c.shrink_arena_after_run
     got = onyx.InferenceSession(relu_model()).run(None, {"x": -np.ones((1, 3), np.float32)}, ro)[0]
     np.testing.assert_array_equal(got, np.zeros((1, 3)))
+
+
+def test_run_severity_minus_one_follows_the_default_logger(capfd):
+    # A verbose default logger shows the run's verbose messages, named by the run's logid.
+    session = onyx.InferenceSession(relu_model())
+    ro = onyx.RunOptions()
+    ro.logid = "run-logid"
+    ro.log_verbosity_level = 1
+    onyx.set_default_logger_severity(0)
+    try:
+        session.run(None, {"x": np.ones((1, 3), np.float32)}, ro)
+    finally:
+        onyx.set_default_logger_severity(2)
+    verbose = capfd.readouterr().err
+    session.run(None, {"x": np.ones((1, 3), np.float32)}, ro)
+    assert "run-logid" in verbose and "run-logid" not in capfd.readouterr().err

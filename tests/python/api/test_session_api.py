@@ -8,7 +8,7 @@ import pytest
 
 import onyx
 import onyx_harness
-from api_models import optional_model, relu_model, two_output_model
+from api_models import conv_relu_model, optional_model, relu_model, two_output_model
 from onyx.capi import onnxruntime_pybind11_state as state
 
 
@@ -179,3 +179,18 @@ def test_run_async_calls_back():
     assert done.wait(30)
     assert seen["error"] == "" and seen["user_data"] == "data"
     np.testing.assert_array_equal(seen["results"][0], [[0, 2, 3]])
+
+
+def test_add_provider_is_used_when_no_providers_are_given():
+    so = onyx.SessionOptions()
+    assert not so.has_providers()
+    so.add_provider("CUDAExecutionProvider", {"device_id": "0"})
+    assert so.has_providers()
+    with pytest.warns(UserWarning, match="CUDAExecutionProvider"):  # it was asked for, and is not here
+        session = onyx.InferenceSession(relu_model(), so)
+    assert session.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_fused_operator_statistics():
+    stats = onyx.InferenceSession(conv_relu_model()).get_fused_operator_statistics()
+    assert stats.get("FusedConv", 0) >= 1 or any("Conv" in op for op in stats), stats
