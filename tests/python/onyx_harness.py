@@ -5,6 +5,7 @@ inputs, and compare.
 Environment (set by ctest): ONYX_BIN, ONYX_SHARED_DIR, ONYX_WORK_DIR."""
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -208,8 +209,15 @@ def bench_models_dir():
         complete = os.path.exists(manifest) and all(
             os.path.exists(os.path.join(out, m["file"])) for m in json.load(open(manifest))["models"])
         if not complete:
-            subprocess.run(["bash", generator, out], check=True, capture_output=True)
+            run_bench_generator(generator, out)
     return out
+
+
+def run_bench_generator(generator, out, *names):
+    """../shared's generate.sh into `out` (the named extra models, or the stored set). It needs a
+    Python with onnx and numpy: this one, the venv's."""
+    subprocess.run(["bash", generator, out, *names], check=True, capture_output=True,
+                   env={**os.environ, "PYTHON": sys.executable})
 
 
 def bench_manifest():

@@ -74,7 +74,7 @@ def test_bmp_32bit_bitfields_and_16bit_565():
 
 @pytest.mark.parametrize("bpp", [1, 4, 8])
 def test_bmp_palette(bpp):
-    index = INDEX % (1 << bpp)
+    index = INDEX.astype(np.int64) % (1 << bpp)  # 1 << 8 does not fit INDEX's uint8
     rows = []
     for y in range(H):
         bits = "".join(format(int(v), f"0{bpp}b") for v in index[y])

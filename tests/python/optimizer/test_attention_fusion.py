@@ -12,7 +12,7 @@ import onnx
 import pytest
 
 from onyx_harness import (ONYX_BIN, _work_dir, build_dir, assert_outputs_close, bench_feeds, bench_manifest, require_shared,
-                          run_onyx, run_ort)
+                          run_bench_generator, run_onyx, run_ort)
 
 # layers, heads, whether the attention is causal (GPT-2) and whether it has a padding mask
 MODELS = {
@@ -37,7 +37,7 @@ def extra_bench_model(name):
         if os.path.exists(manifest):
             entries = {m["name"]: m for m in json.load(open(manifest))["models"]}
         if name not in entries or not os.path.exists(os.path.join(out, entries[name]["file"])):
-            subprocess.run(["bash", generator, out, name], check=True, capture_output=True)
+            run_bench_generator(generator, out, name)
             entries = {m["name"]: m for m in json.load(open(manifest))["models"]}
     return out, entries[name]
 

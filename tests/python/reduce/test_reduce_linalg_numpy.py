@@ -20,7 +20,7 @@ def make_model(nodes, inputs, outputs, initializers=(), opset=18, name="m"):
 
 def vi(name, array_or_type, shape=None):
     if isinstance(array_or_type, np.ndarray):
-        elem = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[array_or_type.dtype]
+        elem = helper.np_dtype_to_tensor_dtype(array_or_type.dtype)
         return helper.make_tensor_value_info(name, elem, array_or_type.shape)
     return helper.make_tensor_value_info(name, array_or_type, shape)
 
