@@ -126,11 +126,13 @@ class InferenceSession:
                 # refuses instead, so a program that must not run on CPU finds out.
                 raise _C.EPFail(f"{name} is not available in this build (available: {', '.join(available)}) "
                                 "and fallback is disabled")
-        cpu_options = dict(zip(names, options)).get("CPUExecutionProvider")
-        if cpu_options:
-            raise _C.InvalidArgument(
-                f"CPUExecutionProvider options {sorted(cpu_options)}: Onyx's CPU provider takes none (the arena and "
-                "threads are SessionOptions: enable_cpu_mem_arena, intra_op_num_threads, ...)")
+        given = dict(zip(names, options))
+        for name in use + ["CPUExecutionProvider"]:
+            if given.get(name):
+                # Onyx's providers take no options; dropping them would ignore what was asked.
+                raise _C.InvalidArgument(
+                    f"{name} options {sorted(given[name])}: Onyx's providers take none (the arena and threads are "
+                    "SessionOptions: enable_cpu_mem_arena, intra_op_num_threads, ...)")
         if "CPUExecutionProvider" not in use:
             use.append("CPUExecutionProvider")
         c_options = self._sess_options._to_c(use)
@@ -145,8 +147,7 @@ class InferenceSession:
         self._required = [i.name for i in self._inputs_meta if not i.type.startswith("optional")]
         self._model_meta = ModelMetadata(self._sess.metadata)
         self._providers = list(self._sess.providers())
-        given = dict(zip(names, options))
-        self._provider_options = {p: given.get(p, {}) for p in self._providers}
+        self._provider_options = {p: {} for p in self._providers}
 
     # Metadata.
     def get_session_options(self):
