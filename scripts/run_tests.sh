@@ -7,6 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
+# pip runs CMake through scikit-build-core; two compile jobs, as the machines have two cores.
+export CMAKE_BUILD_PARALLEL_LEVEL=2
+echo "building and installing the onyx package (pip install .)"
 .venv/bin/pip install --no-build-isolation --disable-pip-version-check -q \
   -C build-dir=build/release -C cmake.define.ONYX_BUILD_TESTS=ON -C cmake.define.ONYX_BUILD_BENCH=ON .
 ctest --preset release
