@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "base/check.h"
+#include "base/json_string.h"
 #include "platform/timer.h"
 
 namespace onyx {
@@ -40,30 +41,13 @@ std::string FileTimestamp(int64_t epoch_ns) {
   return buf;
 }
 
-void AppendString(std::string& out, std::string_view s) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-}
-
 // [{"float":[1,3,224,224]},...]: ONNX Runtime's input_type_shape / output_type_shape.
 void AppendTypeShapes(std::string& out, const std::vector<ProfiledTensor>& tensors) {
   out += '[';
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (i) out += ',';
     out += '{';
-    AppendString(out, DataTypeName(tensors[i].dtype));
+    AppendJsonString(out, DataTypeName(tensors[i].dtype));
     out += ":[";
     for (size_t d = 0; d < tensors[i].shape.size(); ++d) {
       if (d) out += ',';
@@ -185,18 +169,18 @@ void Profiler::AppendEvent(std::string& out, const Event& e) const {
   out += ",\"pid\":" + std::to_string(pid_) + ",\"tid\":" + std::to_string(e.tid) + ",\"dur\":" +
          std::to_string(dur) + ",\"ts\":" + std::to_string(ts) + ",\"ph\":\"X\",\"name\":";
   if (e.session_name != nullptr) {
-    AppendString(out, e.session_name);
+    AppendJsonString(out, e.session_name);
     out += ",\"args\":{}}";
     return;
   }
   const ir::Node& node = *e.node;
   // Unnamed nodes get "<op>_<index>", as ONNX Runtime names them.
   const std::string node_name = node.name.empty() ? node.op_type + "_" + std::to_string(e.node_index) : node.name;
-  AppendString(out, node_name + "_kernel_time");
+  AppendJsonString(out, node_name + "_kernel_time");
   out += ",\"args\":{\"op_name\":";
-  AppendString(out, node.op_type);
+  AppendJsonString(out, node.op_type);
   out += ",\"provider\":";
-  AppendString(out, *e.provider + "ExecutionProvider");
+  AppendJsonString(out, *e.provider + "ExecutionProvider");
   out += ",\"node_index\":\"" + std::to_string(e.node_index) + "\"";
   out += ",\"activation_size\":\"" + std::to_string(e.activation_bytes) + "\"";
   out += ",\"parameter_size\":\"" + std::to_string(e.parameter_bytes) + "\"";
@@ -209,7 +193,7 @@ void Profiler::AppendEvent(std::string& out, const Event& e) const {
   // workers, and how its idle workers picked up loops while the kernel ran (counted pool-wide,
   // so concurrent Runs' loops are included).
   out += ",\"thread_scheduling_stats\":{\"main_thread\":{\"thread_pool_name\":";
-  AppendString(out, pool_name_);
+  AppendJsonString(out, pool_name_);
   out += ",\"thread_id\":\"" + std::to_string(e.tid) + "\"";
   out += ",\"num_threads\":" + std::to_string(pool_ != nullptr ? pool_->num_threads() : 1);
   out += ",\"workers_found_work_spinning\":" + std::to_string(e.pool_delta.found_work_spinning);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/json_string.h"
 #include "commands.h"
 #include "optimizer/pass.h"
 #include "feeds.h"
@@ -69,23 +70,6 @@ std::string SafeFileName(std::string name) {
 
 // JSON for values that are not tensors (sequences, maps), so tests can read them back:
 // tensor {"dtype", "shape", "data"}, sequence [..], map {"keys": tensor, "values": tensor}.
-void AppendJsonString(std::string& out, const std::string& s) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-}
-
 void AppendJson(std::string& out, const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kNone: out += "null"; return;
@@ -110,7 +94,7 @@ void AppendJson(std::string& out, const Value& v) {
     case Value::Kind::kTensor: {
       const Tensor& t = v.tensor();
       out += "{\"dtype\":";
-      AppendJsonString(out, std::string(DataTypeName(t.dtype())));
+      AppendJsonString(out, DataTypeName(t.dtype()));
       out += ",\"shape\":[";
       for (size_t i = 0; i < t.rank(); ++i) out += (i ? "," : "") + std::to_string(t.dim(i));
       out += "],\"data\":[";

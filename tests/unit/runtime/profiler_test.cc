@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "branchy_model.h"
 #include "model_builder.h"
 #include "onyx/session.h"
 #include "platform/thread_pool.h"
@@ -21,6 +22,8 @@
 
 namespace onyx {
 namespace {
+
+using test::BranchyModel;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -298,20 +301,6 @@ TEST_F(Profiling, RecordsNodesInsideSubgraphs) {
     EXPECT_LE(inner["ts"].get<int64_t>() + inner["dur"].get<int64_t>(),
               outer["ts"].get<int64_t>() + outer["dur"].get<int64_t>());
   }
-}
-
-// y1 = Relu(x) * -x and y2 = (x + w) - Relu(x): three independent nodes at the first level.
-std::string BranchyModel() {
-  test::ModelBuilder b;
-  b.Input("x", DataType::kFloat, {-1, 3});
-  b.Output("y1", DataType::kFloat, {-1, 3}).Output("y2", DataType::kFloat, {-1, 3});
-  b.Initializer("w", test::FloatTensor({3}, 0.5f, 1.0f));
-  b.Node("Relu", {"x"}, {"a"});
-  b.Node("Neg", {"x"}, {"n"});
-  b.Node("Add", {"x", "w"}, {"d"});
-  b.Node("Mul", {"a", "n"}, {"y1"});
-  b.Node("Sub", {"d", "a"}, {"y2"});
-  return b.Bytes();
 }
 
 TEST_F(Profiling, ParallelModeRecordsEveryNodeOnTheThreadThatRanIt) {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "counting_allocator.h"
+#include "branchy_model.h"
 #include "model_builder.h"
 #include "onnx/model_loader.h"
 #include "onyx/session.h"
@@ -27,6 +28,8 @@
 
 namespace onyx {
 namespace {
+
+using test::BranchyModel;
 
 using namespace std::chrono_literals;
 
@@ -42,20 +45,6 @@ std::string ErrorText(const std::function<void()>& fn) {
   }
   ADD_FAILURE() << "expected an error";
   return "";
-}
-
-// y1 = Relu(x) * -x and y2 = (x + w) - Relu(x): three independent nodes at the first level.
-std::string BranchyModel() {
-  test::ModelBuilder b;
-  b.Input("x", DataType::kFloat, {-1, 3});
-  b.Output("y1", DataType::kFloat, {-1, 3}).Output("y2", DataType::kFloat, {-1, 3});
-  b.Initializer("w", test::FloatTensor({3}, 0.5f, 1.0f));
-  b.Node("Relu", {"x"}, {"a"});
-  b.Node("Neg", {"x"}, {"n"});
-  b.Node("Add", {"x", "w"}, {"d"});
-  b.Node("Mul", {"a", "n"}, {"y1"});
-  b.Node("Sub", {"d", "a"}, {"y2"});
-  return b.Bytes();
 }
 
 TEST(ParallelExecution, MatchesAScalarReference) {
