@@ -340,7 +340,7 @@ def header(args):
         + (" OV = OpenVINO; its outputs are checked against ORT's like Onyx's, and a disagreement is only reported."
            if ov else ""),
         f"Command: `.venv/bin/python bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}"
-        f"{'' if ov else ' --engines ort'}` ({args.gap_ms:g} ms idle before each run, so no engine's spinning threads "
+        f" --warmup {args.warmup}{'' if ov else ' --engines ort'}` ({args.gap_ms:g} ms idle before each run, so no engine's spinning threads "
         "take a core from the next)",
         "",
     ]
