@@ -22,6 +22,7 @@
 #include "providers/cpu/kernels/nn/conv_common.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
+#include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -178,9 +179,11 @@ struct FloatEngine {
 // Picks the path from what the weight and attributes fix: the group, the channel counts, the
 // kernel, strides and dilations, and the output size when shape inference knows it
 // (out_plane > 0).
-ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, int64_t out_plane = -1) {
+// exact: the node sits between DequantizeLinear and QuantizeLinear, where Winograd's rounding
+// would flip quantized results (qdq_neighbours.h).
+ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, bool exact, int64_t out_plane = -1) {
   const bool depthwise_ok = s.group > 1 && s.group == s.in_channels && s.out_channels % s.group == 0;
-  const bool winograd_ok = linalg::WinogradConv::Applicable(s);
+  const bool winograd_ok = linalg::WinogradConv::Applicable(s) && !exact;
   switch (forced) {
     case ConvAlgo::kGemm: return ConvAlgo::kGemm;
     case ConvAlgo::kDirect: return ConvAlgo::kDirect;
@@ -219,7 +222,8 @@ class Conv final : public OpKernel {
         group_(info.GetIntOr("group", 1)),
         flavor_(flavor),
         activation_(ParseActivation(info, flavor)),
-        forced_(AlgoFromEnvironment()) {
+        forced_(AlgoFromEnvironment()),
+        exact_(IsBetweenQuantizeNodes(info)) {
     if (group_ < 1) info.Fail(StrCat("group must be >= 1, got ", group_));
     const Tensor* w = info.ConstantInput(1);
     if (w == nullptr) return;
@@ -228,7 +232,7 @@ class Conv final : public OpKernel {
     if (prepared_weight_.dtype() != DataType::kFloat || (w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
       return;
     const linalg::Conv2dShape s = WeightShape(w->shape());
-    engine_ = MakeEngine(ChooseAlgo(forced_, s, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>());
+    engine_ = MakeEngine(ChooseAlgo(forced_, s, exact_, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>());
     // The engine's packed form replaces W (an engine supports every input W admits).
     prepared_weight_ = Tensor();
   }
@@ -353,7 +357,7 @@ class Conv final : public OpKernel {
       engine_->Run(s, x, y, args, pool);
       return true;
     }
-    const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s), s, weights());
+    const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s, exact_), s, weights());
     if (!engine->Supports(s, args)) return false;
     engine->Run(s, x, y, args, pool);
     return true;
@@ -377,6 +381,7 @@ class Conv final : public OpKernel {
   ConvFlavor flavor_;
   ConvActivation activation_;
   ConvAlgo forced_;
+  bool exact_;                            // no Winograd (IsBetweenQuantizeNodes)
   Tensor prepared_weight_;                // W in its compute type when W is a constant
   std::shared_ptr<FloatEngine> engine_;  // prepared from a constant float W
 };

@@ -19,6 +19,7 @@
 #include "linalg/conv.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
+#include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -144,7 +145,8 @@ class NchwcConv final : public OpKernel {
     const float* wp = w->data<float>();
     if (plain_input_) direct_ = linalg::DirectConv(s, wp);  // the engine that reads NCHW and writes NCHWc
     else if (s.IsDepthwise() && s.out_channels == s.in_channels) depthwise_ = linalg::DepthwiseConv(s, wp);
-    else if (linalg::WinogradConv::Applicable(s) && s.in_channels >= 16 && s.out_channels >= 16)
+    else if (linalg::WinogradConv::Applicable(s) && s.in_channels >= 16 && s.out_channels >= 16 &&
+             !IsBetweenQuantizeNodes(info))  // Winograd's rounding would flip quantized values
       winograd_ = linalg::WinogradConv(s, wp);
     else direct_ = linalg::DirectConv(s, wp);
   }
