@@ -12,6 +12,8 @@ void AddRunCommand(CLI::App& app);
 void AddInfoCommand(CLI::App& app);
 void AddOptimizeCommand(CLI::App& app);
 void AddPerfCommand(CLI::App& app);
+void AddProfileCommand(CLI::App& app);
+void AddExplainCommand(CLI::App& app);
 
 // `--profile [PREFIX]` of run and perf: the session writes ONNX Runtime's profile to
 // "<PREFIX>_<timestamp>.json" (PREFIX defaults to SessionOptions' "onnxruntime_profile").

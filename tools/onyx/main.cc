@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   onyx::cli::AddInfoCommand(app);
   onyx::cli::AddOptimizeCommand(app);
   onyx::cli::AddPerfCommand(app);
+  onyx::cli::AddProfileCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
