@@ -1,0 +1,140 @@
+// int8 GEMM (Q8Gemm, uint8 A x int8 packed B, int32 output) microbenchmarks: GOPS per ISA
+// variant (one multiply-add = 2 ops) and the percentage of the machine's int8 dot-product peak
+// measured here by a loop of independent dot-product instructions of the same kind the kernel
+// uses (vpdpbusd on AVX-512 VNNI, vpmaddwd + vpaddd on AVX2). Shapes are MxNxK.
+//
+//   build/release/bench/int8_gemm_bench --benchmark_filter='avx512vnni/1024'
+//       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "linalg/q8_gemm.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::bench {
+namespace {
+
+constexpr int kPeakAccumulators = 12;  // enough independent chains to hide the latency
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"), noinline)) double PeakLoopVnni(int64_t iterations) {
+  __m512i acc[kPeakAccumulators];
+  for (auto& a : acc) a = _mm512_setzero_si512();
+  const __m512i x = _mm512_set1_epi32(0x01020304), y = _mm512_set1_epi32(0x05060708);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (auto& a : acc) {
+      a = _mm512_dpbusd_epi32(a, x, y);
+      __asm__ volatile("" : "+v"(a));
+    }
+  int sink = 0;
+  for (auto& a : acc) sink += _mm512_reduce_add_epi32(a);
+  benchmark::DoNotOptimize(sink);
+  return static_cast<double>(iterations) * kPeakAccumulators * 64 * 2;  // 64 byte products a vector
+}
+
+__attribute__((target("avx2"), noinline)) double PeakLoopAvx2(int64_t iterations) {
+  __m256i acc[kPeakAccumulators];
+  for (auto& a : acc) a = _mm256_setzero_si256();
+  const __m256i x = _mm256_set1_epi32(0x00010002), y = _mm256_set1_epi32(0x00030004);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (auto& a : acc) {
+      a = _mm256_add_epi32(a, _mm256_madd_epi16(x, y));
+      __asm__ volatile("" : "+v"(a));
+    }
+  int sink = 0;
+  for (auto& a : acc) sink += _mm256_extract_epi32(a, 0);
+  benchmark::DoNotOptimize(sink);
+  return static_cast<double>(iterations) * kPeakAccumulators * 16 * 2;  // 16 int16 products a vector
+}
+
+// Best-of-5 GOPS of one core's peak loop for the ISA (0 when it has none).
+double PeakGops(const std::string& isa) {
+  static std::map<std::string, double> cache;
+  if (cache.count(isa)) return cache[isa];
+  double best = 0.0;
+  for (int rep = 0; rep < 5 && isa != "scalar"; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double ops = isa == "avx512vnni" ? PeakLoopVnni(20'000'000) : PeakLoopAvx2(20'000'000);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, ops / s * 1e-9);
+  }
+  return cache[isa] = best;
+}
+
+ThreadPool* Pool(int threads) {
+  static std::map<int, std::unique_ptr<ThreadPool>> pools;
+  auto& pool = pools[threads];
+  if (!pool) pool = std::make_unique<ThreadPool>(threads);
+  return pool.get();
+}
+
+void BM_Q8Gemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, int64_t k, int threads) {
+  if (!linalg::ForceQ8Isa(isa)) {
+    state.SkipWithError("ISA not supported by this CPU");
+    return;
+  }
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+  for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+  std::vector<int32_t> c(static_cast<size_t>(m * n));
+  const int32_t a_zero = 128, b_zero = 0;
+  const linalg::PackedQ8B packed(false, k, n, b.data(), true, n, &b_zero, false);
+  linalg::Q8Output out;
+  out.c = c.data();
+  out.ldc = n;
+  ThreadPool* pool = threads > 1 ? Pool(threads) : nullptr;
+  for (auto _ : state) {
+    linalg::Q8Gemm(m, a.data(), false, k, &a_zero, false, packed, out, pool);
+    benchmark::ClobberMemory();
+  }
+  const double ops = 2.0 * static_cast<double>(m * n * k);
+  state.counters["GOPS"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate);
+  const double peak = PeakGops(isa) * threads;
+  if (peak > 0) {
+    state.counters["%peak"] =
+        benchmark::Counter(ops * 1e-9 * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
+  }
+  state.SetLabel(packed.kernel_name());
+  linalg::ForceQ8Isa("auto");
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+const Shape kShapes[] = {
+    {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
+    {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072},  // BERT-base, sequence 128
+    {3136, 64, 64},  {784, 128, 128},  {196, 256, 1152},  // CNN pointwise / im2col shapes
+};
+
+int Register() {
+  for (const char* isa : {"avx512vnni", "avx2", "scalar"})
+    for (const Shape& s : kShapes)
+      for (int threads : {1, 2}) {
+        if (std::string(isa) == "scalar" && (s.m * s.n * s.k > (int64_t{1} << 28) || threads > 1)) continue;
+        const std::string name = std::string("Q8Gemm/") + isa + "/" + std::to_string(s.m) + "x" +
+                                 std::to_string(s.n) + "x" + std::to_string(s.k) + "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Q8Gemm, isa, s.m, s.n, s.k, threads)->UseRealTime();
+      }
+  return 0;
+}
+const int kRegistered = Register();
+
+}  // namespace
+}  // namespace onyx::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,227 @@
+// The int8 GEMM driver: packs B once into the selected microkernel's panels, packs each MR-row
+// panel of A per task, runs the MR x NR tiles over the whole K (8-bit products are cheap to
+// keep, so no K blocking: C is finished in one pass) and applies the zero points and the output
+// stage to each tile while it is in L1.
+//
+// Zero points: with the stored codes a' = a + sa (sa = 128 for int8 A) and b' = b - sb
+// (sb = 128 for uint8 B), and za' = za + sa, zb' = zb - sb,
+//   acc = sum a'b' - zb' sum_k a' - za' sum_k b' + K za' zb'
+// so only row sums of A (made while packing it) and column sums of B (made once) are needed.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "base/int_math.h"
+#include "linalg/q8_gemm.h"
+#include "linalg/q8_gemm_kernel.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+
+struct Q8PackedAccess {
+  static const Q8GemmKernel& Kernel(const PackedQ8B& p) { return *p.kernel_; }
+  static const uint8_t* Data(const PackedQ8B& p) { return reinterpret_cast<const uint8_t*>(p.data_.data()); }
+  static const int32_t* ColSums(const PackedQ8B& p) { return p.col_sums_.data(); }
+  static const int32_t* ColZero(const PackedQ8B& p) { return p.col_zero_.data(); }
+};
+
+namespace {
+
+int64_t PaddedK(int64_t k, int group) { return CeilDiv(k, int64_t{group}) * group; }
+
+// Code of B at (k, j) as stored (int8 range).
+inline int32_t StoredB(const void* b, bool b_signed, bool trans_b, int64_t ldb, int64_t k, int64_t j) {
+  const int64_t at = trans_b ? j * ldb + k : k * ldb + j;
+  return b_signed ? static_cast<const int8_t*>(b)[at] : static_cast<int32_t>(static_cast<const uint8_t*>(b)[at]) - 128;
+}
+
+// Code of A at (i, k) as stored (uint8 range).
+inline int32_t StoredA(const void* a, bool a_signed, int64_t lda, int64_t i, int64_t k) {
+  const int64_t at = i * lda + k;
+  return a_signed ? static_cast<int32_t>(static_cast<const int8_t*>(a)[at]) + 128 : static_cast<const uint8_t*>(a)[at];
+}
+
+template <typename T>
+void PackAPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t lda, int64_t row0, int rows, int64_t k,
+                T* out, int32_t* row_sums) {
+  const int g = kr.group, mr = kr.mr;
+  const int64_t kp = PaddedK(k, g);
+  std::memset(out, 0, static_cast<size_t>(kp * mr) * sizeof(T));
+  for (int r = 0; r < rows; ++r) {
+    uint32_t sum = 0;
+    if (!a_signed) {  // the common case: plain uint8 rows
+      const uint8_t* src = static_cast<const uint8_t*>(a) + (row0 + r) * lda;
+      for (int64_t p = 0; p < k; ++p) {
+        out[(p / g * mr + r) * g + p % g] = static_cast<T>(src[p]);
+        sum += src[p];
+      }
+    } else {
+      for (int64_t p = 0; p < k; ++p) {
+        const int32_t v = StoredA(a, true, lda, row0 + r, p);
+        out[(p / g * mr + r) * g + p % g] = static_cast<T>(v);
+        sum += static_cast<uint32_t>(v);
+      }
+    }
+    row_sums[r] = static_cast<int32_t>(sum);
+  }
+}
+
+template <typename T>
+void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans_b, int64_t ldb, int64_t col0,
+                int cols, int64_t k, T* out, int32_t* col_sums) {
+  const int g = kr.group, nr = kr.nr;
+  const int64_t kp = PaddedK(k, g);
+  std::memset(out, 0, static_cast<size_t>(kp * nr) * sizeof(T));
+  for (int c = 0; c < cols; ++c) {
+    uint32_t sum = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      const int32_t v = StoredB(b, b_signed, trans_b, ldb, p, col0 + c);
+      out[(p / g * nr + c) * g + p % g] = static_cast<T>(v);
+      sum += static_cast<uint32_t>(v);
+    }
+    col_sums[c] = static_cast<int32_t>(sum);
+  }
+}
+
+inline int32_t Wrap(uint32_t v) { return static_cast<int32_t>(v); }
+
+// The finished tile: zero-point terms, then the output stage.
+void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
+                int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
+                const int32_t* col_zero) {
+  const auto uk = static_cast<uint32_t>(k);
+  for (int r = 0; r < rows; ++r) {
+    const auto za = static_cast<uint32_t>(row_zero[r]), ra = static_cast<uint32_t>(row_sums[r]);
+    const int64_t i = i0 + r;
+    for (int c = 0; c < cols; ++c) {
+      const int64_t j = j0 + c;
+      const auto zb = static_cast<uint32_t>(col_zero[j]);
+      const int32_t v = Wrap(static_cast<uint32_t>(acc[r * nr_stride + c]) - zb * ra -
+                             za * static_cast<uint32_t>(col_sums[c]) + uk * za * zb);
+      const int64_t at = out.transposed ? j * out.ldc + i : i * out.ldc + j;
+      switch (out.kind) {
+        case Q8Output::kInt32: static_cast<int32_t*>(out.c)[at] = v; break;
+        case Q8Output::kFloat: {
+          const float s = out.scale[out.scale_per_column ? j : 0];
+          static_cast<float*>(out.c)[at] = static_cast<float>(v) * s + (out.bias != nullptr ? out.bias[j] : 0.0f);
+          break;
+        }
+        case Q8Output::kQuantized: {
+          const float s = out.scale[out.scale_per_column ? j : 0];
+          const int32_t biased = out.bias_int != nullptr ? Wrap(static_cast<uint32_t>(v) + static_cast<uint32_t>(out.bias_int[j])) : v;
+          // Clamped in float first (as ONNX Runtime does), then rounded half to even.
+          const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
+          const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
+          const float f = std::min(std::max(static_cast<float>(biased) * s, lo), hi);
+          const int32_t q = static_cast<int32_t>(std::nearbyint(f)) + out.zero_point;
+          if (out.out_signed) static_cast<int8_t*>(out.c)[at] = static_cast<int8_t>(q);
+          else static_cast<uint8_t*>(out.c)[at] = static_cast<uint8_t>(q);
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PackedQ8B::PackedQ8B(bool trans_b, int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb,
+                     const int32_t* zero_points, bool zero_per_column, ThreadPool* pool)
+    : kernel_(&SelectedQ8GemmKernel()), k_(k), n_(n) {
+  if (k < 0 || n < 0) throw std::invalid_argument("PackedQ8B: negative dimension");
+  const Q8GemmKernel& kr = *kernel_;
+  const int64_t panels = CeilDiv(n, int64_t{kr.nr}), kp = PaddedK(k, kr.group);
+  const int64_t panel_bytes = kp * kr.nr * kr.b_bytes;
+  data_ = AlignedFloats(static_cast<size_t>(CeilDiv(panels * panel_bytes, int64_t{4})));
+  col_sums_.assign(static_cast<size_t>(panels * kr.nr), 0);
+  col_zero_.assign(static_cast<size_t>(n), 0);
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t z = zero_points == nullptr ? 0 : zero_points[zero_per_column ? j : 0];
+    col_zero_[static_cast<size_t>(j)] = z - (b_signed ? 0 : 128);
+  }
+  uint8_t* base = reinterpret_cast<uint8_t*>(data_.data());
+  ThreadPool::For(pool, panels, static_cast<double>(kp * kr.nr) * 4.0, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int cols = static_cast<int>(std::min<int64_t>(kr.nr, n - p * kr.nr));
+      void* out = base + p * panel_bytes;
+      int32_t* sums = col_sums_.data() + p * kr.nr;
+      if (kr.b_bytes == 1) PackBPanel(kr, b, b_signed, trans_b, ldb, p * kr.nr, cols, k, static_cast<int8_t*>(out), sums);
+      else PackBPanel(kr, b, b_signed, trans_b, ldb, p * kr.nr, cols, k, static_cast<int16_t*>(out), sums);
+    }
+  });
+}
+
+const char* PackedQ8B::kernel_name() const { return kernel_ != nullptr ? kernel_->name : ""; }
+
+void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zero_points, bool a_zero_per_row,
+            const PackedQ8B& b, const Q8Output& out, ThreadPool* pool) {
+  if (b.empty() && (m > 0 && b.n() > 0)) throw std::invalid_argument("Q8Gemm: B is not packed");
+  const int64_t n = b.n(), k = b.k();
+  if (m <= 0 || n <= 0) return;
+  const Q8GemmKernel& kr = Q8PackedAccess::Kernel(b);
+  const int mr = kr.mr, nr = kr.nr;
+  const int64_t kp = PaddedK(k, kr.group), k_groups = kp / kr.group;
+  const int64_t row_panels = CeilDiv(m, int64_t{mr}), col_panels = CeilDiv(n, int64_t{nr});
+  const int64_t panel_bytes = kp * nr * kr.b_bytes;
+  // Column chunks: enough tasks for the threads when A has few row panels.
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  int64_t chunks = 1;
+  while (chunks < col_panels && row_panels * chunks < 4 * threads) chunks *= 2;
+  chunks = std::min(chunks, col_panels);
+  const int64_t per_chunk = CeilDiv(col_panels, chunks);
+  const uint8_t* packed_b = Q8PackedAccess::Data(b);
+  const int32_t* col_sums = Q8PackedAccess::ColSums(b);
+  const int32_t* col_zero = Q8PackedAccess::ColZero(b);
+  const int32_t a_shift = a_signed ? 128 : 0;
+  const double cost = 2.0 * static_cast<double>(mr) * static_cast<double>(kp) * static_cast<double>(per_chunk * nr);
+  ThreadPool::For(pool, row_panels * chunks, cost, [&](int64_t t0, int64_t t1) {
+    std::vector<int64_t> a_buf(static_cast<size_t>(CeilDiv(kp * mr * kr.a_bytes, int64_t{8})));
+    std::vector<int32_t> acc(static_cast<size_t>(mr * nr));
+    int32_t row_sums[64], row_zero[64];
+    int64_t packed_row = -1;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t rp = t / chunks, chunk = t % chunks;
+      const int64_t i0 = rp * mr;
+      const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
+      if (packed_row != rp) {
+        if (kr.a_bytes == 1)
+          PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<uint8_t*>(a_buf.data()), row_sums);
+        else
+          PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<int16_t*>(a_buf.data()), row_sums);
+        for (int r = 0; r < rows; ++r)
+          row_zero[r] = (a_zero_points == nullptr ? 0 : a_zero_points[a_zero_per_row ? i0 + r : 0]) + a_shift;
+        packed_row = rp;
+      }
+      const int64_t cp1 = std::min(col_panels, (chunk + 1) * per_chunk);
+      for (int64_t cp = chunk * per_chunk; cp < cp1; ++cp) {
+        kr.tile(k_groups, a_buf.data(), packed_b + cp * panel_bytes, acc.data());
+        const int64_t j0 = cp * nr;
+        const int cols = static_cast<int>(std::min<int64_t>(nr, n - j0));
+        FinishTile(out, k, acc.data(), nr, i0, rows, j0, cols, row_sums, row_zero, col_sums + cp * nr, col_zero);
+      }
+    }
+  });
+}
+
+void Q8GemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signed, int64_t lda,
+                     const int32_t* a_zero_points, bool a_zero_per_row, bool trans_b, const void* b, bool b_signed,
+                     int64_t ldb, const int32_t* b_zero_points, bool b_zero_per_column, int32_t* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t za = a_zero_points == nullptr ? 0 : a_zero_points[a_zero_per_row ? i : 0];
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t zb = b_zero_points == nullptr ? 0 : b_zero_points[b_zero_per_column ? j : 0];
+      uint32_t sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const int64_t ai = i * lda + p, bi = trans_b ? j * ldb + p : p * ldb + j;
+        const int32_t av = a_signed ? static_cast<const int8_t*>(a)[ai] : static_cast<const uint8_t*>(a)[ai];
+        const int32_t bv = b_signed ? static_cast<const int8_t*>(b)[bi] : static_cast<const uint8_t*>(b)[bi];
+        sum += static_cast<uint32_t>(static_cast<int64_t>(av - za) * (bv - zb));
+      }
+      c[i * ldc + j] = static_cast<int32_t>(sum);
+    }
+  }
+}
+
+}  // namespace onyx::linalg

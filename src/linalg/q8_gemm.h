@@ -1,0 +1,84 @@
+// 8-bit integer matrix multiply with int32 accumulation, row-major:
+//   acc[i, j] = sum_k (A[i, k] - a_zero[i]) * (B[k, j] - b_zero[j])
+// A and B each int8 or uint8 (u8 x s8, s8 x s8, u8 x u8, s8 x u8 all exact); zero points per
+// tensor or per row of A / per column of B. The sum wraps in int32 as ONNX allows.
+//
+// B is packed once (a constant weight, or per call) for the microkernel the CPU supports best
+// (q8_gemm_config.cc); its column sums are kept so the zero points cost one multiply-add per
+// output, not a pass over the operands. A finished int32 tile goes through Q8Output while it is
+// in L1: stored as int32, dequantized to float, or requantized to int8/uint8.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "linalg/gemm.h"
+
+namespace onyx::linalg {
+
+struct Q8GemmKernel;
+
+// op(B) [K, N]: b is [K, N] row-major, or [N, K] when trans_b. zero_points: one value, or N
+// when zero_per_column (null: 0). Codes are int8 when b_signed, else uint8.
+class PackedQ8B {
+ public:
+  PackedQ8B() = default;
+  PackedQ8B(bool trans_b, int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, const int32_t* zero_points,
+            bool zero_per_column, ThreadPool* pool = nullptr);
+
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  bool empty() const { return kernel_ == nullptr; }
+  size_t bytes() const { return data_.size() * sizeof(float); }
+  const char* kernel_name() const;
+
+ private:
+  friend struct Q8PackedAccess;
+  const Q8GemmKernel* kernel_ = nullptr;
+  int64_t k_ = 0, n_ = 0;
+  AlignedFloats data_;  // the packed codes, viewed as bytes
+  // Per column: the sum over k of the stored codes, and the stored zero point (see q8_gemm.cc).
+  std::vector<int32_t> col_sums_, col_zero_;
+};
+
+// What becomes of acc[i, j] (C is [M, N] with leading dimension ldc, or C^T when transposed:
+// element (i, j) at c[j * ldc + i], the NCHW output of a convolution run as pixels x channels).
+struct Q8Output {
+  enum Kind {
+    kInt32,      // c = acc
+    kFloat,      // c = float(acc) * scale[j] + bias[j]
+    kQuantized,  // c = clamp(nearbyint(float(acc + bias_int[j]) * scale[j]) + zero_point), int8 or uint8
+  };
+  Kind kind = kInt32;
+  void* c = nullptr;
+  int64_t ldc = 0;
+  bool transposed = false;
+  const float* scale = nullptr;  // kFloat / kQuantized: one value, or N when scale_per_column
+  bool scale_per_column = false;
+  const float* bias = nullptr;         // kFloat: null or [N]
+  const int32_t* bias_int = nullptr;   // kQuantized: null or [N]
+  int32_t zero_point = 0;              // kQuantized
+  bool out_signed = false;             // kQuantized: int8 (else uint8)
+};
+
+// op(B) packed: acc = (A - a_zero) x (B - b_zero), then `out`. a is [M, K] row-major;
+// a_zero_points: one value, or M when a_zero_per_row (null: 0).
+void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zero_points, bool a_zero_per_row,
+            const PackedQ8B& b, const Q8Output& out, ThreadPool* pool);
+
+// Microkernel selection, best first: "avx512vnni", "avx2", "scalar". The default follows the
+// SGEMM's ISA (ForceIsa / ONYX_LINALG_ISA), taking the best int8 kernel within it; ForceQ8Isa
+// picks one by name (false, changing nothing, when unknown or unsupported; "" or "auto" restores
+// the default). Meant for tests and benchmarks; packs keep the kernel they were made with.
+bool ForceQ8Isa(std::string_view isa);
+std::string Q8GemmKernelName();
+std::vector<std::string> SupportedQ8Isas();
+
+// The plain reference, the oracle for the microkernels: int32 acc as above into c [M, N].
+void Q8GemmReference(int64_t m, int64_t n, int64_t k, const void* a, bool a_signed, int64_t lda,
+                     const int32_t* a_zero_points, bool a_zero_per_row, bool trans_b, const void* b, bool b_signed,
+                     int64_t ldb, const int32_t* b_zero_points, bool b_zero_per_column, int32_t* c, int64_t ldc);
+
+}  // namespace onyx::linalg

@@ -1,0 +1,54 @@
+// The AVX-512 VNNI int8 GEMM tile: vpdpbusd multiplies 4 uint8 codes of A (broadcast) by 4 int8
+// codes of each of 16 B columns and adds them into int32 lanes, exactly (no int16 step).
+#if defined(__x86_64__)
+
+// This file alone needs VNNI on top of the AVX-512 flags every *_avx512_* file gets; the chain
+// runs it only where the CPU reports avx512_vnni.
+#pragma GCC target("avx512vnni")
+
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as maybe uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "linalg/q8_gemm_kernel.h"
+
+namespace onyx::linalg {
+namespace {
+
+constexpr int kMr = 8, kNr = 32, kGroup = 4;
+
+void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* acc) {
+  const auto* a = static_cast<const uint8_t*>(a_panel);
+  const auto* b = static_cast<const int8_t*>(b_panel);
+  __m512i c[kMr][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < k_groups; ++g, a += kMr * kGroup, b += kNr * kGroup) {
+    const __m512i b0 = _mm512_load_si512(b);
+    const __m512i b1 = _mm512_load_si512(b + 64);
+#pragma GCC unroll 8
+    for (int r = 0; r < kMr; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, a + r * kGroup, sizeof(quad));
+      const __m512i av = _mm512_set1_epi32(quad);
+      c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
+      c[r][1] = _mm512_dpbusd_epi32(c[r][1], av, b1);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) {
+    _mm512_storeu_si512(acc + r * kNr, c[r][0]);
+    _mm512_storeu_si512(acc + r * kNr + 16, c[r][1]);
+  }
+}
+
+}  // namespace
+
+const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile};
+
+}  // namespace onyx::linalg
+#endif  // __x86_64__

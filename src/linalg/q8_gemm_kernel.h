@@ -1,0 +1,38 @@
+// One ISA's int8 GEMM microkernel as the driver (q8_gemm.cc) sees it. The variants live in
+// q8_gemm_<isa>_<MR>x<NR>.cc; q8_gemm_config.cc picks one.
+//
+// Packed layouts, g = group codes a step (4 for byte kernels, 2 for 16-bit ones):
+//   A panel: [K_padded / g][MR][g] codes, uint8 (a_bytes 1) or int16 (2); rows past M are 0.
+//   B panel: [K_padded / g][NR][g] codes, int8 (b_bytes 1) or int16 (2); columns past N and
+//            k past K are 0.
+// A's codes are uint8 (int8 A is stored + 128), B's int8 (uint8 B is stored - 128); the driver
+// corrects for both shifts through the zero points.
+#pragma once
+
+#include <cstdint>
+
+namespace onyx::linalg {
+
+// acc[MR][NR] (row-major, NR int32 a row) = A panel x B panel over k_groups steps of g codes.
+using Q8TileFn = void (*)(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* acc);
+
+struct Q8GemmKernel {
+  const char* isa;   // "avx512vnni", "avx2", "scalar"
+  const char* name;  // "q8_gemm_avx512vnni_8x32"
+  int mr;
+  int nr;
+  int group;
+  int a_bytes;
+  int b_bytes;
+  Q8TileFn tile;
+};
+
+extern const Q8GemmKernel kQ8GemmScalar4x16;
+#if defined(__x86_64__)
+extern const Q8GemmKernel kQ8GemmAvx2_6x16;
+extern const Q8GemmKernel kQ8GemmAvx512Vnni8x32;
+#endif
+
+const Q8GemmKernel& SelectedQ8GemmKernel();
+
+}  // namespace onyx::linalg
