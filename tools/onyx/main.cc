@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   onyx::cli::AddOptimizeCommand(app);
   onyx::cli::AddPerfCommand(app);
   onyx::cli::AddProfileCommand(app);
+  onyx::cli::AddExplainCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

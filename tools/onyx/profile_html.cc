@@ -4,6 +4,7 @@
 #include <set>
 
 #include "node_cost.h"
+#include "pass_provenance.h"
 #include "profile_html_page.h"
 
 namespace onyx::cli {
@@ -43,27 +44,6 @@ std::string AttributeText(const ir::Attribute& a) {
     }
     default: return "(attribute of type " + std::to_string(static_cast<int>(a.type)) + ")";
   }
-}
-
-// Passes whose report counts a rewrite naming this op type ("FusedConv", "com.microsoft.BiasGelu").
-std::string CreatedBy(const ir::Node& node, const OptimizationReport* report) {
-  std::string passes;
-  if (report != nullptr) {
-    const std::string qualified = (node.domain.empty() ? "" : node.domain + ".") + node.op_type;
-    for (const PassReport& pass : report->passes) {
-      for (const auto& [kind, count] : pass.counts) {
-        const bool names_op = kind == node.op_type || kind == qualified || kind.rfind(qualified + " ", 0) == 0 ||
-                              kind.rfind(node.op_type + " ", 0) == 0;
-        if (names_op && count > 0 && passes.find(pass.name) == std::string::npos)
-          passes += (passes.empty() ? "" : ", ") + pass.name;
-      }
-    }
-    const bool in_model = report->op_counts_before.count(qualified) != 0 || report->op_counts_before.count(node.op_type) != 0;
-    if (!passes.empty()) return "pass " + passes + (in_model ? " (or the model itself: it has " + node.op_type + " nodes)" : "");
-    if (in_model) return "the model (no pass makes " + node.op_type + " here)";
-    return "a pass (the optimization report does not name it)";
-  }
-  return "unknown (no optimization report)";
 }
 
 // What the trace cannot say: GEMM-backed ops name this machine's GEMM microkernel.
