@@ -112,7 +112,6 @@ void AddProfileCommand(CLI::App& app) {
   cmd->add_option("--opt-level", args->opt_level, "Graph optimization: disabled, basic, extended, all (default)");
   cmd->add_option("--dim", args->feeds.dims, "NAME=N: size of a symbolic dimension (default 1)");
   cmd->add_option("--input", args->feeds.inputs, "NAME=FILE (.npy or .pb); others are seeded random");
-  cmd->add_option("--seed", args->feeds.seed, "Seed for random inputs");
   cmd->add_flag("--json", args->json, "Print the summary as one JSON object");
   AddThreadFlags(cmd, args->thread_flags);
   cmd->callback([args] { Profile(*args); });

@@ -133,3 +133,38 @@ def test_bad_input_is_a_one_line_error():
         f.write('{"a": 1}')
     proc = onyx("profile", "--from", not_trace)
     assert proc.returncode != 0 and "not a Chrome trace" in proc.stderr
+
+
+def test_dim_sets_a_symbolic_input_size():
+    w = numpy_helper.from_array(np.ones((16, 8), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 8])], [w])
+    model = save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8),
+                       "profile_dim.onnx")
+    prefix = os.path.join(onyx_harness.SCRATCH, "dim")
+    (node,) = profile_json(model, "--dim", "n=5", "--runs", "1", "--trace", prefix)["nodes"]
+    assert node["shapes"] == "float[5,16], float[16,8] -> float[5,8]"
+    assert node["flops"] == 2 * 5 * 16 * 8
+
+
+def test_report_from_a_trace_draws_the_models_graph_when_given():
+    """--from TRACE with MODEL: the summary is the trace's, the graph the model's (optimized)."""
+    model = conv_matmul_model()
+    prefix = os.path.join(onyx_harness.SCRATCH, "g")
+    profile_json(model, "--runs", "1", "--trace", prefix, "--opt-level", "disabled")
+    (trace,) = glob.glob(prefix + "_*.json")
+
+    def report_data(*args):
+        html = os.path.join(onyx_harness.SCRATCH, "r.html")
+        proc = onyx("profile", *args, "--from", trace, "-o", html)
+        assert proc.returncode == 0, proc.stderr
+        text = open(html, encoding="utf-8").read()
+        return json.loads(text.split('<script type="application/json" id="data">')[1].split("</script>")[0])
+
+    alone = report_data()
+    assert alone["graph"]["nodes"] == [] and "No graph" in alone["graph"]["note"]
+    with_model = report_data(model, "--opt-level", "disabled")
+    assert [n["name"] for n in with_model["graph"]["nodes"]] == ["conv", "relu", "flatten", "matmul", "softmax"]
+    conv = with_model["graph"]["nodes"][0]
+    assert conv["attrs"]["pads"] == "[1,1,1,1]" and conv["pass"].startswith("the model")
