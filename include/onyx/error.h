@@ -20,7 +20,10 @@ enum class ErrorCode {
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  // The message quotes names from models, which may hold any bytes: it is stored as valid
+  // UTF-8 on one line (invalid bytes and control characters become \xNN).
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(EscapedMessage(message)), code_(code) {}
+  static std::string EscapedMessage(const std::string& text);
   ErrorCode code() const { return code_; }
 
  private:

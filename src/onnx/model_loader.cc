@@ -247,7 +247,7 @@ void SortAll(ir::Graph& graph) {
   graph.SortTopologically();
 }
 
-std::shared_ptr<ir::Model> ParseModel(const uint8_t* data, size_t size, DecodeContext& ctx) {
+std::shared_ptr<ir::Model> ParseModel(const uint8_t* data, size_t size, DecodeContext& ctx, const LoadLimits& limits) {
   ONYX_CHECK(size > 0, kInvalidModel, ctx.source, ": the file is empty");
   auto model = std::make_shared<ir::Model>();
   WireReader r(data, data + size, ctx.source + ": ModelProto");
@@ -280,6 +280,7 @@ std::shared_ptr<ir::Model> ParseModel(const uint8_t* data, size_t size, DecodeCo
              ")");
   // IR 3 models may omit the default domain's import; ONNX then means opset 1.
   if (!model->opset_imports.count("")) model->opset_imports[""] = 1;
+  ValidateOpsetImports(model->opset_imports, ctx.source);
   GraphReader reader(ctx, model->opset_imports);
   model->graph = reader.ReadGraph(*graph_reader, nullptr, 0);
 
@@ -296,12 +297,13 @@ std::shared_ptr<ir::Model> ParseModel(const uint8_t* data, size_t size, DecodeCo
   NameNodes(*model->graph, used, counter);
   SortAll(*model->graph);
   model->graph->Validate();
+  ValidateModel(*model, limits, ctx.source);
   return model;
 }
 
 }  // namespace
 
-std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path) {
+std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path, const LoadLimits& limits) {
   auto file = MappedFile::Open(path);
   DecodeContext ctx;
   ctx.source = path;
@@ -311,7 +313,7 @@ std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path) {
     file->DropResidentPages();
     for (const auto& [name, f] : ctx.external_files) f->DropResidentPages();
   };
-  auto model = ParseModel(file->data(), file->size(), ctx);
+  auto model = ParseModel(file->data(), file->size(), ctx, limits);
   ctx.release_read_pages = nullptr;
   model->path = path;
   std::vector<std::shared_ptr<const MappedFile>> files = {file};
@@ -322,13 +324,13 @@ std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path) {
   return model;
 }
 
-std::shared_ptr<ir::Model> LoadModelFromBytes(const void* data, size_t size) {
+std::shared_ptr<ir::Model> LoadModelFromBytes(const void* data, size_t size, const LoadLimits& limits) {
   auto copy = std::shared_ptr<uint8_t[]>(new uint8_t[size == 0 ? 1 : size]);
   if (size > 0) std::memcpy(copy.get(), data, size);
   DecodeContext ctx;
   ctx.source = "<model bytes>";
   ctx.bytes_holder = std::shared_ptr<const void>(copy, copy.get());
-  return ParseModel(copy.get(), size, ctx);
+  return ParseModel(copy.get(), size, ctx, limits);
 }
 
 }  // namespace onyx

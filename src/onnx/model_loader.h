@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "onnx/model_validation.h"
 
 namespace onyx {
 
@@ -15,8 +16,8 @@ namespace onyx {
 inline constexpr int64_t kMinIrVersion = 3;
 inline constexpr int64_t kMaxIrVersion = 13;
 
-std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path);
+std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path, const LoadLimits& limits = {});
 // The bytes are copied; external data is then not allowed (there is no folder to find it in).
-std::shared_ptr<ir::Model> LoadModelFromBytes(const void* data, size_t size);
+std::shared_ptr<ir::Model> LoadModelFromBytes(const void* data, size_t size, const LoadLimits& limits = {});
 
 }  // namespace onyx

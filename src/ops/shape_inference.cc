@@ -155,12 +155,15 @@ TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*
     }
     InferenceContext ctx(*node, std::move(inputs), std::move(constants));
     ctx.set_input_values(std::move(input_values));
+    // A rule that finds its inputs inconsistent (or too large to describe) leaves the outputs
+    // unknown: the model may still be valid at run time, and if not the kernel says why.
+    std::vector<std::optional<std::vector<Dim>>> out_values;
     try {
       (*rule)(ctx);
-    } catch (const Error&) {
+      out_values = PropagateShapeValues(ctx);
+    } catch (const std::exception&) {
       continue;
     }
-    auto out_values = PropagateShapeValues(ctx);
     for (size_t i = 0; i < out_values.size() && i < node->outputs.size(); ++i)
       if (out_values[i] && !node->outputs[i].empty()) values.emplace(node->outputs[i], std::move(*out_values[i]));
     for (size_t i = 0; i < node->outputs.size(); ++i) {

@@ -131,19 +131,25 @@ const Tensor* GraphEditor::Constant(const std::string& value) const {
 }
 
 std::vector<const ir::Node*> GraphEditor::LiveNodesInOrder() const {
-  // New nodes sit at the end of graph.nodes: order live nodes by their dependencies.
+  // New nodes sit at the end of graph.nodes: order live nodes by their dependencies, depth
+  // first with an explicit stack (a long chain of nodes must not overflow the call stack).
   std::vector<const ir::Node*> order;
   std::unordered_set<const ir::Node*> placed;
-  std::function<void(const ir::Node*)> place = [&](const ir::Node* n) {
-    if (!placed.insert(n).second) return;
-    for (const auto& in : n->inputs) {
-      const ir::Node* p = Producer(in);
-      if (p != nullptr && p != n) place(p);
+  std::vector<std::pair<const ir::Node*, size_t>> stack;  // node, next input to visit
+  for (const auto& root : graph_.nodes) {
+    if (removed_.count(root.get()) || !placed.insert(root.get()).second) continue;
+    stack.emplace_back(root.get(), 0);
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        const ir::Node* p = Producer(n->inputs[next++]);
+        if (p != nullptr && placed.insert(p).second) stack.emplace_back(p, 0);
+        continue;
+      }
+      order.push_back(n);
+      stack.pop_back();
     }
-    order.push_back(n);
-  };
-  for (const auto& node : graph_.nodes)
-    if (!removed_.count(node.get())) place(node.get());
+  }
   return order;
 }
 

@@ -40,7 +40,8 @@ std::vector<std::string> SplitList(const std::string& text) {
 void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
   for (const auto& [key, value] : entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
-                       key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key);
+                       key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key) ||
+                       IsLoadLimitsConfigKey(key);
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
   }
 }
@@ -302,10 +303,14 @@ std::unique_ptr<SessionImpl> CreateSessionImpl(const SessionOptions& options, co
 }  // namespace
 
 Session::Session(const std::string& model_path, const SessionOptions& options)
-    : impl_(CreateSessionImpl(options, "model_loading_uri", [&] { return LoadModelFromFile(model_path); })) {}
+    : impl_(CreateSessionImpl(options, "model_loading_uri", [&] {
+            return LoadModelFromFile(model_path, LoadLimitsFromConfig(options.config_entries));
+          })) {}
 
 Session::Session(const void* model_bytes, size_t size, const SessionOptions& options)
-    : impl_(CreateSessionImpl(options, "model_loading_array", [&] { return LoadModelFromBytes(model_bytes, size); })) {}
+    : impl_(CreateSessionImpl(options, "model_loading_array", [&] {
+            return LoadModelFromBytes(model_bytes, size, LoadLimitsFromConfig(options.config_entries));
+          })) {}
 
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;

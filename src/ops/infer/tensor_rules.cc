@@ -11,6 +11,7 @@ namespace onyx {
 namespace {
 
 using Dims = std::vector<Dim>;
+constexpr int64_t kMaxRank = 64;  // a larger rank read from a shape tensor is left unknown
 
 std::optional<Dims> Maybe(const Dims* d) { return d ? std::optional<Dims>(*d) : std::nullopt; }
 
@@ -103,7 +104,8 @@ void ReshapeRule(InferenceContext& ctx) {
     if (ctx.opset() >= 5 && ReshapeFromValues(ctx)) return;
     // Rank is the shape input's length when that is known.
     const Dims* s = ctx.input_dims(1);
-    if (s && s->size() == 1 && (*s)[0].known()) return ctx.set_output(0, dt, Dims(static_cast<size_t>((*s)[0].value)));
+    if (s && s->size() == 1 && (*s)[0].known() && (*s)[0].value <= kMaxRank)
+      return ctx.set_output(0, dt, Dims(static_cast<size_t>((*s)[0].value)));
     return ctx.set_output(0, dt, std::nullopt);
   }
   const Dims* in = ctx.input_dims(0);
@@ -145,6 +147,7 @@ void FlattenRule(InferenceContext& ctx) {
   const int64_t rank = static_cast<int64_t>(in->size());
   int64_t axis = ctx.attr_int("axis", 1);
   if (axis < 0) axis += rank;
+  ONYX_CHECK(axis >= 0 && axis <= rank, kRuntime, "Flatten axis ", ctx.attr_int("axis", 1), " is out of range for rank ", rank);
   auto product = [&](int64_t b, int64_t e) {
     int64_t p = 1;
     for (int64_t i = b; i < e; ++i) {
@@ -189,7 +192,11 @@ void UnsqueezeRule(InferenceContext& ctx) {
   if (!in || !axes) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
   const int64_t rank = static_cast<int64_t>(in->size() + axes->size());
   std::vector<bool> inserted(static_cast<size_t>(rank), false);
-  for (int64_t a : *axes) inserted[NormalizeAxis(a, rank)] = true;
+  for (int64_t a : *axes) {
+    const int64_t axis = NormalizeAxis(a, rank);
+    ONYX_CHECK(!inserted[axis], kRuntime, "Unsqueeze axis ", a, " is repeated");
+    inserted[axis] = true;
+  }
   Dims out;
   size_t k = 0;
   for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? Dim{1, ""} : (*in)[k++]);
@@ -217,7 +224,8 @@ void ConcatRule(InferenceContext& ctx) {
   bool known = true;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const Dims* d = ctx.input_dims(i);
-    if (!d || !(*d)[axis].known()) known = false;
+    // Inputs of another rank are an error the kernel reports; the sum is then unknown.
+    if (!d || d->size() != out.size() || !(*d)[axis].known()) known = false;
     else total += (*d)[axis].value;
   }
   out[axis] = known ? Dim{total, ""} : Dim{};
@@ -246,7 +254,13 @@ void SliceRule(InferenceContext& ctx) {
     for (auto& d : out) d = Dim{};
     return ctx.set_output(0, ctx.input_dtype(0), out);
   }
-  for (size_t i = 0; i < starts->size(); ++i) {
+  const size_t n_axes = starts->size();
+  if (ends->size() != n_axes || (!axes->empty() && axes->size() != n_axes) ||
+      (steps && !steps->empty() && steps->size() != n_axes) || (axes->empty() && static_cast<int64_t>(n_axes) > rank)) {
+    for (auto& d : out) d = Dim{};  // the kernel reports the mismatch
+    return ctx.set_output(0, ctx.input_dtype(0), out);
+  }
+  for (size_t i = 0; i < n_axes; ++i) {
     const int64_t axis = axes->empty() ? static_cast<int64_t>(i) : NormalizeAxis((*axes)[i], rank);
     const int64_t step = steps && !steps->empty() ? (*steps)[i] : 1;
     if (!(*in)[axis].known() || step == 0) {
@@ -336,6 +350,7 @@ void TileRule(InferenceContext& ctx) {
   auto repeats = ctx.constant_ints(1);
   if (!in) return ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
   Dims out = *in;
+  if (repeats && repeats->size() != out.size()) repeats.reset();  // the kernel reports it
   for (size_t i = 0; i < out.size(); ++i)
     out[i] = repeats && out[i].known() ? Dim{out[i].value * (*repeats)[i], ""} : Dim{};
   ctx.set_output(0, ctx.input_dtype(0), out);
