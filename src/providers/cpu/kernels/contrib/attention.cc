@@ -3,7 +3,8 @@
 // (2B) end + start positions, (B, T) 0/1 key padding, (B, S, T), (B, 1, M, M) Megatron; past
 // (2, B, N, P, H) and present (2, B, N, P + S, H); attention_bias (B|1, N|1, S, T); causal via
 // unidirectional. Masked scores get mask_filter_value added, as in ONNX Runtime's CPU kernel.
-// float only (ONNX Runtime's CPU kernel is float-only); do_rotary and past_present_share_buffer
+// float; float16/bfloat16 compute in float with outputs rounded once (ONNX Runtime's CPU kernel is
+// float-only and runs them through inserted Casts); do_rotary and past_present_share_buffer
 // are rejected as ONNX Runtime's CPU kernel does.
 #include <algorithm>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
+#include "providers/cpu/kernels/contrib/float_compute.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -62,6 +64,16 @@ class Attention final : public OpKernel {
   }
 
   void Compute(KernelContext& ctx) const override {
+    if (!HasHalfInputs(ctx)) return ComputeFloat(ctx);
+    // float16/bfloat16 compute in float, as ONNX Runtime's Casts around its float kernel do.
+    const DataType dt = CommonInputType(ctx, {0, 1, 2, 4, 5});
+    FloatComputeContext wide(ctx);
+    ComputeFloat(wide);
+    wide.Finish(dt);
+  }
+
+ private:
+  void ComputeFloat(KernelContext& ctx) const {
     const Tensor& input = ctx.required_input(0);
     const Tensor* weights_in = packed_weights_ ? nullptr : &ctx.required_input(1);
     const Tensor* bias_in = have_bias_ ? nullptr : ctx.input(2);
@@ -70,7 +82,7 @@ class Attention final : public OpKernel {
     const Tensor* attn_bias = ctx.input(5);
     for (const Tensor* t : {&input, weights_in, bias_in, past, attn_bias})
       if (t && t->dtype() != DataType::kFloat)
-        ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float only)"));
+        ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float, float16, bfloat16)"));
     if (input.rank() != 3) ctx.Fail("input 'input' must be 3-D (batch, sequence, input_hidden)");
     const int64_t w_rows = packed_weights_ ? packed_weights_->k() : weights_in->rank() == 2 ? weights_in->dim(0) : -1;
     if (w_rows != input.dim(2))

@@ -3,11 +3,15 @@
 //   output = LayerNorm(e) * gamma + beta
 // position is position_ids[b, s] (shape (B, S) or (1, S)) or s. Outputs: output (B, S, H),
 // mask_index (B) = number of ones in each mask row (0 without a mask), embedding_sum = e.
-// Ids out of range fail the node. float only (ONNX Runtime's CPU kernel is float-only).
+// Ids out of range fail the node. float, float16 and bfloat16 (the embeddings, gamma and beta
+// share one type; the sums and statistics are computed in float, each output rounded once).
+// ONNX Runtime's CPU kernel is float only and runs float16 models through inserted Casts,
+// which round the same way.
 #include <atomic>
 #include <cmath>
 #include <vector>
 
+#include "base/type_traits.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
 
@@ -42,9 +46,13 @@ class EmbedLayerNorm final : public OpKernel {
     const Tensor& beta = ctx.required_input(6);
     const Tensor* mask = ctx.input(7);
     const Tensor* position_ids = ctx.input(8);
-    for (const Tensor* t : {&word, &position, segment, &gamma, &beta})
-      if (t && t->dtype() != DataType::kFloat)
-        ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float only)"));
+    const DataType dt = word.dtype();
+    if (dt != DataType::kFloat && dt != DataType::kFloat16 && dt != DataType::kBFloat16)
+      ctx.Fail(StrCat("element type ", DataTypeName(dt), " is not supported (float, float16, bfloat16)"));
+    for (const Tensor* t : {&position, segment, &gamma, &beta})
+      if (t && t->dtype() != dt)
+        ctx.Fail(StrCat("the embeddings, gamma and beta must share one element type: word_embedding is ",
+                        DataTypeName(dt), ", another input is ", DataTypeName(t->dtype())));
     if (input_ids.rank() != 2) ctx.Fail("input_ids must be 2-D (batch, sequence)");
     const int64_t B = input_ids.dim(0), S = input_ids.dim(1);
     if (word.rank() != 2 || position.rank() != 2) ctx.Fail("word and position embeddings must be 2-D");
@@ -75,38 +83,16 @@ class EmbedLayerNorm final : public OpKernel {
         ctx.Fail(StrCat("segment_ids value ", seg[i], " is out of range [0, ", Sn, ")"));
     }
 
-    Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, {B, S, H});
+    Tensor& out = ctx.AllocateOutput(0, dt, {B, S, H});
     Tensor& mask_index = ctx.AllocateOutput(1, DataType::kInt32, {B});
-    Tensor* emb_sum = ctx.has_output(2) ? &ctx.AllocateOutput(2, DataType::kFloat, {B, S, H}) : nullptr;
-    const float* g = gamma.data<float>();
-    const float* bt = beta.data<float>();
-    ThreadPool::For(ctx.thread_pool(), B * S, 8.0 * H, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t p = position_ids ? pos[pos_bcast ? i % S : i] : i % S;
-        const float* w = word.data<float>() + ids[i] * H;
-        const float* pe = position.data<float>() + p * H;
-        const float* se = segment ? segment->data<float>() + seg[i] * H : nullptr;
-        float* y = out.data<float>() + i * H;
-        float* es = emb_sum ? emb_sum->data<float>() + i * H : nullptr;
-        float sum = 0.0f;
-        for (int64_t h = 0; h < H; ++h) {
-          float v = w[h] + pe[h];
-          if (se) v += se[h];
-          if (es) es[h] = v;
-          y[h] = v;
-          sum += v;
-        }
-        const float mean = H ? sum / static_cast<float>(H) : 0.0f;
-        float sq = 0.0f;
-        for (int64_t h = 0; h < H; ++h) {
-          const float d = y[h] - mean;
-          y[h] = d;
-          sq += d * d;
-        }
-        const float inv = 1.0f / std::sqrt((H ? sq / static_cast<float>(H) : 0.0f) + epsilon_);
-        for (int64_t h = 0; h < H; ++h) y[h] = y[h] * inv * g[h] + bt[h];
-      }
-    });
+    Tensor* emb_sum = ctx.has_output(2) ? &ctx.AllocateOutput(2, dt, {B, S, H}) : nullptr;
+    const Rows rows{ids, seg, pos, pos_bcast, position_ids != nullptr, S, H};
+    if (dt == DataType::kFloat16)
+      Normalize<Float16>(ctx, rows, word, position, segment, gamma, beta, out, emb_sum);
+    else if (dt == DataType::kBFloat16)
+      Normalize<BFloat16>(ctx, rows, word, position, segment, gamma, beta, out, emb_sum);
+    else
+      Normalize<float>(ctx, rows, word, position, segment, gamma, beta, out, emb_sum);
     const std::vector<int64_t> m = mask ? IdValues(ctx, *mask, "mask") : std::vector<int64_t>{};
     for (int64_t b = 0; b < B; ++b) {
       int32_t count = 0;
@@ -116,6 +102,53 @@ class EmbedLayerNorm final : public OpKernel {
   }
 
  private:
+  struct Rows {
+    const std::vector<int64_t>& ids;
+    const std::vector<int64_t>& seg;
+    const std::vector<int64_t>& pos;
+    bool pos_bcast, has_position_ids;
+    int64_t S, H;
+  };
+
+  template <typename T>
+  void Normalize(KernelContext& ctx, const Rows& r, const Tensor& word, const Tensor& position, const Tensor* segment,
+                 const Tensor& gamma, const Tensor& beta, Tensor& out, Tensor* emb_sum) const {
+    const int64_t H = r.H, S = r.S;
+    std::vector<float> g(static_cast<size_t>(H)), bt(static_cast<size_t>(H));
+    for (int64_t h = 0; h < H; ++h) {
+      g[h] = static_cast<float>(ToCompute(gamma.data<T>()[h]));
+      bt[h] = static_cast<float>(ToCompute(beta.data<T>()[h]));
+    }
+    const int64_t rows = out.size() / std::max<int64_t>(H, 1);
+    ThreadPool::For(ctx.thread_pool(), H ? rows : 0, 8.0 * H, [&](int64_t begin, int64_t end) {
+      std::vector<float> y(static_cast<size_t>(H));
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t p = r.has_position_ids ? r.pos[r.pos_bcast ? i % S : i] : i % S;
+        const T* w = word.data<T>() + r.ids[i] * H;
+        const T* pe = position.data<T>() + p * H;
+        const T* se = segment ? segment->data<T>() + r.seg[i] * H : nullptr;
+        T* es = emb_sum ? emb_sum->data<T>() + i * H : nullptr;
+        float sum = 0.0f;
+        for (int64_t h = 0; h < H; ++h) {
+          float v = static_cast<float>(ToCompute(w[h])) + static_cast<float>(ToCompute(pe[h]));
+          if (se) v += static_cast<float>(ToCompute(se[h]));
+          if (es) es[h] = FromCompute<T>(v);
+          y[h] = v;
+          sum += v;
+        }
+        const float mean = sum / static_cast<float>(H);
+        float sq = 0.0f;
+        for (int64_t h = 0; h < H; ++h) {
+          y[h] -= mean;
+          sq += y[h] * y[h];
+        }
+        const float inv = 1.0f / std::sqrt(sq / static_cast<float>(H) + epsilon_);
+        T* dst = out.data<T>() + i * H;
+        for (int64_t h = 0; h < H; ++h) dst[h] = FromCompute<T>(y[h] * inv * g[h] + bt[h]);
+      }
+    });
+  }
+
   float epsilon_;
 };
 

@@ -4,7 +4,8 @@
 // or (B, N, L, H_v). bias (D + D + D_v) is added to Q, K, V; past_key/past_value (B, N, P, H)
 // are prepended and present_key/present_value (B, N, P + L, H) returned. key_padding_mask (B),
 // (B, T), (B, S, T); attention_bias (B|1, N|1, S, T); unidirectional adds a causal mask;
-// output 3 (qk) holds the scores before softmax. float only, as ONNX Runtime's CPU kernel.
+// output 3 (qk) holds the scores before softmax. float; float16/bfloat16 compute in float with
+// outputs rounded once, as ONNX Runtime's CPU provider runs them (Casts around its float kernel).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
+#include "providers/cpu/kernels/contrib/float_compute.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -30,6 +32,16 @@ class MultiHeadAttention final : public OpKernel {
   }
 
   void Compute(KernelContext& ctx) const override {
+    if (!HasHalfInputs(ctx)) return ComputeFloat(ctx);
+    // float16/bfloat16 compute in float, as ONNX Runtime's Casts around its float kernel do.
+    const DataType dt = CommonInputType(ctx, {0, 1, 2, 3, 5, 6, 7});
+    FloatComputeContext wide(ctx);
+    ComputeFloat(wide);
+    wide.Finish(dt);
+  }
+
+ private:
+  void ComputeFloat(KernelContext& ctx) const {
     const Tensor& query = ctx.required_input(0);
     const Tensor* key = ctx.input(1);
     const Tensor* value = ctx.input(2);
@@ -40,7 +52,7 @@ class MultiHeadAttention final : public OpKernel {
     const Tensor* past_value = ctx.input(7);
     for (const Tensor* t : {&query, key, value, bias, attn_bias, past_key, past_value})
       if (t && t->dtype() != DataType::kFloat)
-        ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float only)"));
+        ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float, float16, bfloat16)"));
     const int64_t N = num_heads_;
     if (query.rank() != 3 && query.rank() != 5) ctx.Fail("input 'query' must be 3-D, or 5-D packed QKV");
     const int64_t B = query.dim(0), S = query.dim(1);
