@@ -1,6 +1,7 @@
 // ConvInteger and QLinearConv (opset 10): N-d grouped convolution of uint8/int8 data with
-// zero points, accumulated exactly in int32 (im2col + GemmInt32). Padding contributes the zero
-// point, i.e. nothing once the input is centered. QLinearConv adds the int32 bias and
+// zero points, accumulated exactly in int32 on the int8 GEMM (rows of im2col^T x the packed
+// weights, written back as NCHW) or, depthwise, a direct loop. Padding is the zero point, so it
+// contributes nothing. QLinearConv adds the int32 bias and
 // requantizes with x_scale * w_scale / y_scale (w_scale / w_zero_point per output channel or
 // per tensor).
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/q8_gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
@@ -15,9 +17,6 @@
 
 namespace onyx {
 namespace {
-
-// Columns of the im2col buffer per GEMM: bounds the scratch for large images.
-constexpr int64_t kColumnTile = 4096;
 
 struct ConvAttrs {
   std::string auto_pad = "NOTSET";
@@ -112,83 +111,172 @@ void CheckPerChannel(KernelContext& ctx, const char* what, const Tensor* t, int6
                     t->Describe()));
 }
 
-// Weights minus their zero point (per tensor or per output channel), [M, C/group * kernel].
-std::vector<int32_t> CenterWeights(const Tensor& w, const std::vector<double>& w_zp) {
-  std::vector<int64_t> wv(static_cast<size_t>(w.size()));
-  if (!wv.empty()) LoadInt64s(w, 0, w.size(), wv.data());
-  std::vector<int32_t> wc(wv.size());
-  const int64_t m_count = w.dim(0), per = m_count == 0 ? 0 : w.size() / m_count;
-  for (int64_t m = 0; m < m_count; ++m) {
-    const auto zp = static_cast<int64_t>(PerChannel(w_zp, m));
-    for (int64_t r = 0; r < per; ++r)
-      wc[static_cast<size_t>(m * per + r)] = static_cast<int32_t>(wv[static_cast<size_t>(m * per + r)] - zp);
-  }
-  return wc;
+// Output pixels per im2col tile: bounds the scratch (pixels x C/group x kernel bytes).
+constexpr int64_t kPixelTile = 1024;
+
+// The prepared weights: one packed int8 GEMM operand per group (B = W_group^T, [C/group *
+// kernel, M/group], zero points per output channel), or for a depthwise convolution (one input
+// and one output channel per group) the weights minus their zero points.
+struct QuantWeights {
+  std::vector<linalg::PackedQ8B> groups;
+  std::vector<int32_t> depthwise;  // [M, kernel]
+  bool empty() const { return groups.empty() && depthwise.empty(); }
+};
+
+bool IsDepthwise(int64_t channels, int64_t out_channels, int64_t group) {
+  return group > 1 && group == channels && group == out_channels;
 }
 
-// Centered weights pre-packed at session creation when w and its zero point are constants.
-std::vector<int32_t> PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_index) {
+QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, int64_t group, ThreadPool* pool) {
+  QuantWeights q;
+  const int64_t m = w.dim(0), per = m == 0 ? 0 : w.size() / m, mg = m / group;
+  auto zp = [&](int64_t ch) { return static_cast<int32_t>(w_zp.size() == 1 ? w_zp[0] : w_zp[static_cast<size_t>(ch)]); };
+  const bool is_signed = w.dtype() == DataType::kInt8;
+  const auto* bytes = static_cast<const uint8_t*>(w.raw_data());
+  if (IsDepthwise(w.dim(1) * group, m, group)) {
+    q.depthwise.resize(static_cast<size_t>(m * per));
+    for (int64_t ch = 0; ch < m; ++ch)
+      for (int64_t r = 0; r < per; ++r) {
+        const uint8_t v = bytes[ch * per + r];
+        q.depthwise[static_cast<size_t>(ch * per + r)] = (is_signed ? static_cast<int8_t>(v) : v) - zp(ch);
+      }
+    return q;
+  }
+  for (int64_t g = 0; g < group; ++g) {
+    std::vector<int32_t> zps(static_cast<size_t>(mg));
+    for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
+    q.groups.emplace_back(true, per, mg, bytes + g * mg * per, is_signed, per, zps.data(), true, pool);
+  }
+  return q;
+}
+
+// Prepared at session creation when w and its zero point are constants.
+QuantWeights PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_index, int64_t group) {
   const Tensor* w = info.ConstantInput(w_index);
   const Tensor* zp = info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr;
-  if (w == nullptr || w->rank() < 3 || (info.has_input(zp_index) && zp == nullptr)) return {};
+  if (w == nullptr || w->rank() < 3 || (info.has_input(zp_index) && zp == nullptr) || w->dim(0) % group != 0) return {};
   if (!IsInt8Type(w->dtype()) || (zp && (zp->dtype() != w->dtype() || (zp->size() != 1 && zp->size() != w->dim(0)))))
     return {};  // Compute reports the error
-  return CenterWeights(*w, zp ? AllAsDoubles(*zp) : std::vector<double>{0.0});
+  return PrepareWeights(*w, zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0}, group, info.thread_pool());
 }
 
-// int32 convolution of centered x and centered weights wc: y[n, m, out...] = sum (x - x_zp) * wc.
-void ConvInt32(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const std::vector<int32_t>& wc,
-               int64_t x_zp, int32_t* y) {
-  const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group;
-  const int64_t rows = cg * g.kernel_size;  // GEMM depth
+// Rows of im2col^T for output pixels [p0, p0 + count) of image n, group grp: row q holds
+// (c, kernel offset) codes of the input, x_zp where the window is in the padding.
+void Im2Row(const ConvGeometry& g, const uint8_t* x, int64_t grp, int64_t p0, int64_t count, uint8_t x_zp,
+            uint8_t* rows, ThreadPool* pool) {
+  const int64_t cg = g.channels / g.group, depth = cg * g.kernel_size;
   const size_t nd = g.in.size();
-  std::vector<int64_t> xv(static_cast<size_t>(g.channels * g.in_size));
-  std::vector<int32_t> col, tile;
-  for (int64_t n = 0; n < g.batch; ++n) {
-    LoadInt64s(x, n * g.channels * g.in_size, g.channels * g.in_size, xv.data());
-    for (int64_t grp = 0; grp < g.group; ++grp) {
-      for (int64_t p0 = 0; p0 < g.out_size; p0 += kColumnTile) {
-        const int64_t cols = std::min(kColumnTile, g.out_size - p0);
-        col.assign(static_cast<size_t>(rows * cols), 0);
-        // Input coordinate of each output position before the kernel offset: [d][q].
-        std::vector<int64_t> base(nd * static_cast<size_t>(cols));
-        for (int64_t q = 0; q < cols; ++q) {
-          int64_t prem = p0 + q;
-          for (size_t d = nd; d-- > 0;) {
-            base[d * static_cast<size_t>(cols) + static_cast<size_t>(q)] = (prem % g.out[d]) * g.stride[d] - g.pad_begin[d];
-            prem /= g.out[d];
-          }
-        }
-        // im2col: row r = (c, kernel offset), column = output position; padding stays 0.
-        ThreadPool::For(ctx.thread_pool(), rows, 4.0 * static_cast<double>(cols), [&](int64_t rb, int64_t re) {
-          std::vector<int64_t> kofs(nd);
-          for (int64_t r = rb; r < re; ++r) {
-            const int64_t c = r / g.kernel_size;
-            int64_t krem = r % g.kernel_size;
-            for (size_t d = nd; d-- > 0;) kofs[d] = (krem % g.kernel[d]) * g.dilation[d], krem /= g.kernel[d];
-            const int64_t* xc = xv.data() + (grp * cg + c) * g.in_size;
-            int32_t* out = col.data() + r * cols;
-            for (int64_t q = 0; q < cols; ++q) {
-              int64_t offset = 0;
-              bool inside = true;
-              for (size_t d = 0; d < nd && inside; ++d) {
-                const int64_t pos = base[d * static_cast<size_t>(cols) + static_cast<size_t>(q)] + kofs[d];
-                inside = pos >= 0 && pos < g.in[d];
-                offset = offset * g.in[d] + pos;
-              }
-              if (inside) out[q] = static_cast<int32_t>(xc[offset] - x_zp);
+  const uint8_t* xg = x + grp * cg * g.in_size;
+  ThreadPool::For(pool, count, 2.0 * static_cast<double>(depth), [&](int64_t qb, int64_t qe) {
+    std::vector<int64_t> base(nd), kofs(nd);
+    for (int64_t q = qb; q < qe; ++q) {
+      int64_t prem = p0 + q;
+      for (size_t d = nd; d-- > 0;) {
+        base[d] = (prem % g.out[d]) * g.stride[d] - g.pad_begin[d];
+        prem /= g.out[d];
+      }
+      uint8_t* row = rows + q * depth;
+      if (nd == 2) {  // the common case, without the per-element coordinate loop
+        const int64_t kh = g.kernel[0], kw = g.kernel[1], ih = g.in[0], iw = g.in[1];
+        for (int64_t c = 0; c < cg; ++c) {
+          const uint8_t* xc = xg + c * g.in_size;
+          for (int64_t i = 0; i < kh; ++i) {
+            const int64_t y = base[0] + i * g.dilation[0];
+            uint8_t* out = row + (c * kh + i) * kw;
+            if (y < 0 || y >= ih) {
+              std::fill(out, out + kw, x_zp);
+              continue;
+            }
+            for (int64_t j = 0; j < kw; ++j) {
+              const int64_t xx = base[1] + j * g.dilation[1];
+              out[j] = xx >= 0 && xx < iw ? xc[y * iw + xx] : x_zp;
             }
           }
-        });
-        tile.resize(static_cast<size_t>(mg * cols));
-        GemmInt32(mg, cols, rows, wc.data() + grp * mg * rows, rows, col.data(), cols, tile.data(), cols,
-                  ctx.thread_pool());
-        for (int64_t m = 0; m < mg; ++m)
-          std::copy(tile.begin() + m * cols, tile.begin() + (m + 1) * cols,
-                    y + (n * g.out_channels + grp * mg + m) * g.out_size + p0);
+        }
+        continue;
+      }
+      for (int64_t r = 0; r < depth; ++r) {
+        const int64_t c = r / g.kernel_size;
+        int64_t krem = r % g.kernel_size;
+        for (size_t d = nd; d-- > 0;) kofs[d] = (krem % g.kernel[d]) * g.dilation[d], krem /= g.kernel[d];
+        int64_t offset = 0;
+        bool inside = true;
+        for (size_t d = 0; d < nd && inside; ++d) {
+          const int64_t pos = base[d] + kofs[d];
+          inside = pos >= 0 && pos < g.in[d];
+          offset = offset * g.in[d] + pos;
+        }
+        row[r] = inside ? xg[c * g.in_size + offset] : x_zp;
       }
     }
+  });
+}
+
+// Depthwise convolution in int32 (one input channel per output channel): acc[n, m, out...].
+void DepthwiseInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
+                    int32_t* acc, ThreadPool* pool) {
+  const size_t nd = g.in.size();
+  ThreadPool::For(pool, g.batch * g.out_channels, 2.0 * static_cast<double>(g.out_size * g.kernel_size),
+                  [&](int64_t b0, int64_t b1) {
+                    std::vector<int64_t> base(nd), kofs(nd);
+                    for (int64_t bc = b0; bc < b1; ++bc) {
+                      const int64_t ch = bc % g.out_channels;
+                      const uint8_t* xc = x + bc * g.in_size;
+                      const int32_t* w = wc + ch * g.kernel_size;
+                      for (int64_t p = 0; p < g.out_size; ++p) {
+                        int64_t prem = p;
+                        for (size_t d = nd; d-- > 0;) {
+                          base[d] = (prem % g.out[d]) * g.stride[d] - g.pad_begin[d];
+                          prem /= g.out[d];
+                        }
+                        uint32_t sum = 0;
+                        for (int64_t r = 0; r < g.kernel_size; ++r) {
+                          int64_t krem = r, offset = 0;
+                          for (size_t d = nd; d-- > 0;) kofs[d] = (krem % g.kernel[d]) * g.dilation[d], krem /= g.kernel[d];
+                          bool inside = true;
+                          for (size_t d = 0; d < nd && inside; ++d) {
+                            const int64_t pos = base[d] + kofs[d];
+                            inside = pos >= 0 && pos < g.in[d];
+                            offset = offset * g.in[d] + pos;
+                          }
+                          if (!inside) continue;  // padding is the zero point: contributes nothing
+                          const int32_t v = x_signed ? static_cast<int8_t>(xc[offset]) : xc[offset];
+                          sum += static_cast<uint32_t>((v - x_zp) * w[r]);
+                        }
+                        acc[bc * g.out_size + p] = static_cast<int32_t>(sum);
+                      }
+                    }
+                  });
+}
+
+// The convolution through the int8 GEMM (or the depthwise loop). `out` says what to write;
+// its c points at y; for the depthwise path the int32 result goes to `acc` and the caller
+// finishes it.
+void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, int32_t x_zp, const QuantWeights& w,
+              const linalg::Q8Output& out, size_t out_elem_size, int32_t* depthwise_acc) {
+  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
+  const bool x_signed = x.dtype() == DataType::kInt8;
+  ThreadPool* pool = ctx.thread_pool();
+  if (!w.depthwise.empty()) {
+    DepthwiseInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
+    return;
   }
+  const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group, depth = cg * g.kernel_size;
+  const auto pad = static_cast<uint8_t>(x_zp);
+  std::vector<uint8_t> rows(static_cast<size_t>(std::min(kPixelTile, g.out_size) * depth));
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp)
+      for (int64_t p0 = 0; p0 < g.out_size; p0 += kPixelTile) {
+        const int64_t count = std::min(kPixelTile, g.out_size - p0);
+        Im2Row(g, xb + n * g.channels * g.in_size, grp, p0, count, pad, rows.data(), pool);
+        linalg::Q8Output o = out;
+        o.transposed = true;  // rows are pixels, columns channels: NCHW is C^T
+        o.ldc = g.out_size;
+        o.c = static_cast<uint8_t*>(out.c) + ((n * g.out_channels + grp * mg) * g.out_size + p0) * out_elem_size;
+        if (o.scale_per_column) o.scale += grp * mg;
+        if (o.bias_int != nullptr) o.bias_int += grp * mg;
+        linalg::Q8Gemm(count, rows.data(), x_signed, depth, &x_zp, false, w.groups[static_cast<size_t>(grp)], o, pool);
+      }
 }
 
 Shape OutputShape(const ConvGeometry& g) {
@@ -197,9 +285,18 @@ Shape OutputShape(const ConvGeometry& g) {
   return s;
 }
 
+// The weights for this call: the prepared ones, or prepared now from a non-constant w.
+const QuantWeights& WeightsFor(const QuantWeights& prepared, const Tensor& w, const Tensor* w_zp, int64_t group,
+                               ThreadPool* pool, QuantWeights& scratch) {
+  if (!prepared.empty()) return prepared;
+  scratch = PrepareWeights(w, w_zp ? AllAsInt64s(*w_zp) : std::vector<int64_t>{0}, group, pool);
+  return scratch;
+}
+
 class ConvInteger final : public OpKernel {
  public:
-  explicit ConvInteger(const KernelInfo& info) : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 1, 3)) {}
+  explicit ConvInteger(const KernelInfo& info)
+      : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 1, 3, attrs_.group)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -213,21 +310,25 @@ class ConvInteger final : public OpKernel {
     if (x_zp && x_zp->size() != 1) ctx.Fail(StrCat("x_zero_point must be a scalar, not ", x_zp->Describe()));
     const ConvGeometry g = ResolveConv(ctx, attrs_, x, w);
     CheckPerChannel(ctx, "w_zero_point", w_zp, g.out_channels);
-    const int64_t xz = x_zp ? AllAsInt64s(*x_zp)[0] : 0;
-    const std::vector<double> wz = w_zp ? AllAsDoubles(*w_zp) : std::vector<double>{0.0};
+    const auto xz = static_cast<int32_t>(x_zp ? AllAsInt64s(*x_zp)[0] : 0);
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, OutputShape(g));
     if (y.size() == 0) return;
-    ConvInt32(ctx, g, x, packed_w_.empty() ? CenterWeights(w, wz) : packed_w_, xz, y.data<int32_t>());
+    QuantWeights scratch;
+    const QuantWeights& qw = WeightsFor(packed_w_, w, w_zp, g.group, ctx.thread_pool(), scratch);
+    linalg::Q8Output out;
+    out.c = y.raw_data();
+    ConvInt8(ctx, g, x, xz, qw, out, sizeof(int32_t), y.data<int32_t>());
   }
 
  private:
   ConvAttrs attrs_;
-  std::vector<int32_t> packed_w_;
+  QuantWeights packed_w_;
 };
 
 class QLinearConv final : public OpKernel {
  public:
-  explicit QLinearConv(const KernelInfo& info) : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 3, 5)) {}
+  explicit QLinearConv(const KernelInfo& info)
+      : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 3, 5, attrs_.group)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -254,37 +355,48 @@ class QLinearConv final : public OpKernel {
     if (bias && (bias->dtype() != DataType::kInt32 || bias->rank() != 1 || bias->dim(0) != g.out_channels))
       ctx.Fail(StrCat("B must be int32 with one value per output channel (", g.out_channels, "), not ",
                       bias->Describe()));
-    const std::vector<double> ws = AllAsDoubles(w_scale), wz = AllAsDoubles(w_zp);
+    const std::vector<double> ws = AllAsDoubles(w_scale);
     const auto xs = static_cast<float>(AllAsDoubles(x_scale)[0]);
     const auto ys = static_cast<float>(AllAsDoubles(y_scale)[0]);
-    const double yz = AllAsDoubles(y_zp)[0];
-    const std::vector<int64_t> b = bias ? AllAsInt64s(*bias) : std::vector<int64_t>();
-    const Shape out_shape = OutputShape(g);
-    Tensor& y = ctx.AllocateOutput(0, y_zp.dtype(), out_shape);
+    const auto yz = static_cast<int32_t>(AllAsInt64s(y_zp)[0]);
+    Tensor& y = ctx.AllocateOutput(0, y_zp.dtype(), OutputShape(g));
     if (y.size() == 0) return;
-    std::vector<int32_t> acc(static_cast<size_t>(y.size()));
-    ConvInt32(ctx, g, x, packed_w_.empty() ? CenterWeights(w, wz) : packed_w_, AllAsInt64s(x_zp)[0], acc.data());
-    int64_t lo = 0, hi = 0;
-    QuantIntegerRange(y_zp.dtype(), &lo, &hi);
-    std::vector<int64_t> q(acc.size());
-    for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t m = 0; m < g.out_channels; ++m) {
-        // Multiplier in float as the reference computes it; the product in double.
-        const double mult = static_cast<double>(xs * static_cast<float>(PerChannel(ws, m)) / ys);
-        const int32_t bm = b.empty() ? 0 : static_cast<int32_t>(b[static_cast<size_t>(m)]);
-        const size_t base = static_cast<size_t>((n * g.out_channels + m) * g.out_size);
-        for (int64_t p = 0; p < g.out_size; ++p) {
-          const auto total = static_cast<int32_t>(static_cast<uint32_t>(acc[base + p]) + static_cast<uint32_t>(bm));
-          q[base + p] = RoundAndSaturate(static_cast<double>(total) * mult + yz, lo, hi, static_cast<int64_t>(yz));
-        }
+    // The multiplier in float, in the order ONNX Runtime computes it.
+    std::vector<float> mult(static_cast<size_t>(g.out_channels));
+    for (int64_t m = 0; m < g.out_channels; ++m)
+      mult[static_cast<size_t>(m)] = xs * static_cast<float>(PerChannel(ws, m)) / ys;
+    linalg::Q8Output out;
+    out.kind = linalg::Q8Output::kQuantized;
+    out.c = y.raw_data();
+    out.scale = mult.data();
+    out.scale_per_column = true;
+    out.bias_int = bias != nullptr ? bias->data<int32_t>() : nullptr;
+    out.zero_point = yz;
+    out.out_signed = y.dtype() == DataType::kInt8;
+    QuantWeights scratch;
+    const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch);
+    std::vector<int32_t> acc(qw.depthwise.empty() ? 0 : static_cast<size_t>(y.size()));
+    ConvInt8(ctx, g, x, static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, 1, acc.data());
+    if (acc.empty()) return;
+    // The depthwise path's int32 result, requantized as the GEMM's output stage does it.
+    const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(yz);
+    const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(yz);
+    auto* yb = static_cast<uint8_t*>(y.raw_data());
+    for (int64_t nm = 0; nm < g.batch * g.out_channels; ++nm) {
+      const int64_t m = nm % g.out_channels;
+      const uint32_t bm = bias != nullptr ? static_cast<uint32_t>(out.bias_int[m]) : 0u;
+      for (int64_t p = 0; p < g.out_size; ++p) {
+        const size_t at = static_cast<size_t>(nm * g.out_size + p);
+        const auto total = static_cast<int32_t>(static_cast<uint32_t>(acc[at]) + bm);
+        const float f = std::min(std::max(static_cast<float>(total) * mult[static_cast<size_t>(m)], lo), hi);
+        yb[at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(f)) + yz);
       }
     }
-    StoreInt64s(y, 0, y.size(), q.data(), ConvertOptions{});
   }
 
  private:
   ConvAttrs attrs_;
-  std::vector<int32_t> packed_w_;
+  QuantWeights packed_w_;
 };
 
 ONYX_CPU_KERNEL("ConvInteger", 10, kOpsetMax, ConvInteger);

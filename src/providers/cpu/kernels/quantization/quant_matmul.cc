@@ -1,12 +1,14 @@
 // MatMulInteger (opset 10) and QLinearMatMul (10; 21 adds float16/bfloat16 scales and float8
-// operands): numpy matmul of quantized operands. Integer operands accumulate exactly in int32;
-// zero points (and QLinearMatMul's scales) are per tensor, per row of a / per column of b
+// operands): numpy matmul of quantized operands. Integer operands run on the int8 GEMM
+// (linalg/q8_gemm.h), exactly in int32 with B packed once when constant; zero points (and
+// QLinearMatMul's scales) are per tensor, per row of a / per column of b
 // (1-D), or N-D shaped [..., M, 1] / [..., 1, N] with batch dims broadcast.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/q8_gemm.h"
 #include "ops/broadcast.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
@@ -106,52 +108,44 @@ MatParam ResolveParam(KernelContext& ctx, const char* what, const Tensor* t, con
 
 bool IsInt8Type(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
 
-// b minus its zero point, pre-packed at session creation when both are constants, b is 2-D
-// and the zero point per tensor or per column; empty otherwise.
-std::vector<int32_t> PrepackB(const KernelInfo& info, size_t b_index, size_t zp_index) {
-  const Tensor* b = info.ConstantInput(b_index);
-  const Tensor* zp = info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr;
-  if (b == nullptr || b->rank() != 2 || (info.has_input(zp_index) && zp == nullptr)) return {};
-  if ((b->dtype() != DataType::kInt8 && b->dtype() != DataType::kUInt8) ||
-      (zp && (zp->dtype() != b->dtype() || !(zp->size() == 1 || (zp->rank() == 1 && zp->dim(0) == b->dim(1))))))
-    return {};  // Compute reports the error
-  const int64_t k = b->dim(0), n = b->dim(1);
-  std::vector<int64_t> bv(static_cast<size_t>(k * n));
-  if (!bv.empty()) LoadInt64s(*b, 0, k * n, bv.data());
-  const std::vector<int64_t> zps = zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0};
-  std::vector<int32_t> packed(bv.size());
-  for (int64_t p = 0; p < k; ++p)
-    for (int64_t j = 0; j < n; ++j)
-      packed[static_cast<size_t>(p * n + j)] =
-          static_cast<int32_t>(bv[static_cast<size_t>(p * n + j)] - zps[zps.size() == 1 ? 0 : static_cast<size_t>(j)]);
-  return packed;
+// Zero point (or scale) values of one batch, one per row of a / column of b, as int32 / float.
+std::vector<int32_t> ZeroPoints(const MatParam& p, const Shape& batch, int64_t bi, int64_t len) {
+  std::vector<int32_t> out(static_cast<size_t>(len));
+  for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(i)] = static_cast<int32_t>(p.At(batch, bi, i));
+  return out;
 }
 
-// Integer product of one batch: c = (a - a_zp) x (b - b_zp) in int32; `packed_b` (when not
-// empty) already holds b - b_zp.
-void IntegerBatch(const Tensor& a, const Tensor& b, const MatMulShape& s, const MatParam& a_zp,
-                  const MatParam& b_zp, int64_t bi, std::vector<int32_t>& ac, std::vector<int32_t>& bc,
-                  const std::vector<int32_t>& packed_b, int32_t* c, ThreadPool* pool) {
-  const int64_t m = s.m, k = s.k, n = s.n;
-  const int64_t a_off = BatchOffset(s.batch, s.a_batch_strides, bi) * m * k;
-  const int64_t b_off = BatchOffset(s.batch, s.b_batch_strides, bi) * k * n;
-  std::vector<int64_t> tmp(static_cast<size_t>(std::max(m * k, packed_b.empty() ? k * n : 0)));
-  LoadInt64s(a, a_off, m * k, tmp.data());
-  for (int64_t i = 0; i < m; ++i) {
-    const auto zp = static_cast<int64_t>(a_zp.At(s.batch, bi, i));
-    for (int64_t p = 0; p < k; ++p) ac[static_cast<size_t>(i * k + p)] = static_cast<int32_t>(tmp[i * k + p] - zp);
-  }
-  if (!packed_b.empty()) {
-    GemmInt32(m, n, k, ac.data(), k, packed_b.data(), n, c, n, pool);
+// b packed for the int8 GEMM at session creation when b and its zero point are constants, b is
+// 2-D and the zero point per tensor or per column; empty otherwise.
+linalg::PackedQ8B PrepackB(const KernelInfo& info, size_t b_index, size_t zp_index) {
+  const Tensor* b = info.ConstantInput(b_index);
+  const Tensor* zp = info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr;
+  if (b == nullptr || b->rank() != 2 || (info.has_input(zp_index) && zp == nullptr) || !IsInt8Type(b->dtype()) ||
+      (zp && (zp->dtype() != b->dtype() || !(zp->size() == 1 || (zp->rank() == 1 && zp->dim(0) == b->dim(1))))))
+    return {};  // Compute reports any error
+  const std::vector<int64_t> z = zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0};
+  const std::vector<int32_t> zps(z.begin(), z.end());
+  return linalg::PackedQ8B(false, b->dim(0), b->dim(1), b->raw_data(), b->dtype() == DataType::kInt8, b->dim(1),
+                           zps.data(), zps.size() > 1, info.thread_pool());
+}
+
+// The int8 product of one batch into `out` (already pointing at the batch's output);
+// `prepacked` (when not empty) is b with its zero point.
+void Int8Batch(const Tensor& a, const Tensor& b, const MatMulShape& s, const MatParam& a_zp, const MatParam& b_zp,
+               int64_t bi, const linalg::PackedQ8B& prepacked, const linalg::Q8Output& out, ThreadPool* pool) {
+  const int64_t a_off = BatchOffset(s.batch, s.a_batch_strides, bi) * s.m * s.k;
+  const auto* a_data = static_cast<const uint8_t*>(a.raw_data()) + a_off;
+  const std::vector<int32_t> azp = ZeroPoints(a_zp, s.batch, bi, s.m);
+  const bool a_signed = a.dtype() == DataType::kInt8;
+  if (!prepacked.empty()) {
+    linalg::Q8Gemm(s.m, a_data, a_signed, s.k, azp.data(), true, prepacked, out, pool);
     return;
   }
-  LoadInt64s(b, b_off, k * n, tmp.data());
-  std::vector<int64_t> zps(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) zps[static_cast<size_t>(j)] = static_cast<int64_t>(b_zp.At(s.batch, bi, j));
-  for (int64_t p = 0; p < k; ++p)
-    for (int64_t j = 0; j < n; ++j)
-      bc[static_cast<size_t>(p * n + j)] = static_cast<int32_t>(tmp[p * n + j] - zps[static_cast<size_t>(j)]);
-  GemmInt32(m, n, k, ac.data(), k, bc.data(), n, c, n, pool);
+  const int64_t b_off = BatchOffset(s.batch, s.b_batch_strides, bi) * s.k * s.n;
+  const std::vector<int32_t> bzp = ZeroPoints(b_zp, s.batch, bi, s.n);
+  const linalg::PackedQ8B packed(false, s.k, s.n, static_cast<const uint8_t*>(b.raw_data()) + b_off,
+                                 b.dtype() == DataType::kInt8, s.n, bzp.data(), true, pool);
+  linalg::Q8Gemm(s.m, a_data, a_signed, s.k, azp.data(), true, packed, out, pool);
 }
 
 class MatMulInteger final : public OpKernel {
@@ -172,14 +166,17 @@ class MatMulInteger final : public OpKernel {
     const MatParam azp = ResolveParam(ctx, "a_zero_point", a_zp, s, true);
     const MatParam bzp = ResolveParam(ctx, "b_zero_point", b_zp, s, false);
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, s.out);
-    std::vector<int32_t> ac(static_cast<size_t>(s.m * s.k)), bc(packed_b_.empty() ? static_cast<size_t>(s.k * s.n) : 0);
     const int64_t batches = ShapeSize(s.batch);
-    for (int64_t bi = 0; bi < batches; ++bi)
-      IntegerBatch(a, b, s, azp, bzp, bi, ac, bc, packed_b_, y.data<int32_t>() + bi * s.m * s.n, ctx.thread_pool());
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      linalg::Q8Output out;
+      out.c = y.data<int32_t>() + bi * s.m * s.n;
+      out.ldc = s.n;
+      Int8Batch(a, b, s, azp, bzp, bi, packed_b_, out, ctx.thread_pool());
+    }
   }
 
  private:
-  std::vector<int32_t> packed_b_;
+  linalg::PackedQ8B packed_b_;
 };
 
 bool IsFloat8(DataType t) {
@@ -226,8 +223,10 @@ class QLinearMatMul final : public OpKernel {
     QuantIntegerRange(y_zp.dtype(), &lo, &hi);
     std::vector<double> out(static_cast<size_t>(m * n));
     std::vector<int32_t> acc(static_cast<size_t>(m * n));
-    std::vector<int32_t> ac(static_cast<size_t>(m * k)), bc(packed_b_.empty() ? static_cast<size_t>(k * n) : 0);
-    std::vector<float> af, bf, cf;
+    std::vector<float> af, bf, cf, mult(static_cast<size_t>(n));
+    // One a_scale for all rows: the requantization runs in the GEMM's output stage, in float as
+    // ONNX Runtime does it.
+    const bool row_scale = as.step != 0 || !as.batch_strides.empty();
     for (int64_t bi = 0; bi < batches; ++bi) {
       if (float8) {
         // Dequantize both operands, multiply in float, requantize below.
@@ -242,8 +241,25 @@ class QLinearMatMul final : public OpKernel {
         for (int64_t i = 0; i < k * n; ++i)
           bf[static_cast<size_t>(i)] = static_cast<float>(tmp[static_cast<size_t>(i)] - bzp.At(s.batch, bi, i % n));
         linalg::Sgemm(false, false, m, n, k, 1.0f, af.data(), k, bf.data(), n, 0.0f, cf.data(), n, ctx.thread_pool());
+      } else if (!row_scale) {
+        for (int64_t j = 0; j < n; ++j)
+          mult[static_cast<size_t>(j)] =
+              static_cast<float>(RoundToType(RoundToType(as.At(s.batch, bi, 0) * bs.At(s.batch, bi, j), st) / ys, st));
+        linalg::Q8Output q;
+        q.kind = linalg::Q8Output::kQuantized;
+        q.c = static_cast<uint8_t*>(y.raw_data()) + bi * m * n;
+        q.ldc = n;
+        q.scale = mult.data();
+        q.scale_per_column = true;
+        q.zero_point = static_cast<int32_t>(yzp);
+        q.out_signed = y.dtype() == DataType::kInt8;
+        Int8Batch(a, b, s, azp, bzp, bi, packed_b_, q, ctx.thread_pool());
+        continue;
       } else {
-        IntegerBatch(a, b, s, azp, bzp, bi, ac, bc, packed_b_, acc.data(), ctx.thread_pool());
+        linalg::Q8Output q;
+        q.c = acc.data();
+        q.ldc = n;
+        Int8Batch(a, b, s, azp, bzp, bi, packed_b_, q, ctx.thread_pool());
       }
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
@@ -264,7 +280,7 @@ class QLinearMatMul final : public OpKernel {
 
  private:
   int opset_;
-  std::vector<int32_t> packed_b_;
+  linalg::PackedQ8B packed_b_;
 };
 
 ONYX_CPU_KERNEL("MatMulInteger", 10, kOpsetMax, MatMulInteger);
