@@ -81,8 +81,12 @@ std::vector<double> TimedRuns(const Session& session, const NamedValues& feeds, 
     std::vector<std::thread> threads;
     std::exception_ptr failure;
     std::mutex failure_mutex;
+    // All workers start together, so the first one started does not take every run alone.
+    std::atomic<int> ready{0};
     for (int i = 0; i < concurrent; ++i) {
       threads.emplace_back([&] {
+        ready.fetch_add(1);
+        while (ready.load() < concurrent) std::this_thread::yield();
         try {
           worker();
         } catch (...) {
