@@ -121,7 +121,8 @@ def test_profile_flag_records_every_run():
 def test_concurrent_runs_come_from_several_threads():
     model = save_model(matmul_model(256), "perf_flags_mm256.onnx")
     prefix = os.path.join(onyx_harness.SCRATCH, "conc")
-    report = perf_json(model, "-c", "3", "-r", "30", "-x", "1", "-p", prefix, "--warmup", "0", "-f", "batch:64")
+    # Runs of a few ms each: long enough that the scheduler lets every worker in on a busy machine.
+    report = perf_json(model, "-c", "3", "-r", "30", "-x", "1", "-p", prefix, "--warmup", "0", "-f", "batch:512")
     assert report["runs"] == 30 and report["concurrent"] == 3
     runs = [e for e in profile_events(prefix) if e["name"] == "model_run"]
     assert len(runs) == 30
