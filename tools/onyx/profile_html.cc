@@ -4,7 +4,7 @@
 #include <set>
 
 #include "node_cost.h"
-#include "pass_provenance.h"
+#include "runtime/pass_provenance.h"
 #include "profile_html_page.h"
 
 namespace onyx::cli {

@@ -7,7 +7,7 @@
 #include "ir/node.h"
 #include "optimizer/pass_manager.h"
 
-namespace onyx::cli {
+namespace onyx {
 
 // "pass AttentionFusion", "the model (...)", or what is unknown; report may be null.
 std::string CreatedBy(const ir::Node& node, const OptimizationReport* report);
@@ -16,4 +16,4 @@ std::string CreatedBy(const ir::Node& node, const OptimizationReport* report);
 // Shape", "merged Cast"), with their counts; "" when none does.
 std::string PassesRemoving(const std::string& op_type, const OptimizationReport& report);
 
-}  // namespace onyx::cli
+}  // namespace onyx

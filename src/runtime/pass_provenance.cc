@@ -1,6 +1,8 @@
-#include "pass_provenance.h"
+#include "runtime/pass_provenance.h"
 
-namespace onyx::cli {
+#include <cctype>
+
+namespace onyx {
 
 std::string CreatedBy(const ir::Node& node, const OptimizationReport* report) {
   if (report == nullptr) return "unknown (no optimization report)";
@@ -41,4 +43,4 @@ std::string PassesRemoving(const std::string& op_type, const OptimizationReport&
   return out;
 }
 
-}  // namespace onyx::cli
+}  // namespace onyx

@@ -5,12 +5,12 @@
 
 #include <vector>
 
-#include "explain.h"
+#include "onyx/explain.h"
 #include "ir/graph.h"
 #include "optimizer/pass.h"
 
-namespace onyx::cli {
+namespace onyx {
 
 std::vector<FusionMiss> FindFusionMisses(const ir::Graph& graph, OptLevel level);
 
-}  // namespace onyx::cli
+}  // namespace onyx

@@ -1,10 +1,10 @@
-#include "fusion_checks.h"
+#include "runtime/fusion_checks.h"
 
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
-namespace onyx::cli {
+namespace onyx {
 namespace {
 
 struct GraphIndex {
@@ -183,4 +183,4 @@ std::vector<FusionMiss> FindFusionMisses(const ir::Graph& graph, OptLevel level)
   return misses;
 }
 
-}  // namespace onyx::cli
+}  // namespace onyx
