@@ -47,22 +47,28 @@ template <typename T>
 void PackAPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t lda, int64_t row0, int rows, int64_t k,
                 T* out, int32_t* row_sums) {
   const int g = kr.group, mr = kr.mr;
-  const int64_t kp = PaddedK(k, g);
+  const int64_t kp = PaddedK(k, g), whole = k / g;
   std::memset(out, 0, static_cast<size_t>(kp * mr) * sizeof(T));
+  const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8 is the byte with its top bit flipped
   for (int r = 0; r < rows; ++r) {
+    const uint8_t* src = static_cast<const uint8_t*>(a) + (row0 + r) * lda;
     uint32_t sum = 0;
-    if (!a_signed) {  // the common case: plain uint8 rows
-      const uint8_t* src = static_cast<const uint8_t*>(a) + (row0 + r) * lda;
-      for (int64_t p = 0; p < k; ++p) {
-        out[(p / g * mr + r) * g + p % g] = static_cast<T>(src[p]);
-        sum += src[p];
-      }
+    T* dst = out + r * g;
+    if (sizeof(T) == 1 && g == 4 && flip == 0) {  // whole groups are 4-byte copies
+      for (int64_t q = 0; q < whole; ++q) std::memcpy(dst + q * mr * 4, src + q * 4, 4);
+      for (int64_t p = 0; p < whole * 4; ++p) sum += src[p];
     } else {
-      for (int64_t p = 0; p < k; ++p) {
-        const int32_t v = StoredA(a, true, lda, row0 + r, p);
-        out[(p / g * mr + r) * g + p % g] = static_cast<T>(v);
-        sum += static_cast<uint32_t>(v);
-      }
+      for (int64_t q = 0; q < whole; ++q)
+        for (int i = 0; i < g; ++i) {
+          const uint8_t v = src[q * g + i] ^ flip;
+          dst[q * mr * g + i] = static_cast<T>(v);
+          sum += v;
+        }
+    }
+    for (int64_t p = whole * g; p < k; ++p) {  // the partial last group
+      const uint8_t v = src[p] ^ flip;
+      dst[whole * mr * g + (p - whole * g)] = static_cast<T>(v);
+      sum += v;
     }
     row_sums[r] = static_cast<int32_t>(sum);
   }
@@ -85,42 +91,67 @@ void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans
   }
 }
 
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23
+
 inline int32_t Wrap(uint32_t v) { return static_cast<int32_t>(v); }
+
+// Row r of the finished tile with its zero-point terms, into v[0:cols]:
+//   v = acc - zb' (sum a' - K za') - za' sum b'   (uint32: the int32 wrap ONNX allows)
+// Plain loops over contiguous columns, which the compiler vectorizes.
+inline void CorrectRow(const int32_t* acc, int cols, int64_t k, int32_t row_sum, int32_t row_zero,
+                       const int32_t* col_sums, const int32_t* col_zero, int32_t* v) {
+  const auto za = static_cast<uint32_t>(row_zero);
+  const uint32_t t = static_cast<uint32_t>(row_sum) - static_cast<uint32_t>(k) * za;
+  for (int c = 0; c < cols; ++c)
+    v[c] = Wrap(static_cast<uint32_t>(acc[c]) - static_cast<uint32_t>(col_zero[c]) * t -
+                za * static_cast<uint32_t>(col_sums[c]));
+}
+
+template <typename T>
+inline void Store(const Q8Output& out, int64_t i, int64_t j0, int cols, const T* v) {
+  T* c = static_cast<T*>(out.c);
+  if (!out.transposed) {
+    std::memcpy(c + i * out.ldc + j0, v, static_cast<size_t>(cols) * sizeof(T));
+    return;
+  }
+  for (int j = 0; j < cols; ++j) c[(j0 + j) * out.ldc + i] = v[j];
+}
 
 // The finished tile: zero-point terms, then the output stage.
 void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
                 int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
                 const int32_t* col_zero) {
-  const auto uk = static_cast<uint32_t>(k);
+  int32_t v[256];
+  float f[256];
+  uint8_t q[256];
+  const float* scale = out.scale != nullptr && out.scale_per_column ? out.scale + j0 : nullptr;
+  const float scale1 = out.scale != nullptr ? out.scale[0] : 1.0f;
+  const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
+  const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   for (int r = 0; r < rows; ++r) {
-    const auto za = static_cast<uint32_t>(row_zero[r]), ra = static_cast<uint32_t>(row_sums[r]);
     const int64_t i = i0 + r;
-    for (int c = 0; c < cols; ++c) {
-      const int64_t j = j0 + c;
-      const auto zb = static_cast<uint32_t>(col_zero[j]);
-      const int32_t v = Wrap(static_cast<uint32_t>(acc[r * nr_stride + c]) - zb * ra -
-                             za * static_cast<uint32_t>(col_sums[c]) + uk * za * zb);
-      const int64_t at = out.transposed ? j * out.ldc + i : i * out.ldc + j;
-      switch (out.kind) {
-        case Q8Output::kInt32: static_cast<int32_t*>(out.c)[at] = v; break;
-        case Q8Output::kFloat: {
-          const float s = out.scale[out.scale_per_column ? j : 0];
-          static_cast<float*>(out.c)[at] = static_cast<float>(v) * s + (out.bias != nullptr ? out.bias[j] : 0.0f);
-          break;
+    CorrectRow(acc + r * nr_stride, cols, k, row_sums[r], row_zero[r], col_sums, col_zero + j0, v);
+    switch (out.kind) {
+      case Q8Output::kInt32: Store(out, i, j0, cols, v); break;
+      case Q8Output::kFloat:
+        for (int c = 0; c < cols; ++c)
+          f[c] = static_cast<float>(v[c]) * (scale != nullptr ? scale[c] : scale1) +
+                 (out.bias != nullptr ? out.bias[j0 + c] : 0.0f);
+        Store(out, i, j0, cols, f);
+        break;
+      case Q8Output::kQuantized:
+        if (out.bias_int != nullptr)
+          for (int c = 0; c < cols; ++c)
+            v[c] = Wrap(static_cast<uint32_t>(v[c]) + static_cast<uint32_t>(out.bias_int[j0 + c]));
+        // Clamped in float first (as ONNX Runtime does), then rounded half to even: adding and
+        // subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22 to an integer in the
+        // default rounding mode, in a loop the compiler vectorizes (nearbyint is a call).
+        for (int c = 0; c < cols; ++c) {
+          const float x = std::min(std::max(static_cast<float>(v[c]) * (scale != nullptr ? scale[c] : scale1), lo), hi);
+          q[c] = static_cast<uint8_t>(static_cast<int32_t>((x + kRoundMagic) - kRoundMagic) + out.zero_point);
         }
-        case Q8Output::kQuantized: {
-          const float s = out.scale[out.scale_per_column ? j : 0];
-          const int32_t biased = out.bias_int != nullptr ? Wrap(static_cast<uint32_t>(v) + static_cast<uint32_t>(out.bias_int[j])) : v;
-          // Clamped in float first (as ONNX Runtime does), then rounded half to even.
-          const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
-          const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
-          const float f = std::min(std::max(static_cast<float>(biased) * s, lo), hi);
-          const int32_t q = static_cast<int32_t>(std::nearbyint(f)) + out.zero_point;
-          if (out.out_signed) static_cast<int8_t*>(out.c)[at] = static_cast<int8_t>(q);
-          else static_cast<uint8_t*>(out.c)[at] = static_cast<uint8_t>(q);
-          break;
-        }
-      }
+        Store(out, i, j0, cols, q);
+        break;
     }
   }
 }

@@ -6,9 +6,11 @@
 // per tensor).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "base/int_math.h"
 #include "linalg/q8_gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
@@ -142,6 +144,16 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
       }
     return q;
   }
+  // 2-D weights go channels-last, [M, kh, kw, C/group], the order of Im2RowHwc's rows.
+  std::vector<uint8_t> reordered;
+  if (w.rank() == 4) {
+    const int64_t cg = w.dim(1), ks = w.dim(2) * w.dim(3);
+    reordered.resize(static_cast<size_t>(w.size()));
+    for (int64_t ch = 0; ch < m; ++ch)
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t r = 0; r < ks; ++r) reordered[static_cast<size_t>((ch * ks + r) * cg + c)] = bytes[(ch * cg + c) * ks + r];
+    bytes = reordered.data();
+  }
   for (int64_t g = 0; g < group; ++g) {
     std::vector<int32_t> zps(static_cast<size_t>(mg));
     for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
@@ -212,6 +224,90 @@ void Im2Row(const ConvGeometry& g, const uint8_t* x, int64_t grp, int64_t p0, in
   });
 }
 
+// Channels [c0, c0 + count) of one image, transposed to pixels x channels (channels-last).
+void ToChannelsLast(const uint8_t* x, int64_t count, int64_t pixels, uint8_t* out, ThreadPool* pool) {
+  constexpr int64_t kBlock = 64;  // pixels a block: the reads stream `count` rows at once
+  ThreadPool::For(pool, CeilDiv(pixels, kBlock), 2.0 * static_cast<double>(kBlock * count), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t p0 = b * kBlock, p1 = std::min(pixels, p0 + kBlock);
+      for (int64_t c = 0; c < count; ++c) {
+        const uint8_t* src = x + c * pixels;
+        for (int64_t p = p0; p < p1; ++p) out[p * count + c] = src[p];
+      }
+    }
+  });
+}
+
+// Rows of im2col^T of a 2-D convolution from a channels-last image (xt: [H * W, C/group]) for
+// output pixels [p0, p0 + count): row q is (kh, kw, c), x_zp in the padding.
+void Im2RowHwc(const ConvGeometry& g, const uint8_t* xt, int64_t p0, int64_t count, uint8_t x_zp, uint8_t* rows,
+               ThreadPool* pool) {
+  const int64_t cg = g.channels / g.group, kh = g.kernel[0], kw = g.kernel[1];
+  const int64_t depth = cg * kh * kw, ih = g.in[0], iw = g.in[1];
+  ThreadPool::For(pool, count, 2.0 * static_cast<double>(depth), [&](int64_t qb, int64_t qe) {
+    for (int64_t q = qb; q < qe; ++q) {
+      const int64_t oy = (p0 + q) / g.out[1], ox = (p0 + q) % g.out[1];
+      const int64_t y0 = oy * g.stride[0] - g.pad_begin[0], x0 = ox * g.stride[1] - g.pad_begin[1];
+      uint8_t* row = rows + q * depth;
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t y = y0 + i * g.dilation[0];
+        for (int64_t j = 0; j < kw; ++j, row += cg) {
+          const int64_t xx = x0 + j * g.dilation[1];
+          if (y < 0 || y >= ih || xx < 0 || xx >= iw) std::memset(row, x_zp, static_cast<size_t>(cg));
+          else std::memcpy(row, xt + (y * iw + xx) * cg, static_cast<size_t>(cg));
+        }
+      }
+    }
+  });
+}
+
+// A 2-D depthwise convolution channel by channel on a zero-padded plane of x - x_zp, each
+// output row a sum of kh * kw shifted input rows (loops the compiler vectorizes).
+void Depthwise2dInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
+                      int32_t* acc, ThreadPool* pool) {
+  const int64_t kh = g.kernel[0], kw = g.kernel[1], ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
+  const int64_t sy = g.stride[0], sx = g.stride[1], dy = g.dilation[0], dx = g.dilation[1];
+  const int64_t ph = (oh - 1) * sy + (kh - 1) * dy + 1, pw = (ow - 1) * sx + (kw - 1) * dx + 1;
+  const int64_t top = g.pad_begin[0], left = g.pad_begin[1];
+  ThreadPool::For(pool, g.batch * g.out_channels, 2.0 * static_cast<double>(g.out_size * g.kernel_size),
+                  [&](int64_t b0, int64_t b1) {
+                    std::vector<int32_t> plane(static_cast<size_t>(ph * pw));
+                    for (int64_t bc = b0; bc < b1; ++bc) {
+                      const uint8_t* xc = x + bc * g.in_size;
+                      const int32_t* w = wc + (bc % g.out_channels) * g.kernel_size;
+                      for (int64_t y = 0; y < ph; ++y) {
+                        const int64_t sy_in = y - top;
+                        int32_t* dst = plane.data() + y * pw;
+                        for (int64_t xx = 0; xx < pw; ++xx) {
+                          const int64_t sx_in = xx - left;
+                          int32_t v = 0;
+                          if (sy_in >= 0 && sy_in < ih && sx_in >= 0 && sx_in < iw) {
+                            const uint8_t b = xc[sy_in * iw + sx_in];
+                            v = (x_signed ? static_cast<int8_t>(b) : b) - x_zp;
+                          }
+                          dst[xx] = v;
+                        }
+                      }
+                      int32_t* out = acc + bc * g.out_size;
+                      for (int64_t y = 0; y < oh; ++y) {
+                        int32_t* o = out + y * ow;
+                        std::fill(o, o + ow, 0);
+                        for (int64_t i = 0; i < kh; ++i) {
+                          const int32_t* src_row = plane.data() + (y * sy + i * dy) * pw;
+                          for (int64_t j = 0; j < kw; ++j) {
+                            const int32_t wv = w[i * kw + j];
+                            const int32_t* src = src_row + j * dx;
+                            if (sx == 1)
+                              for (int64_t xx = 0; xx < ow; ++xx) o[xx] += wv * src[xx];
+                            else
+                              for (int64_t xx = 0; xx < ow; ++xx) o[xx] += wv * src[xx * sx];
+                          }
+                        }
+                      }
+                    }
+                  });
+}
+
 // Depthwise convolution in int32 (one input channel per output channel): acc[n, m, out...].
 void DepthwiseInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
                     int32_t* acc, ThreadPool* pool) {
@@ -257,26 +353,38 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, int32_
   const auto* xb = static_cast<const uint8_t*>(x.raw_data());
   const bool x_signed = x.dtype() == DataType::kInt8;
   ThreadPool* pool = ctx.thread_pool();
+  const size_t nd = g.in.size();
   if (!w.depthwise.empty()) {
-    DepthwiseInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
+    if (nd == 2) Depthwise2dInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
+    else DepthwiseInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
     return;
   }
   const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group, depth = cg * g.kernel_size;
   const auto pad = static_cast<uint8_t>(x_zp);
-  std::vector<uint8_t> rows(static_cast<size_t>(std::min(kPixelTile, g.out_size) * depth));
+  // A 1x1, stride-1, unpadded 2-D convolution reads the channels-last image itself.
+  const bool pointwise = nd == 2 && g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 &&
+                         g.pad_begin[0] == 0 && g.pad_begin[1] == 0 && g.out_size == g.in_size;
+  std::vector<uint8_t> rows(pointwise ? 0 : static_cast<size_t>(std::min(kPixelTile, g.out_size) * depth));
+  std::vector<uint8_t> xt(nd == 2 ? static_cast<size_t>(g.in_size * cg) : 0);
   for (int64_t n = 0; n < g.batch; ++n)
-    for (int64_t grp = 0; grp < g.group; ++grp)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const uint8_t* image = xb + (n * g.channels + grp * cg) * g.in_size;
+      if (nd == 2) ToChannelsLast(image, cg, g.in_size, xt.data(), pool);
       for (int64_t p0 = 0; p0 < g.out_size; p0 += kPixelTile) {
         const int64_t count = std::min(kPixelTile, g.out_size - p0);
-        Im2Row(g, xb + n * g.channels * g.in_size, grp, p0, count, pad, rows.data(), pool);
+        const uint8_t* a = rows.data();
+        if (pointwise) a = xt.data() + p0 * cg;
+        else if (nd == 2) Im2RowHwc(g, xt.data(), p0, count, pad, rows.data(), pool);
+        else Im2Row(g, xb + n * g.channels * g.in_size, grp, p0, count, pad, rows.data(), pool);
         linalg::Q8Output o = out;
         o.transposed = true;  // rows are pixels, columns channels: NCHW is C^T
         o.ldc = g.out_size;
         o.c = static_cast<uint8_t*>(out.c) + ((n * g.out_channels + grp * mg) * g.out_size + p0) * out_elem_size;
         if (o.scale_per_column) o.scale += grp * mg;
         if (o.bias_int != nullptr) o.bias_int += grp * mg;
-        linalg::Q8Gemm(count, rows.data(), x_signed, depth, &x_zp, false, w.groups[static_cast<size_t>(grp)], o, pool);
+        linalg::Q8Gemm(count, a, x_signed, depth, &x_zp, false, w.groups[static_cast<size_t>(grp)], o, pool);
       }
+    }
 }
 
 Shape OutputShape(const ConvGeometry& g) {
