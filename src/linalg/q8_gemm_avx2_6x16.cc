@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "linalg/q8_gemm_kernel.h"
+#include "linalg/q8_gemm_output_impl.h"
 
 namespace onyx::linalg {
 namespace {
@@ -42,7 +43,7 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
 
 }  // namespace
 
-const Q8GemmKernel kQ8GemmAvx2_6x16 = {"avx2", "q8_gemm_avx2_6x16", kMr, kNr, kGroup, 2, 2, &Tile};
+const Q8GemmKernel kQ8GemmAvx2_6x16 = {"avx2", "q8_gemm_avx2_6x16", kMr, kNr, kGroup, 2, 2, &Tile, &FinishTile};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

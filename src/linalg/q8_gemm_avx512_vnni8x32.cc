@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "linalg/q8_gemm_kernel.h"
+#include "linalg/q8_gemm_output_impl.h"
 
 namespace onyx::linalg {
 namespace {
@@ -48,7 +49,7 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
 
 }  // namespace
 
-const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile};
+const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

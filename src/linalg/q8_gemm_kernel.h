@@ -16,6 +16,16 @@ namespace onyx::linalg {
 // acc[MR][NR] (row-major, NR int32 a row) = A panel x B panel over k_groups steps of g codes.
 using Q8TileFn = void (*)(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* acc);
 
+struct Q8Output;
+
+// The zero-point terms and the output stage for rows [i0, i0 + rows) x columns [j0, j0 + cols)
+// of C from the tile's acc (nr_stride int32 a row); row_sums / row_zero: the tile's rows (stored
+// A codes' sums and zero points), col_sums: the tile's columns, col_zero: all N
+// (q8_gemm_output_impl.h).
+using Q8FinishFn = void (*)(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows,
+                            int64_t j0, int cols, const int32_t* row_sums, const int32_t* row_zero,
+                            const int32_t* col_sums, const int32_t* col_zero);
+
 struct Q8GemmKernel {
   const char* isa;   // "avx512vnni", "avx2", "scalar"
   const char* name;  // "q8_gemm_avx512vnni_8x32"
@@ -25,6 +35,7 @@ struct Q8GemmKernel {
   int a_bytes;
   int b_bytes;
   Q8TileFn tile;
+  Q8FinishFn finish;
 };
 
 extern const Q8GemmKernel kQ8GemmScalar4x16;
