@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/int_math.h"
+#include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
@@ -261,50 +262,20 @@ void Im2RowHwc(const ConvGeometry& g, const uint8_t* xt, int64_t p0, int64_t cou
   });
 }
 
-// A 2-D depthwise convolution channel by channel on a zero-padded plane of x - x_zp, each
-// output row a sum of kh * kw shifted input rows (loops the compiler vectorizes).
+// A 2-D depthwise convolution, channel by channel on linalg's per-ISA loop (q8_dwconv.h).
 void Depthwise2dInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
                       int32_t* acc, ThreadPool* pool) {
-  const int64_t kh = g.kernel[0], kw = g.kernel[1], ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1];
-  const int64_t sy = g.stride[0], sx = g.stride[1], dy = g.dilation[0], dx = g.dilation[1];
-  const int64_t ph = (oh - 1) * sy + (kh - 1) * dy + 1, pw = (ow - 1) * sx + (kw - 1) * dx + 1;
-  const int64_t top = g.pad_begin[0], left = g.pad_begin[1];
+  linalg::Q8DepthwiseShape s;
+  s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
+  s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
+  s.top = g.pad_begin[0], s.left = g.pad_begin[1];
   ThreadPool::For(pool, g.batch * g.out_channels, 2.0 * static_cast<double>(g.out_size * g.kernel_size),
                   [&](int64_t b0, int64_t b1) {
-                    std::vector<int32_t> plane(static_cast<size_t>(ph * pw));
-                    for (int64_t bc = b0; bc < b1; ++bc) {
-                      const uint8_t* xc = x + bc * g.in_size;
-                      const int32_t* w = wc + (bc % g.out_channels) * g.kernel_size;
-                      for (int64_t y = 0; y < ph; ++y) {
-                        const int64_t sy_in = y - top;
-                        int32_t* dst = plane.data() + y * pw;
-                        for (int64_t xx = 0; xx < pw; ++xx) {
-                          const int64_t sx_in = xx - left;
-                          int32_t v = 0;
-                          if (sy_in >= 0 && sy_in < ih && sx_in >= 0 && sx_in < iw) {
-                            const uint8_t b = xc[sy_in * iw + sx_in];
-                            v = (x_signed ? static_cast<int8_t>(b) : b) - x_zp;
-                          }
-                          dst[xx] = v;
-                        }
-                      }
-                      int32_t* out = acc + bc * g.out_size;
-                      for (int64_t y = 0; y < oh; ++y) {
-                        int32_t* o = out + y * ow;
-                        std::fill(o, o + ow, 0);
-                        for (int64_t i = 0; i < kh; ++i) {
-                          const int32_t* src_row = plane.data() + (y * sy + i * dy) * pw;
-                          for (int64_t j = 0; j < kw; ++j) {
-                            const int32_t wv = w[i * kw + j];
-                            const int32_t* src = src_row + j * dx;
-                            if (sx == 1)
-                              for (int64_t xx = 0; xx < ow; ++xx) o[xx] += wv * src[xx];
-                            else
-                              for (int64_t xx = 0; xx < ow; ++xx) o[xx] += wv * src[xx * sx];
-                          }
-                        }
-                      }
-                    }
+                    std::vector<int32_t> plane(static_cast<size_t>(linalg::Q8DepthwisePlaneSize(s)));
+                    for (int64_t bc = b0; bc < b1; ++bc)
+                      linalg::Q8DepthwiseChannel(s, x + bc * g.in_size, x_signed, x_zp,
+                                                 wc + (bc % g.out_channels) * g.kernel_size, plane.data(),
+                                                 acc + bc * g.out_size);
                   });
 }
 
@@ -493,11 +464,14 @@ class QLinearConv final : public OpKernel {
     for (int64_t nm = 0; nm < g.batch * g.out_channels; ++nm) {
       const int64_t m = nm % g.out_channels;
       const uint32_t bm = bias != nullptr ? static_cast<uint32_t>(out.bias_int[m]) : 0u;
+      const float mm = mult[static_cast<size_t>(m)];
+      const int32_t* a = acc.data() + nm * g.out_size;
+      uint8_t* o = yb + nm * g.out_size;
       for (int64_t p = 0; p < g.out_size; ++p) {
-        const size_t at = static_cast<size_t>(nm * g.out_size + p);
-        const auto total = static_cast<int32_t>(static_cast<uint32_t>(acc[at]) + bm);
-        const float f = std::min(std::max(static_cast<float>(total) * mult[static_cast<size_t>(m)], lo), hi);
-        yb[at] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(f)) + yz);
+        const auto total = static_cast<int32_t>(static_cast<uint32_t>(a[p]) + bm);
+        const float f = std::min(std::max(static_cast<float>(total) * mm, lo), hi);
+        // Half to even, as nearbyint, in a loop that vectorizes (|f| < 2^22; see q8_gemm_output_impl.h).
+        o[p] = static_cast<uint8_t>(static_cast<int32_t>((f + 12582912.0f) - 12582912.0f) + yz);
       }
     }
   }

@@ -1,0 +1,13 @@
+// Q8DepthwiseChannel compiled for avx512 (q8_dwconv_impl.h).
+#if defined(__x86_64__)
+#include "linalg/q8_dwconv_impl.h"
+
+namespace onyx::linalg {
+
+void Q8DepthwiseChannelAvx512(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
+                              int32_t* plane, int32_t* acc) {
+  Q8DepthwiseChannelImpl(s, x, x_signed, x_zp, w, plane, acc);
+}
+
+}  // namespace onyx::linalg
+#endif  // __x86_64__

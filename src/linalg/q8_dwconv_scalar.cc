@@ -1,0 +1,11 @@
+// Q8DepthwiseChannel compiled for scalar (q8_dwconv_impl.h).
+#include "linalg/q8_dwconv_impl.h"
+
+namespace onyx::linalg {
+
+void Q8DepthwiseChannelScalar(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
+                              int32_t* plane, int32_t* acc) {
+  Q8DepthwiseChannelImpl(s, x, x_signed, x_zp, w, plane, acc);
+}
+
+}  // namespace onyx::linalg
