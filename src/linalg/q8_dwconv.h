@@ -23,4 +23,9 @@ int64_t Q8DepthwisePlaneSize(const Q8DepthwiseShape& s);
 void Q8DepthwiseChannel(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
                         int32_t* plane, int32_t* acc);
 
+// out[i] = clamp(nearbyint(float(acc[i] + bias) * scale) + zero_point) as int8 (out_signed) or
+// uint8: the requantization of q8_gemm.h's Q8Output::kQuantized, for one run of values.
+void Q8Requantize(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point, bool out_signed,
+                  uint8_t* out);
+
 }  // namespace onyx::linalg

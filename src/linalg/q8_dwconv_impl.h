@@ -54,5 +54,18 @@ void Q8DepthwiseChannelImpl(const Q8DepthwiseShape& s, const uint8_t* x, bool x_
   }
 }
 
+template <int kUnused = 0>
+void Q8RequantizeImpl(const int32_t* __restrict acc, int64_t count, int32_t bias, float scale, int32_t zero_point,
+                      bool out_signed, uint8_t* __restrict out) {
+  const float lo = (out_signed ? -128.0f : 0.0f) - static_cast<float>(zero_point);
+  const float hi = (out_signed ? 127.0f : 255.0f) - static_cast<float>(zero_point);
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds half to even below 2^22
+  for (int64_t i = 0; i < count; ++i) {
+    const auto total = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(bias));
+    const float f = std::min(std::max(static_cast<float>(total) * scale, lo), hi);
+    out[i] = static_cast<uint8_t>(static_cast<int32_t>((f + kMagic) - kMagic) + zero_point);
+  }
+}
+
 }  // namespace
 }  // namespace onyx::linalg

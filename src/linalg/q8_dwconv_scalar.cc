@@ -1,4 +1,4 @@
-// Q8DepthwiseChannel compiled for scalar (q8_dwconv_impl.h).
+// Q8DepthwiseChannel and Q8Requantize compiled for scalar (q8_dwconv_impl.h).
 #include "linalg/q8_dwconv_impl.h"
 
 namespace onyx::linalg {
@@ -6,6 +6,11 @@ namespace onyx::linalg {
 void Q8DepthwiseChannelScalar(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
                               int32_t* plane, int32_t* acc) {
   Q8DepthwiseChannelImpl(s, x, x_signed, x_zp, w, plane, acc);
+}
+
+void Q8RequantizeScalar(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point,
+                        bool out_signed, uint8_t* out) {
+  Q8RequantizeImpl(acc, count, bias, scale, zero_point, out_signed, out);
 }
 
 }  // namespace onyx::linalg

@@ -458,22 +458,16 @@ class QLinearConv final : public OpKernel {
     ConvInt8(ctx, g, x, static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, 1, acc.data());
     if (acc.empty()) return;
     // The depthwise path's int32 result, requantized as the GEMM's output stage does it.
-    const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(yz);
-    const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(yz);
     auto* yb = static_cast<uint8_t*>(y.raw_data());
-    for (int64_t nm = 0; nm < g.batch * g.out_channels; ++nm) {
-      const int64_t m = nm % g.out_channels;
-      const uint32_t bm = bias != nullptr ? static_cast<uint32_t>(out.bias_int[m]) : 0u;
-      const float mm = mult[static_cast<size_t>(m)];
-      const int32_t* a = acc.data() + nm * g.out_size;
-      uint8_t* o = yb + nm * g.out_size;
-      for (int64_t p = 0; p < g.out_size; ++p) {
-        const auto total = static_cast<int32_t>(static_cast<uint32_t>(a[p]) + bm);
-        const float f = std::min(std::max(static_cast<float>(total) * mm, lo), hi);
-        // Half to even, as nearbyint, in a loop that vectorizes (|f| < 2^22; see q8_gemm_output_impl.h).
-        o[p] = static_cast<uint8_t>(static_cast<int32_t>((f + 12582912.0f) - 12582912.0f) + yz);
-      }
-    }
+    ThreadPool::For(ctx.thread_pool(), g.batch * g.out_channels, 4.0 * static_cast<double>(g.out_size),
+                    [&](int64_t b0, int64_t b1) {
+                      for (int64_t nm = b0; nm < b1; ++nm) {
+                        const int64_t m = nm % g.out_channels;
+                        linalg::Q8Requantize(acc.data() + nm * g.out_size, g.out_size,
+                                             bias != nullptr ? out.bias_int[m] : 0, mult[static_cast<size_t>(m)], yz,
+                                             out.out_signed, yb + nm * g.out_size);
+                      }
+                    });
   }
 
  private:
