@@ -95,3 +95,22 @@ def test_conv_integer(case):
     inputs = {"x": x, "w": w, "x_zp": codes(np.uint8, ()), "w_zp": codes(np.uint8, ())}
     path = model("convint", "ConvInteger", inputs, TensorProto.INT32, ["w", "w_zp"], opset=10, **attrs)
     check_exact(path, {"x": x, "x_zp": inputs["x_zp"]})
+
+
+@pytest.mark.parametrize("shape,spread", [((1, 1001), 3.0), ((37, 129), 40.0), ((5,), 0.5)])
+def test_dynamic_quantize_linear(shape, spread):
+    """Scale, zero point and codes all exactly ONNX Runtime's (the vectorized min / max and
+    quantize loops; sizes leave tails of every vector width)."""
+    x = (RNG.standard_normal(shape) * spread + 0.3 * spread).astype(np.float32)
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zp"])
+    graph = helper.make_graph([node], "dql", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               [("y", TensorProto.UINT8), ("y_scale", TensorProto.FLOAT), ("y_zp", TensorProto.UINT8)]])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    path = save_model(m, "dql.onnx")
+    require_ort()
+    expected, got = run_ort(path, {"x": x}), run_onyx(path, {"x": x})
+    for e, g in zip(expected, got):
+        assert e.dtype == g.dtype and e.shape == g.shape
+        assert np.array_equal(e, g), f"{np.count_nonzero(e != g)} of {e.size} values differ"

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ops/broadcast.h"
+#include "linalg/q8_quantize.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
@@ -292,10 +293,7 @@ class DynamicQuantizeLinear final : public OpKernel {
     const float* px = x.data<float>();
     const int64_t n = x.size();
     float lo = 0.0f, hi = 0.0f;  // the range always includes 0
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, px[i]);
-      hi = std::max(hi, px[i]);
-    }
+    linalg::Q8MinMax(px, n, &lo, &hi);
     const float scale = (hi - lo) / 255.0f;
     float zero_point = 0.0f;
     if (scale != 0.0f) zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
@@ -306,9 +304,9 @@ class DynamicQuantizeLinear final : public OpKernel {
     const auto zp = static_cast<uint8_t>(zero_point);
     *y_zp.data<uint8_t>() = zp;
     uint8_t* py = y.data<uint8_t>();
-    ThreadPool::For(ctx.thread_pool(), n, 8.0, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        py[i] = static_cast<uint8_t>(RoundAndSaturate(std::nearbyint(px[i] / scale) + zp, 0, 255, zp));
+    // Vectorized per ISA (linalg/q8_quantize.h): nearbyint(x / scale) + zp, saturated.
+    ThreadPool::For(ctx.thread_pool(), n, 2.0, [&](int64_t b, int64_t e) {
+      linalg::Q8QuantizeU8(px + b, e - b, scale, zp, py + b);
     });
   }
 };

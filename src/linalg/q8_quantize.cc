@@ -1,0 +1,38 @@
+// q8_quantize.h's variant: the ISA the SGEMM runs now (so ForceIsa / ONYX_LINALG_ISA test each).
+#include <string>
+
+#include "linalg/gemm.h"
+#include "linalg/q8_quantize.h"
+
+namespace onyx::linalg {
+
+void Q8MinMaxScalar(const float* x, int64_t n, float* lo, float* hi);
+void Q8QuantizeU8Scalar(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+#if defined(__x86_64__)
+void Q8MinMaxAvx2(const float* x, int64_t n, float* lo, float* hi);
+void Q8QuantizeU8Avx2(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+void Q8MinMaxAvx512(const float* x, int64_t n, float* lo, float* hi);
+void Q8QuantizeU8Avx512(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+#endif
+
+void Q8MinMax(const float* x, int64_t n, float* lo, float* hi) {
+  auto fn = &Q8MinMaxScalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8MinMaxAvx512;
+  if (isa == "avx2") fn = &Q8MinMaxAvx2;
+#endif
+  fn(x, n, lo, hi);
+}
+
+void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out) {
+  auto fn = &Q8QuantizeU8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8QuantizeU8Avx512;
+  if (isa == "avx2") fn = &Q8QuantizeU8Avx2;
+#endif
+  fn(x, n, scale, zero_point, out);
+}
+
+}  // namespace onyx::linalg

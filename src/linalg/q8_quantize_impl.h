@@ -1,0 +1,51 @@
+// Bodies of q8_quantize.h's loops, instantiated by each ISA file with its compiler flags.
+// Internal linkage on purpose (see f32_gemm_tile_impl.h).
+#pragma once
+
+#include <cstdint>
+
+#include "linalg/q8_quantize.h"
+
+namespace onyx::linalg {
+namespace {
+
+template <int kUnused = 0>
+void Q8MinMaxImpl(const float* __restrict x, int64_t n, float* lo, float* hi) {
+  // Eight lanes of partial results, so the loop vectorizes without reassociation flags; a NaN
+  // compares false and leaves them unchanged.
+  float l[8] = {}, h[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) {
+      const float v = x[i + j];
+      l[j] = v < l[j] ? v : l[j];
+      h[j] = v > h[j] ? v : h[j];
+    }
+  for (; i < n; ++i) {
+    l[0] = x[i] < l[0] ? x[i] : l[0];
+    h[0] = x[i] > h[0] ? x[i] : h[0];
+  }
+  float a = 0.0f, b = 0.0f;
+  for (int j = 0; j < 8; ++j) {
+    a = l[j] < a ? l[j] : a;
+    b = h[j] > b ? h[j] : b;
+  }
+  *lo = a;
+  *hi = b;
+}
+
+template <int kUnused = 0>
+void Q8QuantizeU8Impl(const float* __restrict x, int64_t n, float scale, uint8_t zero_point, uint8_t* __restrict out) {
+  const float zp = zero_point, lo = -zp, hi = 255.0f - zp;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds half to even below 2^22
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / scale;
+    v = v > lo ? v : lo;  // NaN compares false: becomes lo here...
+    v = v < hi ? v : hi;
+    v = x[i] == x[i] ? v : 0.0f;  // ...and 0 (the zero point) here
+    out[i] = static_cast<uint8_t>(static_cast<int32_t>((v + kMagic) - kMagic + zp));
+  }
+}
+
+}  // namespace
+}  // namespace onyx::linalg
