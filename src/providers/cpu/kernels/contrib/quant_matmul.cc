@@ -16,6 +16,7 @@
 
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/quantization/q8_matmul_to_float.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -136,8 +137,10 @@ class MatMulIntegerToFloat final : public OpKernel {
  public:
   MatMulIntegerToFloat(const KernelInfo& info, bool dynamic) : dynamic_(dynamic) {
     const size_t zp_index = dynamic ? 3 : 5;
-    packed_b_ = PrepackB(info.ConstantInput(1), info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr,
-                         info.has_input(zp_index), false);
+    q8_b_ = PackConstantQ8B(info, 1, zp_index);
+    if (q8_b_.empty())
+      packed_b_ = PrepackB(info.ConstantInput(1), info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr,
+                           info.has_input(zp_index), false);
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -148,6 +151,24 @@ class MatMulIntegerToFloat final : public OpKernel {
     const Tensor& b_scale = ctx.required_input(dynamic_ ? 2 : 3);
     const Tensor* b_zp = ctx.input(dynamic_ ? 3 : 5);
     const Tensor* bias = ctx.input(dynamic_ ? 4 : 6);
+    if (!q8_b_.empty() && (dynamic_ ? a.dtype() == DataType::kFloat : a.dtype() == DataType::kUInt8 ||
+                                                                            a.dtype() == DataType::kInt8)) {
+      // A constant 2-D B: the int8 GEMM (quantization/q8_matmul_to_float.h).
+      float as = 1.0f;
+      int32_t az = 0;
+      if (!dynamic_) {
+        const Tensor& a_scale_t = ctx.required_input(2);
+        if (a_scale_t.dtype() != DataType::kFloat || a_scale_t.size() != 1)
+          ctx.Fail("a_scale must be a float scalar (per-tensor)");
+        as = a_scale_t.data<float>()[0];
+        if (const Tensor* a_zp = ctx.input(4)) {
+          if (a_zp->dtype() != a.dtype() || a_zp->size() != 1) ctx.Fail("a_zero_point must be a scalar of A's type");
+          az = Int8Values(ctx, *a_zp, "a_zero_point")[0];
+        }
+      }
+      Q8MatMulToFloat(ctx, a, dynamic_, as, az, q8_b_, b_scale, bias);
+      return;
+    }
     std::vector<int32_t> av;
     float a_scale = 1.0f;
     int32_t za = 0;
@@ -210,6 +231,7 @@ class MatMulIntegerToFloat final : public OpKernel {
 
   bool dynamic_;
   std::vector<int16_t> packed_b_;  // (B - b_zp) when both are constant
+  linalg::PackedQ8B q8_b_;         // the same for the int8 GEMM (2-D B)
 };
 
 class QGemm final : public OpKernel {
