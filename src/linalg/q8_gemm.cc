@@ -29,6 +29,11 @@ struct Q8PackedAccess {
 
 namespace {
 
+// Rows of A packed per block (see Q8Gemm).
+constexpr int64_t kBlockRows = 256;
+
+int64_t RoundUp(int64_t v, int64_t m) { return CeilDiv(v, m) * m; }
+
 int64_t PaddedK(int64_t k, int group) { return CeilDiv(k, int64_t{group}) * group; }
 
 // Code of B at (k, j) as stored (int8 range).
@@ -131,41 +136,58 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
   const int64_t kp = PaddedK(k, kr.group), k_groups = kp / kr.group;
   const int64_t row_panels = CeilDiv(m, int64_t{mr}), col_panels = CeilDiv(n, int64_t{nr});
   const int64_t panel_bytes = kp * nr * kr.b_bytes;
-  // Column chunks: enough tasks for the threads when A has few row panels.
+  const int64_t a_panel_bytes = RoundUp(kp * mr * kr.a_bytes, 64);
+  // A is packed a block of row panels at a time (kBlockRows rows, kept in L2), then each B panel
+  // passes all of them: the B panel stays in L1, and a transposed C (a convolution's NCHW output)
+  // is written as runs along each channel instead of one scattered store per tile.
+  const int64_t block_panels = std::max<int64_t>(1, kBlockRows / mr);
+  const int64_t row_blocks = CeilDiv(row_panels, block_panels);
+  // Column chunks: enough tasks for the threads when A has few row blocks.
   const int threads = pool != nullptr ? pool->num_threads() : 1;
   int64_t chunks = 1;
-  while (chunks < col_panels && row_panels * chunks < 4 * threads) chunks *= 2;
+  while (chunks < col_panels && row_blocks * chunks < 4 * threads) chunks *= 2;
   chunks = std::min(chunks, col_panels);
   const int64_t per_chunk = CeilDiv(col_panels, chunks);
   const uint8_t* packed_b = Q8PackedAccess::Data(b);
   const int32_t* col_sums = Q8PackedAccess::ColSums(b);
   const int32_t* col_zero = Q8PackedAccess::ColZero(b);
   const int32_t a_shift = a_signed ? 128 : 0;
-  const double cost = 2.0 * static_cast<double>(mr) * static_cast<double>(kp) * static_cast<double>(per_chunk * nr);
-  ThreadPool::For(pool, row_panels * chunks, cost, [&](int64_t t0, int64_t t1) {
-    std::vector<int64_t> a_buf(static_cast<size_t>(CeilDiv(kp * mr * kr.a_bytes, int64_t{8})));
+  const double cost = 2.0 * static_cast<double>(block_panels * mr) * static_cast<double>(kp) *
+                      static_cast<double>(per_chunk * nr);
+  ThreadPool::For(pool, row_blocks * chunks, cost, [&](int64_t t0, int64_t t1) {
+    std::vector<int64_t> a_buf(static_cast<size_t>(block_panels * a_panel_bytes / 8));
+    std::vector<int32_t> sums(static_cast<size_t>(block_panels * mr)), zeros(sums.size());
     std::vector<int32_t> acc(static_cast<size_t>(mr * nr));
-    int32_t row_sums[64], row_zero[64];
-    int64_t packed_row = -1;
+    int64_t packed_block = -1;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t rp = t / chunks, chunk = t % chunks;
-      const int64_t i0 = rp * mr;
-      const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
-      if (packed_row != rp) {
-        if (kr.a_bytes == 1)
-          PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<uint8_t*>(a_buf.data()), row_sums);
-        else
-          PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<int16_t*>(a_buf.data()), row_sums);
-        for (int r = 0; r < rows; ++r)
-          row_zero[r] = (a_zero_points == nullptr ? 0 : a_zero_points[a_zero_per_row ? i0 + r : 0]) + a_shift;
-        packed_row = rp;
+      const int64_t rb = t / chunks, chunk = t % chunks;
+      const int64_t rp0 = rb * block_panels, rp1 = std::min(row_panels, rp0 + block_panels);
+      auto* panels = reinterpret_cast<uint8_t*>(a_buf.data());
+      if (packed_block != rb) {
+        for (int64_t rp = rp0; rp < rp1; ++rp) {
+          const int64_t i0 = rp * mr;
+          const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
+          uint8_t* panel = panels + (rp - rp0) * a_panel_bytes;
+          int32_t* panel_sums = sums.data() + (rp - rp0) * mr;
+          if (kr.a_bytes == 1) PackAPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
+          else PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<int16_t*>(panel), panel_sums);
+          for (int r = 0; r < rows; ++r)
+            zeros[static_cast<size_t>((rp - rp0) * mr + r)] =
+                (a_zero_points == nullptr ? 0 : a_zero_points[a_zero_per_row ? i0 + r : 0]) + a_shift;
+        }
+        packed_block = rb;
       }
       const int64_t cp1 = std::min(col_panels, (chunk + 1) * per_chunk);
       for (int64_t cp = chunk * per_chunk; cp < cp1; ++cp) {
-        kr.tile(k_groups, a_buf.data(), packed_b + cp * panel_bytes, acc.data());
         const int64_t j0 = cp * nr;
         const int cols = static_cast<int>(std::min<int64_t>(nr, n - j0));
-        kr.finish(out, k, acc.data(), nr, i0, rows, j0, cols, row_sums, row_zero, col_sums + cp * nr, col_zero);
+        for (int64_t rp = rp0; rp < rp1; ++rp) {
+          const int64_t i0 = rp * mr;
+          const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
+          kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc.data());
+          kr.finish(out, k, acc.data(), nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,
+                    zeros.data() + (rp - rp0) * mr, col_sums + cp * nr, col_zero);
+        }
       }
     }
   });

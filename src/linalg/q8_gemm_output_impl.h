@@ -29,51 +29,68 @@ inline void CorrectRow(const int32_t* acc, int cols, int64_t k, int32_t row_sum,
                 za * static_cast<uint32_t>(col_sums[c]));
 }
 
-template <typename T>
-inline void Store(const Q8Output& out, int64_t i, int64_t j0, int cols, const T* v) {
+// The tile's finished rows (staged [rows][kMaxCols]) into C, or into C^T column by column.
+constexpr int kMaxRows = 16, kMaxCols = 256;
+
+template <int kMr, typename T>
+inline void StoreTile(const Q8Output& out, int64_t i0, int rows, int64_t j0, int cols, const T (*stage)[kMaxCols]) {
   T* c = static_cast<T*>(out.c);
   if (!out.transposed) {
-    std::memcpy(c + i * out.ldc + j0, v, static_cast<size_t>(cols) * sizeof(T));
+    for (int r = 0; r < rows; ++r)
+      std::memcpy(c + (i0 + r) * out.ldc + j0, stage[r], static_cast<size_t>(cols) * sizeof(T));
     return;
   }
-  for (int j = 0; j < cols; ++j) c[(j0 + j) * out.ldc + i] = v[j];
+  for (int j = 0; j < cols; ++j) {
+    // Element stores straight from the stage: gathering a column on the stack and copying it
+    // as one word stalled on store forwarding (half the time of a pointwise convolution).
+    T* dst = c + (j0 + j) * out.ldc + i0;
+    if (rows == kMr) {
+      for (int r = 0; r < kMr; ++r) dst[r] = stage[r][j];
+    } else {
+      for (int r = 0; r < rows; ++r) dst[r] = stage[r][j];
+    }
+  }
 }
 
-// The finished tile: zero-point terms, then the output stage.
+// The finished tile: zero-point terms, then the output stage (rows <= kMr <= kMaxRows, cols <=
+// kMaxCols: the microkernel's MR and NR).
+template <int kMr>
 void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
                 int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
                 const int32_t* col_zero) {
-  int32_t v[256];
-  float f[256];
-  uint8_t q[256];
-  const float* scale = out.scale != nullptr && out.scale_per_column ? out.scale + j0 : nullptr;
-  const float scale1 = out.scale != nullptr ? out.scale[0] : 1.0f;
-  const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
-  const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
-  for (int r = 0; r < rows; ++r) {
-    const int64_t i = i0 + r;
-    CorrectRow(acc + r * nr_stride, cols, k, row_sums[r], row_zero[r], col_sums, col_zero + j0, v);
-    switch (out.kind) {
-      case Q8Output::kInt32: Store(out, i, j0, cols, v); break;
-      case Q8Output::kFloat:
-        for (int c = 0; c < cols; ++c)
-          f[c] = static_cast<float>(v[c]) * (scale != nullptr ? scale[c] : scale1) +
-                 (out.bias != nullptr ? out.bias[j0 + c] : 0.0f);
-        Store(out, i, j0, cols, f);
-        break;
-      case Q8Output::kQuantized:
-        if (out.bias_int != nullptr)
-          for (int c = 0; c < cols; ++c)
-            v[c] = Wrap(static_cast<uint32_t>(v[c]) + static_cast<uint32_t>(out.bias_int[j0 + c]));
-        // Clamped in float first (as ONNX Runtime does), then rounded half to even: adding and
-        // subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22 to an integer in the
-        // default rounding mode, in a loop the compiler vectorizes (nearbyint is a call).
+  alignas(64) int32_t v[kMaxRows][kMaxCols];
+  alignas(64) float sc[kMaxCols];
+  for (int c = 0; c < cols; ++c) sc[c] = out.scale == nullptr ? 1.0f : out.scale[out.scale_per_column ? j0 + c : 0];
+  for (int r = 0; r < rows; ++r)
+    CorrectRow(acc + r * nr_stride, cols, k, row_sums[r], row_zero[r], col_sums, col_zero + j0, v[r]);
+  switch (out.kind) {
+    case Q8Output::kInt32: StoreTile<kMr>(out, i0, rows, j0, cols, v); break;
+    case Q8Output::kFloat: {
+      alignas(64) float f[kMaxRows][kMaxCols];
+      alignas(64) float bias[kMaxCols];
+      for (int c = 0; c < cols; ++c) bias[c] = out.bias != nullptr ? out.bias[j0 + c] : 0.0f;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) f[r][c] = static_cast<float>(v[r][c]) * sc[c] + bias[c];
+      StoreTile<kMr>(out, i0, rows, j0, cols, f);
+      break;
+    }
+    case Q8Output::kQuantized: {
+      alignas(64) uint8_t q[kMaxRows][kMaxCols];
+      alignas(64) uint32_t bias[kMaxCols];
+      for (int c = 0; c < cols; ++c) bias[c] = out.bias_int != nullptr ? static_cast<uint32_t>(out.bias_int[j0 + c]) : 0u;
+      const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
+      const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
+      // Clamped in float first (as ONNX Runtime does), then rounded half to even: adding and
+      // subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22 to an integer in the
+      // default rounding mode, in a loop the compiler vectorizes (nearbyint is a call).
+      for (int r = 0; r < rows; ++r)
         for (int c = 0; c < cols; ++c) {
-          const float x = std::min(std::max(static_cast<float>(v[c]) * (scale != nullptr ? scale[c] : scale1), lo), hi);
-          q[c] = static_cast<uint8_t>(static_cast<int32_t>((x + kRoundMagic) - kRoundMagic) + out.zero_point);
+          const float x = std::min(
+              std::max(static_cast<float>(Wrap(static_cast<uint32_t>(v[r][c]) + bias[c])) * sc[c], lo), hi);
+          q[r][c] = static_cast<uint8_t>(static_cast<int32_t>((x + kRoundMagic) - kRoundMagic) + out.zero_point);
         }
-        Store(out, i, j0, cols, q);
-        break;
+      StoreTile<kMr>(out, i0, rows, j0, cols, q);
+      break;
     }
   }
 }
