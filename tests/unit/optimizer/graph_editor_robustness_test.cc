@@ -12,9 +12,9 @@ namespace onyx {
 namespace {
 
 TEST(GraphEditorRobustness, TypesALongChainWithoutDeepRecursion) {
-  // 200,000 nodes appended in reverse order: ordering them by dependencies walks the whole
+  // 100,000 nodes appended in reverse order: ordering them by dependencies walks the whole
   // chain from its last node (a recursive walk overflows an 8 MiB stack here).
-  constexpr int kNodes = 200000;
+  constexpr int kNodes = 100000;
   ir::Graph graph;
   graph.inputs.push_back({"v0", test::ModelBuilder::Type(DataType::kFloat, {2, 3}), ""});
   for (int i = kNodes; i >= 1; --i) {
