@@ -168,6 +168,23 @@ class InferenceSession:
     def get_providers(self):
         return self._providers
 
+    def explain(self):
+        """Why the session runs its model as it does (not in ONNX Runtime): a dict with "nodes" (per
+        node of the optimized graph: "provider" and the providers that "declined" it with why, the
+        original nodes it "replaces", "created_by", "kernel"), "removed" (original node -> why),
+        "fusion_misses" (pattern, nodes, the condition that failed), "level", "providers", "notes".
+        Provider names are ONNX Runtime's ("CPUExecutionProvider")."""
+        e = self._sess.explain()
+
+        def ort_name(name):
+            return name if not name or name.endswith("ExecutionProvider") else name + "ExecutionProvider"
+
+        e["providers"] = [ort_name(p) for p in e["providers"]]
+        for node in e["nodes"]:
+            node["provider"] = ort_name(node["provider"])
+            node["declined"] = {ort_name(p): why for p, why in node["declined"].items()}
+        return e
+
     def get_provider_options(self):
         return self._provider_options
 

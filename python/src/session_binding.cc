@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "convert.h"
+#include "explain_binding.h"
 #include "onyx/session.h"
 #include "value_object.h"
 
@@ -110,6 +111,7 @@ void BindSession(nb::module_& m) {
       .def("providers", [](const PySession& s) { return s.session().providers(); })
       .def("end_profiling", [](PySession& s) { return s.session().EndProfiling(); })
       .def("profiling_start_time_ns", [](const PySession& s) { return s.session().profiling_start_time_ns(); })
+      .def("explain", [](const PySession& s) { return ExplanationDict(onyx::Explain(s.session())); })
       // run: NumPy / lists / dicts in, the same out (ORT's InferenceSession.run).
       .def(
           "run",
