@@ -165,6 +165,7 @@ def test_seed_picks_the_generated_values():
 
     np.testing.assert_array_equal(inputs("-S", "1"), inputs("--seed", "1"))
     assert not np.array_equal(inputs("-S", "1"), inputs("-S", "2"))
+    assert not np.array_equal(inputs("-S", "-1"), inputs("-S", "-1"))  # negative: a fresh seed each time
 
 
 def test_free_dimension_overrides():
