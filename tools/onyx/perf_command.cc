@@ -56,17 +56,18 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
 }
 
-// Latencies (ms) of the timed runs: `concurrent` threads take requests until `runs` are done or
-// `seconds` have passed (perf_test's -c shares -r's count among its workers).
+// Latencies (ms) of the timed runs: `concurrent` threads share -r's count (perf_test's -c), each
+// taking an equal share, so every worker runs however the OS schedules them; or all run until
+// `seconds` have passed.
 std::vector<double> TimedRuns(const Session& session, const NamedValues& feeds, int runs, double seconds,
                               int concurrent) {
   std::vector<double> ms;
   std::mutex mutex;
-  std::atomic<int> taken{0};
+  std::atomic<bool> stop{false};
   const int64_t start = NowNanos();
-  auto worker = [&] {
-    for (;;) {
-      if (runs > 0 && taken.fetch_add(1) >= runs) return;
+  auto worker = [&](int share) {
+    for (int done = 0; !stop.load(); ++done) {
+      if (runs > 0 && done >= share) return;
       if (runs == 0 && static_cast<double>(NowNanos() - start) / 1e9 >= seconds) return;
       const int64_t r0 = NowNanos();
       session.Run(feeds);
@@ -75,24 +76,25 @@ std::vector<double> TimedRuns(const Session& session, const NamedValues& feeds, 
       ms.push_back(run_ms);
     }
   };
+  auto share_of = [&](int i) { return runs / concurrent + (i < runs % concurrent ? 1 : 0); };
   if (concurrent == 1) {
-    worker();
+    worker(runs);
   } else {
     std::vector<std::thread> threads;
     std::exception_ptr failure;
     std::mutex failure_mutex;
-    // All workers start together, so the first one started does not take every run alone.
+    // All workers start together, so they run side by side rather than one after another.
     std::atomic<int> ready{0};
     for (int i = 0; i < concurrent; ++i) {
-      threads.emplace_back([&] {
+      threads.emplace_back([&, i] {
         ready.fetch_add(1);
         while (ready.load() < concurrent) std::this_thread::yield();
         try {
-          worker();
+          worker(share_of(i));
         } catch (...) {
           std::lock_guard<std::mutex> lock(failure_mutex);
           if (!failure) failure = std::current_exception();
-          taken = runs;  // the others stop too
+          stop = true;  // the others stop too
         }
       });
     }
