@@ -12,6 +12,9 @@
 
 namespace onyx {
 
+// ONNX Runtime's name for a provider, as its APIs and profiles spell it: "CPU" -> "CPUExecutionProvider".
+inline std::string OrtProviderName(const std::string& name) { return name + "ExecutionProvider"; }
+
 struct NodeClaim {
   bool claimed = false;
   std::string reason;  // why not, when not claimed

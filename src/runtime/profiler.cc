@@ -11,6 +11,7 @@
 #include "base/check.h"
 #include "base/json_string.h"
 #include "platform/timer.h"
+#include "providers/provider.h"
 
 namespace onyx {
 
@@ -180,7 +181,7 @@ void Profiler::AppendEvent(std::string& out, const Event& e) const {
   out += ",\"args\":{\"op_name\":";
   AppendJsonString(out, node.op_type);
   out += ",\"provider\":";
-  AppendJsonString(out, *e.provider + "ExecutionProvider");
+  AppendJsonString(out, OrtProviderName(*e.provider));
   out += ",\"node_index\":\"" + std::to_string(e.node_index) + "\"";
   out += ",\"activation_size\":\"" + std::to_string(e.activation_bytes) + "\"";
   out += ",\"parameter_size\":\"" + std::to_string(e.parameter_bytes) + "\"";

@@ -6,13 +6,6 @@
 
 namespace onyx {
 
-namespace {
-
-// ONNX Runtime's name for a provider: "CPU" -> "CPUExecutionProvider".
-std::string OrtProviderName(const std::string& name) { return name + "ExecutionProvider"; }
-
-}  // namespace
-
 std::vector<std::string> AvailableProviders() {
   std::vector<std::string> names;
   for (const auto& def : KernelRegistry::Global().all()) {

@@ -2,6 +2,7 @@
 
 #include "explain.h"
 #include "optimizer/pass.h"
+#include "providers/provider.h"
 #include "profile_summary.h"
 
 namespace onyx::cli {
@@ -29,7 +30,7 @@ Explanation ExplainModel(const std::string& model, const std::vector<std::string
   for (const std::string& p : providers) {
     const std::string name = ShortProviderName(p);
     asked.push_back(name);
-    if (std::find(available.begin(), available.end(), name + "ExecutionProvider") != available.end()) {
+    if (std::find(available.begin(), available.end(), OrtProviderName(name)) != available.end()) {
       options.execution_providers.push_back(name);
     } else {
       missing.emplace_back(name, name == "CUDA" ? "not in this build of Onyx (there is no CUDA provider yet: issue 16)"
