@@ -65,6 +65,12 @@ const InferenceRule* FindInferenceRule(const std::string& domain, const std::str
   return it == Rules().end() ? nullptr : &it->second;
 }
 
+std::vector<std::pair<std::string, std::string>> RegisteredInferenceRules() {
+  std::vector<std::pair<std::string, std::string>> ops;
+  for (const auto& entry : Rules()) ops.push_back(entry.first);
+  return ops;
+}
+
 std::vector<Dim> KnownDims(const Shape& shape) {
   std::vector<Dim> dims;
   for (int64_t d : shape) dims.push_back(Dim{d, ""});

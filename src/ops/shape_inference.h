@@ -66,6 +66,8 @@ using InferenceRule = std::function<void(InferenceContext&)>;
 
 void RegisterInferenceRule(const std::string& domain, const std::string& op_type, InferenceRule rule);
 const InferenceRule* FindInferenceRule(const std::string& domain, const std::string& op_type);
+// Every (domain, op_type) with a rule, sorted (the shape-inference fuzz harness picks from them).
+std::vector<std::pair<std::string, std::string>> RegisteredInferenceRules();
 
 struct InferenceRuleRegistrar {
   InferenceRuleRegistrar(const char* domain, const char* op_type, InferenceRule rule) {
@@ -99,6 +101,13 @@ Dim ShapeValueLiteral(int64_t v);
 // Input i's shape value: propagated, or from a small integer constant.
 std::optional<std::vector<Dim>> InputShapeValues(const InferenceContext& ctx, size_t i);
 std::optional<int64_t> ShapeValueNumber(const Dim& d);
+// a * b, or nullopt when the product overflows int64: rules leave such a dim unknown (the
+// kernel or the element-count limits then say what is wrong) instead of wrapping around.
+inline std::optional<int64_t> MulDims(int64_t a, int64_t b) {
+  int64_t p = 0;
+  if (__builtin_mul_overflow(a, b, &p)) return std::nullopt;
+  return p;
+}
 
 // Helpers shared by rules.
 std::vector<Dim> KnownDims(const Shape& shape);

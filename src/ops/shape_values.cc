@@ -2,6 +2,7 @@
 // a Reshape or Expand from other values' dims (Shape -> Gather -> Unsqueeze -> Concat), so
 // following the elements as dims keeps batch and sequence symbols through those ops.
 #include <algorithm>
+#include <charconv>
 
 #include "ops/broadcast.h"
 #include "ops/shape_inference.h"
@@ -26,6 +27,12 @@ bool SmallOutput(const InferenceContext& ctx) {
   return outs[0]->shape->size() <= 1 &&
          (outs[0]->elem_type == DataType::kInt64 || outs[0]->elem_type == DataType::kInt32 ||
           outs[0]->elem_type == DataType::kBool);
+}
+
+// Element-wise operands: equal lengths, or one of length 1 against a non-empty other (an empty
+// operand against a length-1 one has no element to read).
+bool Broadcastable(const Dims& a, const Dims& b) {
+  return a.size() == b.size() || (a.size() == 1 && !b.empty()) || (b.size() == 1 && !a.empty());
 }
 
 Values ShapeValues(const InferenceContext& ctx) {
@@ -98,7 +105,7 @@ Values ConcatValues(const InferenceContext& ctx) {
 Values ArithmeticValues(const InferenceContext& ctx, const std::string& op) {
   auto a = InputValues(ctx, 0);
   auto b = InputValues(ctx, 1);
-  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+  if (!a || !b || !Broadcastable(*a, *b)) return std::nullopt;
   const size_t n = std::max(a->size(), b->size());
   Dims out;
   for (size_t i = 0; i < n; ++i) {
@@ -106,12 +113,14 @@ Values ArithmeticValues(const InferenceContext& ctx, const std::string& op) {
     const Dim& y = (*b)[b->size() == 1 ? 0 : i];
     const auto xv = ShapeValueNumber(x), yv = ShapeValueNumber(y);
     if (xv && yv) {
-      if (op == "Add")
-        out.push_back(ShapeValueLiteral(*xv + *yv));
-      else if (op == "Sub")
-        out.push_back(ShapeValueLiteral(*xv - *yv));
-      else if (op == "Mul")
-        out.push_back(ShapeValueLiteral(*xv * *yv));
+      int64_t r = 0;
+      // A result that overflows int64 is unknown, as in the kernel's arithmetic it is undefined.
+      const bool overflow = op == "Add"   ? __builtin_add_overflow(*xv, *yv, &r)
+                            : op == "Sub" ? __builtin_sub_overflow(*xv, *yv, &r)
+                            : op == "Mul" ? __builtin_mul_overflow(*xv, *yv, &r)
+                                          : false;
+      if (op == "Add" || op == "Sub" || op == "Mul")
+        out.push_back(overflow ? Dim{} : ShapeValueLiteral(r));
       else if (*yv != 0 && *xv >= 0 && *yv > 0)
         out.push_back(ShapeValueLiteral(*xv / *yv));
       else
@@ -130,7 +139,7 @@ Values ArithmeticValues(const InferenceContext& ctx, const std::string& op) {
 Values EqualValues(const InferenceContext& ctx) {
   auto a = InputValues(ctx, 0);
   auto b = InputValues(ctx, 1);
-  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+  if (!a || !b || !Broadcastable(*a, *b)) return std::nullopt;
   const size_t n = std::max(a->size(), b->size());
   Dims out;
   for (size_t i = 0; i < n; ++i) {
@@ -189,7 +198,13 @@ Dim ShapeValueLiteral(int64_t v) {
 
 std::optional<int64_t> ShapeValueNumber(const Dim& d) {
   if (d.known()) return d.value;
-  if (d.param.size() > 1 && d.param[0] == '#') return std::stoll(d.param.substr(1));
+  // "#<number>" literals; a model's own symbol may look like one ("#x", "#99999999999999999999").
+  if (d.param.size() > 1 && d.param[0] == '#') {
+    int64_t v = 0;
+    const char* end = d.param.data() + d.param.size();
+    const auto [p, ec] = std::from_chars(d.param.data() + 1, end, v);
+    if (ec == std::errc() && p == end) return v;
+  }
   return std::nullopt;
 }
 

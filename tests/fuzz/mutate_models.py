@@ -389,9 +389,12 @@ def source_feeds(source, folder):
 
 
 def mutate_source(onyx, source, seed, count, work, keep=None, jobs=2, timeout=30.0, mem_limit=6 * 2**30,
-                  config=DEFAULT_CONFIG, log=print):
+                  config=DEFAULT_CONFIG, log=print, kinds=None):
     """Runs `count` mutants of one source model; returns ({verdict: n}, [kept mutant records]).
-    Crashing, hanging and messy mutants are moved to `keep` when given."""
+    Crashing, hanging and messy mutants are moved to `keep` when given. `kinds`, a Counter when
+    given, counts the mutants by kind ("protobuf" edits, "bytes" flips and truncations) and the
+    slowest run ("max_seconds")."""
+    import time
     base = onnx.load(source)
     data = base.SerializeToString()
     dims = symbolic_dims(base, overrides=DIM_OVERRIDES)
@@ -404,8 +407,11 @@ def mutate_source(onyx, source, seed, count, work, keep=None, jobs=2, timeout=30
             pending, return_when=concurrent.futures.ALL_COMPLETED if wait_all else concurrent.futures.FIRST_COMPLETED)
         for fut in done:
             index, desc, path = pending.pop(fut)
-            verdict, stderr = fut.result()
+            verdict, stderr, seconds = fut.result()
             counts[verdict] += 1
+            if kinds is not None:
+                kinds["bytes" if desc.startswith("truncate") or desc.endswith("byte flips") else "protobuf"] += 1
+                kinds["max_seconds"] = max(kinds["max_seconds"], round(seconds, 1))
             if verdict in ("crash", "hang", "messy"):
                 name = f"{os.path.basename(source)}:{seed}:{index}"
                 record = {"id": name, "verdict": verdict, "mutation": desc,
@@ -424,7 +430,11 @@ def mutate_source(onyx, source, seed, count, work, keep=None, jobs=2, timeout=30
             path = os.path.join(work, f"m_{os.getpid()}_{index}.onnx")
             with open(path, "wb") as f:
                 f.write(blob)
-            pending[pool.submit(run_mutant, onyx, path, dims, timeout, mem_limit, feeds, config)] = (index, desc, path)
+            def timed(*run_args):
+                start = time.monotonic()
+                verdict, stderr = run_mutant(*run_args)
+                return verdict, stderr, time.monotonic() - start
+            pending[pool.submit(timed, onyx, path, dims, timeout, mem_limit, feeds, config)] = (index, desc, path)
             if len(pending) >= 2 * jobs:
                 drain(False)
         drain(True)
@@ -435,22 +445,29 @@ def campaign(args):
     os.makedirs(args.keep, exist_ok=True)
     work = tempfile.mkdtemp(prefix="onyx-mutants-", dir=args.work_dir)
     totals = collections.Counter()
+    kinds = collections.Counter()
     per_source = {}
     kept = []
+    counts_by_name = dict(entry.split("=", 1) for entry in args.counts or [])
     for source in args.models:
-        counts, source_kept = mutate_source(args.onyx, source, args.seed, args.count, work, args.keep, args.jobs,
+        count = int(counts_by_name.get(os.path.basename(source), args.count))
+        source_kinds = collections.Counter()
+        counts, source_kept = mutate_source(args.onyx, source, args.seed, count, work, args.keep, args.jobs,
                                             args.timeout, args.mem_limit, args.config,
-                                            log=lambda line: print(line, flush=True))
+                                            log=lambda line: print(line, flush=True), kinds=source_kinds)
         kept += source_kept
-        per_source[os.path.basename(source)] = dict(counts)
+        per_source[os.path.basename(source)] = dict(counts, **source_kinds)
         totals.update(counts)
-        print(f"{os.path.basename(source)}: {dict(counts)}", flush=True)
+        kinds["protobuf"] += source_kinds["protobuf"]
+        kinds["bytes"] += source_kinds["bytes"]
+        kinds["max_seconds"] = max(kinds["max_seconds"], source_kinds["max_seconds"])
+        print(f"{os.path.basename(source)}: {dict(counts)} {dict(source_kinds)}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
-    report = {"seed": args.seed, "count_per_model": args.count, "totals": dict(totals),
+    report = {"seed": args.seed, "count_per_model": args.count, "totals": dict(totals), "kinds": dict(kinds),
               "per_model": per_source, "kept": kept}
     with open(os.path.join(args.keep, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
-    print(json.dumps({"totals": dict(totals)}))
+    print(json.dumps({"totals": dict(totals), "kinds": dict(kinds)}))
     return 1 if totals["crash"] or totals["hang"] or totals["messy"] else 0
 
 
@@ -471,6 +488,7 @@ def main():
     parser.add_argument("--bench-dir", help="folder of the generated bench models")
     parser.add_argument("--max-mb", type=float, default=128, help="skip default models larger than this")
     parser.add_argument("--count", type=int, default=100, help="mutants per source model")
+    parser.add_argument("--counts", nargs="*", help="FILE_NAME=N: another count for a source (small models get more)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a run counts as a hang")

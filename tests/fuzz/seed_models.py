@@ -1,6 +1,19 @@
 """Small models built with onnx's helpers for fast mutation runs (the CI replay and a campaign's
 first sources): the shapes-computed-from-shapes pattern exporters write (Shape, Gather, Concat,
-Reshape), attention-like MatMul/Softmax, and a small CNN with Conv, pools, Resize and Split."""
+Reshape), attention-like MatMul/Softmax, and a small CNN with Conv, pools, Resize and Split.
+
+Run as a program it writes the seed corpus of every fuzz harness (docs/fuzzing.md), generated
+each time from ../shared and never committed:
+  seed_models.py --corpus OUT [--shared ../shared] [--bench-dir DIR] [--max-bytes N]
+OUT/load_model and OUT/session: these models, the conformance models, and the real and bench
+models of at most --max-bytes; OUT/tensor_proto: the conformance test data's .pb files;
+OUT/npy: arrays of every dtype and layout the .npy reader meets; OUT/shape_inference: one input
+per rule index (the harness reads its first two bytes as the index) with seeded bytes after."""
+import argparse
+import hashlib
+import os
+import sys
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -91,3 +104,102 @@ def write_seed_models(folder):
         onnx.save(build(), path)
         paths.append(path)
     return paths
+
+
+def _write_unique(folder, blob, seen):
+    digest = hashlib.sha1(blob).hexdigest()
+    if digest in seen:
+        return
+    seen.add(digest)
+    with open(os.path.join(folder, digest), "wb") as f:
+        f.write(blob)
+
+
+def _files_under(root, suffix, max_bytes):
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.endswith(suffix) and os.path.getsize(path) <= max_bytes:
+                found.append(path)
+    return sorted(found)
+
+
+def model_seeds(shared, bench_dir, max_bytes):
+    """Serialized models: the built-in ones, then the real, bench and conformance models."""
+    blobs = [build().SerializeToString() for build in SEED_MODELS.values()]
+    roots = [os.path.join(shared, "models", "real")] if shared else []
+    if bench_dir:
+        roots.append(bench_dir)
+    if shared:
+        roots.append(os.path.join(shared, "onnx-tests"))
+    for root in roots:
+        for path in _files_under(root, ".onnx", max_bytes):
+            with open(path, "rb") as f:
+                blobs.append(f.read())
+    return blobs
+
+
+def npy_seeds():
+    """.npy files of every dtype the reader maps, plus the layouts and versions it must refuse
+    or handle: 0-d, empty, Fortran order, big-endian, strings, header versions 2 and 3."""
+    import io
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((2, 3)).astype(t) for t in ("<f4", "<f8", "<f2")]
+    arrays += [rng.integers(-5, 5, (3, 2)).astype(t) for t in ("i1", "<i2", "<i4", "<i8")]
+    arrays += [rng.integers(0, 9, (4,)).astype(t) for t in ("u1", "<u2", "<u4", "<u8")]
+    arrays += [np.array([True, False]), np.array(1.5, np.float32), np.zeros((0, 3), np.float32),
+               np.array(["ab", "\u00e9t\u00e9", ""]), np.array([1 + 2j], np.complex64), np.array([3j], np.complex128),
+               np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)), np.arange(4, dtype=">f4"),
+               np.ones((1, 1, 1, 1, 1, 1, 1, 1), np.float32)]
+    blobs = []
+    for a in arrays:
+        for version in ((1, 0), (2, 0), (3, 0)):
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, a, version=version)
+            blobs.append(buf.getvalue())
+    return blobs
+
+
+def shape_inference_seeds(count=512):
+    rng = np.random.default_rng(17)
+    return [bytes([i >> 8, i & 255]) + rng.integers(0, 256, int(rng.integers(8, 96)), dtype=np.uint8).tobytes()
+            for i in range(count)]
+
+
+def write_corpus(out, shared, bench_dir, max_bytes):
+    counts = {}
+    models = model_seeds(shared, bench_dir, max_bytes)
+    pbs = []
+    if shared:
+        for path in _files_under(os.path.join(shared, "onnx-tests"), ".pb", 64 * 1024):
+            with open(path, "rb") as f:
+                pbs.append(f.read())
+    for harness, blobs in (("load_model", models), ("session", models), ("tensor_proto", pbs),
+                           ("npy", npy_seeds()), ("shape_inference", shape_inference_seeds())):
+        folder = os.path.join(out, harness)
+        os.makedirs(folder, exist_ok=True)
+        seen = set()
+        for blob in blobs:
+            _write_unique(folder, blob, seen)
+        counts[harness] = len(seen)
+    return counts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", required=True, help="folder to write OUT/<harness>/ into")
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--shared", default=os.path.join(here, "..", "..", "..", "shared"),
+                        help="the shared data folder (absent: only the built-in and synthetic seeds)")
+    parser.add_argument("--bench-dir", help="generated bench models (../shared/models/bench/generate.sh OUT_DIR)")
+    parser.add_argument("--max-bytes", type=int, default=1 << 20, help="largest model taken as a seed")
+    args = parser.parse_args()
+    shared = args.shared if os.path.isdir(args.shared) else None
+    counts = write_corpus(args.corpus, shared, args.bench_dir, args.max_bytes)
+    print(" ".join(f"{h}={n}" for h, n in counts.items()) + ("" if shared else " (no shared folder)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

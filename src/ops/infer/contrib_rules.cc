@@ -65,7 +65,7 @@ void GroupQueryAttentionRule(InferenceContext& ctx) {
   }
   const bool packed = !ctx.has_input(1);
   const Dim H = DivDim((*q)[2], packed ? N + 2 * Nkv : N);
-  ctx.set_output(0, dt, Dims{(*q)[0], (*q)[1], H.known() ? Known(H.value * N) : Dim{}});
+  ctx.set_output(0, dt, Dims{(*q)[0], (*q)[1], H.known() && MulDims(H.value, N) ? Known(H.value * N) : Dim{}});
   // present: (B, N_kv, max(total_sequence_length, past length), H).
   Dim present_len;
   const Dims* past = ctx.has_input(3) ? ctx.input_dims(3) : nullptr;

@@ -50,15 +50,18 @@ void GemmRule(InferenceContext& ctx) {
 Dim WindowOut(const Dim& in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation,
               bool ceil_mode, const std::string& auto_pad) {
   if (!in.known() || kernel <= 0 || stride <= 0) return Dim{};
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return Dim{(in.value + stride - 1) / stride, ""};
-  const int64_t effective = (kernel - 1) * dilation + 1;
-  const int64_t span = in.value + pad_begin + pad_end - effective;
+  // In 128 bits, so extreme attributes cannot overflow; a result beyond int64 is unknown.
+  using Wide = __int128;
+  const auto result = [](Wide v) { return v >= 0 && v <= INT64_MAX ? Dim{static_cast<int64_t>(v), ""} : Dim{}; };
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return result((Wide{in.value} + stride - 1) / stride);
+  const Wide effective = (Wide{kernel} - 1) * dilation + 1;
+  const Wide span = Wide{in.value} + pad_begin + pad_end - effective;
   if (span < 0) return Dim{};
-  if (auto_pad == "VALID") return Dim{(in.value - effective) / stride + 1, ""};
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (auto_pad == "VALID") return result((Wide{in.value} - effective) / stride + 1);
+  Wide out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // A window that would start in the end padding is dropped (ceil mode).
-  if (ceil_mode && (out - 1) * stride >= in.value + pad_begin) --out;
-  return Dim{out, ""};
+  if (ceil_mode && (out - 1) * stride >= Wide{in.value} + pad_begin) --out;
+  return result(out);
 }
 
 std::string AutoPad(const InferenceContext& ctx) {
@@ -103,7 +106,7 @@ void PoolRule(InferenceContext& ctx) { ConvLike(ctx, true); }
 // com.onyx channel-blocked ops (NCHWc): [N, ceil(C / block), spatial..., block].
 Dim BlocksOf(const Dim& channels, const Dim& block) {
   if (!channels.known() || !block.known() || block.value <= 0) return Dim{};
-  return Dim{(channels.value + block.value - 1) / block.value, ""};
+  return Dim{channels.value / block.value + (channels.value % block.value != 0), ""};
 }
 
 void ReorderToNchwcRule(InferenceContext& ctx) {
@@ -181,7 +184,8 @@ void ResizeRule(InferenceContext& ctx) {
       for (size_t i = 0; i < r; ++i) {
         const double scale = scales->data<float>()[i];
         if (scale == 1.0) out[i] = (*x)[i];
-        else if ((*x)[i].known() && scale > 0) out[i] = Dim{static_cast<int64_t>(std::floor((*x)[i].value * scale)), ""};
+        else if ((*x)[i].known() && scale > 0 && (*x)[i].value * scale < 9.2e18)  // else beyond int64: unknown
+          out[i] = Dim{static_cast<int64_t>(std::floor((*x)[i].value * scale)), ""};
       }
   }
   ctx.set_output(0, dtype, out);

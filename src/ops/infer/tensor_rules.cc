@@ -57,14 +57,22 @@ Dim InferredDim(const Dims& in, const Dims& out, size_t infer_at) {
       return d.known() ? r.known() && r.value == d.value : !d.param.empty() && r.param == d.param;
     });
     if (it != rest.end()) rest.erase(it);
-    else if (d.known()) unmatched *= d.value;
-    else return Dim{};
+    else if (d.known()) {
+      const auto p = MulDims(unmatched, d.value);
+      if (!p) return Dim{};
+      unmatched = *p;
+    } else {
+      return Dim{};
+    }
   }
   int64_t known = 1;
   std::vector<Dim> symbols;
   for (const Dim& r : rest) {
-    if (r.known()) known *= r.value;
-    else if (!r.param.empty()) symbols.push_back(r);
+    if (r.known()) {
+      const auto p = MulDims(known, r.value);
+      if (!p) return Dim{};
+      known = *p;
+    } else if (!r.param.empty()) symbols.push_back(r);
     else return Dim{};
   }
   if (symbols.empty()) return unmatched > 0 && known % unmatched == 0 ? Dim{known / unmatched, ""} : Dim{};
@@ -127,13 +135,15 @@ void ReshapeRule(InferenceContext& ctx) {
     int64_t total = 1, known_out = 1;
     bool all_known = true;
     for (const auto& d : *in) {
-      if (!d.known()) all_known = false;
-      else total *= d.value;
+      const auto p = d.known() ? MulDims(total, d.value) : std::nullopt;
+      if (p) total = *p;
+      else all_known = false;
     }
     for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<int>(i) == infer_at) continue;
-      if (!out[i].known()) all_known = false;
-      else known_out *= out[i].value;
+      const auto p = out[i].known() ? MulDims(known_out, out[i].value) : std::nullopt;
+      if (p) known_out = *p;
+      else all_known = false;
     }
     if (all_known && known_out > 0) out[infer_at] = Dim{total / known_out, ""};
     else out[infer_at] = InferredDim(*in, out, static_cast<size_t>(infer_at));
@@ -151,8 +161,9 @@ void FlattenRule(InferenceContext& ctx) {
   auto product = [&](int64_t b, int64_t e) {
     int64_t p = 1;
     for (int64_t i = b; i < e; ++i) {
-      if (!(*in)[i].known()) return Dim{};
-      p *= (*in)[i].value;
+      const auto q = (*in)[i].known() ? MulDims(p, (*in)[i].value) : std::nullopt;
+      if (!q) return Dim{};
+      p = *q;
     }
     return Dim{p, ""};
   };
@@ -352,7 +363,7 @@ void TileRule(InferenceContext& ctx) {
   Dims out = *in;
   if (repeats && repeats->size() != out.size()) repeats.reset();  // the kernel reports it
   for (size_t i = 0; i < out.size(); ++i)
-    out[i] = repeats && out[i].known() ? Dim{out[i].value * (*repeats)[i], ""} : Dim{};
+    out[i] = repeats && out[i].known() ? Dim{MulDims(out[i].value, (*repeats)[i]).value_or(-1), ""} : Dim{};
   ctx.set_output(0, ctx.input_dtype(0), out);
 }
 
