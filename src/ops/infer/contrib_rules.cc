@@ -138,11 +138,10 @@ void QLinearConcatRule(InferenceContext& ctx) {
   int64_t total = 0;
   for (size_t i = 2; i < ctx.num_inputs(); i += 3) {
     const Dims* d = ctx.input_dims(i);
-    if (!d || d->size() != first->size() || !(*d)[axis].known()) {
+    if (!d || d->size() != first->size() || !(*d)[axis].known() || __builtin_add_overflow(total, (*d)[axis].value, &total)) {
       total = -1;
       break;
     }
-    total += (*d)[axis].value;
   }
   out[axis] = total >= 0 ? Known(total) : Dim{};
   ctx.set_output(0, dt, out);

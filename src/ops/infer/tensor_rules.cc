@@ -236,8 +236,8 @@ void ConcatRule(InferenceContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const Dims* d = ctx.input_dims(i);
     // Inputs of another rank are an error the kernel reports; the sum is then unknown.
-    if (!d || d->size() != out.size() || !(*d)[axis].known()) known = false;
-    else total += (*d)[axis].value;
+    if (!d || d->size() != out.size() || !(*d)[axis].known() || __builtin_add_overflow(total, (*d)[axis].value, &total))
+      known = false;
   }
   out[axis] = known ? Dim{total, ""} : Dim{};
   ctx.set_output(0, ctx.input_dtype(0), out);
@@ -274,6 +274,7 @@ void SliceRule(InferenceContext& ctx) {
   for (size_t i = 0; i < n_axes; ++i) {
     const int64_t axis = axes->empty() ? static_cast<int64_t>(i) : NormalizeAxis((*axes)[i], rank);
     const int64_t step = steps && !steps->empty() ? (*steps)[i] : 1;
+    if (axis >= rank) continue;  // axis 0 of a scalar: nothing to slice, the kernel reports it
     if (!(*in)[axis].known() || step == 0) {
       out[axis] = Dim{};
       continue;

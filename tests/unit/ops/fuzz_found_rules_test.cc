@@ -99,5 +99,31 @@ TEST(FuzzFoundRules, DimProductsThatOverflowAreUnknown) {
   EXPECT_EQ(tiled[1], (Dim{15, ""}));
 }
 
+TEST(FuzzFoundRules, SliceOnAScalarReadsNoDim) {
+  // Axis 0 of a rank-0 input passed NormalizeAxis (which allows it for scalars) and was read.
+  ir::Node slice;
+  slice.op_type = "Slice";
+  slice.opset = 13;
+  const Tensor starts = Tensor::FromVector<int64_t>(DataType::kInt64, {1}, std::vector<int64_t>{0});
+  const Tensor ends = Tensor::FromVector<int64_t>(DataType::kInt64, {1}, std::vector<int64_t>{1});
+  const Tensor axes = Tensor::FromVector<int64_t>(DataType::kInt64, {1}, std::vector<int64_t>{0});
+  const auto out = OutputDims(slice, {{}, {Dim{1, ""}}, {Dim{1, ""}}, {Dim{1, ""}}}, {nullptr, &starts, &ends, &axes});
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(FuzzFoundRules, ConcatWhoseSizesOverflowIsUnknown) {
+  ir::Node concat;
+  concat.op_type = "Concat";
+  concat.opset = 13;
+  concat.attributes.push_back(ir::Attribute{"axis", ir::AttrType::kInt});
+  const int64_t huge = INT64_MAX - 1;
+  auto out = OutputDims(concat, {{Dim{huge, ""}, Dim{2, ""}}, {Dim{5, ""}, Dim{2, ""}}}, {nullptr, nullptr});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FALSE(out[0].known());
+  out = OutputDims(concat, {{Dim{3, ""}, Dim{2, ""}}, {Dim{5, ""}, Dim{2, ""}}}, {nullptr, nullptr});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], (Dim{8, ""}));
+}
+
 }  // namespace
 }  // namespace onyx
