@@ -102,10 +102,14 @@ struct ErfFn {
   }
 };
 
-// The vectorized float form of a function, where linalg has one.
+// The vectorized float form of a function, where linalg has one. Whether there is one is a flag
+// of its own: under g++'s sanitizers (no null-pointer-check deletion) `&function != nullptr` is
+// not a constant expression, so `if constexpr` cannot test the pointer.
 using VecFn = void (*)(const float*, float*, size_t);
 template <typename Fn>
 inline constexpr VecFn kVecOf = nullptr;
+template <typename Fn>
+inline constexpr bool kHasVec = false;
 template <>
 inline constexpr VecFn kVecOf<ExpFn> = &linalg::VecExp;
 template <>
@@ -114,6 +118,14 @@ template <>
 inline constexpr VecFn kVecOf<TanhFn> = &linalg::VecTanh;
 template <>
 inline constexpr VecFn kVecOf<ErfFn> = &linalg::VecErf;
+template <>
+inline constexpr bool kHasVec<ExpFn> = true;
+template <>
+inline constexpr bool kHasVec<LogFn> = true;
+template <>
+inline constexpr bool kHasVec<TanhFn> = true;
+template <>
+inline constexpr bool kHasVec<ErfFn> = true;
 
 template <typename Fn, typename Types>
 class UnaryMath final : public OpKernel {
@@ -125,7 +137,7 @@ class UnaryMath final : public OpKernel {
     Tensor& y = ctx.AllocateOutput(0, x.dtype(), x.shape());
     Dispatch(Types{}, x.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      if constexpr (kVecOf<Fn> != nullptr && elementwise::kIsFloatOrHalf<T>) {
+      if constexpr (kHasVec<Fn> && elementwise::kIsFloatOrHalf<T>) {
         elementwise::VecMap(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), elementwise::kVecTranscendentalCost,
                             kVecOf<Fn>);
       } else {
