@@ -8,6 +8,8 @@
 //       acc += C (int32, broadcast to (M, N)); scale = alpha * a_scale * b_scale[n] (/ y_scale);
 //       Y = round(acc * scale) + y_zp saturated when y_zp is given, else acc * scale (float).
 // b_scale/b_zp are scalars or per column (N). Rounding is to nearest even, as ONNX Runtime.
+// MatMulIntegerToFloat's scales, bias and Y may be float16 (ONNX Runtime's T1): computed in
+// float, Y rounded once.
 // A constant B and zero point are centered into int16 once, when the kernel is created.
 #include <algorithm>
 #include <cmath>
@@ -16,6 +18,7 @@
 
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/contrib/float_compute.h"
 #include "providers/cpu/kernels/quantization/q8_matmul_to_float.h"
 #include "providers/kernel.h"
 
@@ -144,6 +147,16 @@ class MatMulIntegerToFloat final : public OpKernel {
   }
 
   void Compute(KernelContext& ctx) const override {
+    if (!HasHalfInputs(ctx)) return ComputeFloat(ctx);
+    // float16 scales and bias (ONNX Runtime's T1 = float16): computed in float, Y rounded once.
+    const DataType dt = dynamic_ ? CommonInputType(ctx, {0, 2, 4}) : CommonInputType(ctx, {2, 3, 6});
+    FloatComputeContext wide(ctx);
+    ComputeFloat(wide);
+    wide.Finish(dt);
+  }
+
+ private:
+  void ComputeFloat(KernelContext& ctx) const {
     const Tensor& a = ctx.required_input(0);
     const Tensor& b = ctx.required_input(1);
     // Input positions differ: DynamicQuantizeMatMul(A, B, b_scale, b_zp, bias),
@@ -212,7 +225,6 @@ class MatMulIntegerToFloat final : public OpKernel {
     }
   }
 
- private:
   // DynamicQuantizeLinear: uint8 with scale = (max(0, max) - min(0, min)) / 255 and a rounded zero point.
   static std::vector<int32_t> QuantizeDynamic(const Tensor& a, float& scale, int32_t& zp) {
     const float* d = a.data<float>();

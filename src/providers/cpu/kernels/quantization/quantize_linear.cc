@@ -142,7 +142,7 @@ class QuantizeLinear final : public OpKernel {
     // before that. int32 inputs divide in double (float cannot hold them; the reference does).
     DataType precision = precision_;
     if (precision == DataType::kUndefined)
-      precision = (st == DataType::kFloat16 || st == DataType::kBFloat16) ? st : DataType::kFloat;
+      precision = opset_ >= 23 && (st == DataType::kFloat16 || st == DataType::kBFloat16) ? st : DataType::kFloat;
     if (st == DataType::kInt32 && precision_ == DataType::kUndefined) precision = DataType::kDouble;
     if (xt == DataType::kInt32 && precision == DataType::kFloat) precision = DataType::kDouble;
 
