@@ -1,5 +1,6 @@
 #include "tensor/npy.h"
 
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -53,6 +54,15 @@ std::string HeaderField(const std::string& header, const std::string& key, const
   return header.substr(p, end - p);
 }
 
+// A decimal count from the header (a dim, a string width): digits only, and within int64.
+int64_t ParseCount(const std::string& digits, const std::string& path, const char* what) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  ONYX_CHECK(ec == std::errc() && end == digits.data() + digits.size(), kInvalidArgument, path, ": .npy ", what, " '",
+             digits, "' is not a number Onyx can hold");
+  return v;
+}
+
 }  // namespace
 
 Tensor ReadNpy(const std::string& path) {
@@ -72,7 +82,16 @@ Tensor ReadNpy(const std::string& path) {
   ONYX_CHECK(in.good() && header_len < (1u << 20), kInvalidArgument, path, ": bad .npy header");
   std::string header(header_len, '\0');
   in.read(header.data(), header_len);
+  ONYX_CHECK(in.gcount() == static_cast<std::streamsize>(header_len), kInvalidArgument, path, ": truncated .npy header");
+  // What the file holds after the header bounds every size below, so a header cannot make the
+  // reader allocate more than the file could fill.
+  const std::streamoff data_at = in.tellg();
+  in.seekg(0, std::ios::end);
+  const int64_t data_bytes = static_cast<int64_t>(in.tellg() - data_at);
+  in.seekg(data_at);
   std::string descr = HeaderField(header, "descr", path);
+  ONYX_CHECK(descr.size() >= 2 && (descr[0] == '\'' || descr[0] == '"') && descr.back() == descr[0], kInvalidArgument,
+             path, ": .npy descr ", descr, " is not a quoted string");
   descr = descr.substr(1, descr.size() - 2);  // strip quotes
   ONYX_CHECK(HeaderField(header, "fortran_order", path) == "False", kInvalidArgument, path,
              ": Fortran-order arrays are not supported");
@@ -84,13 +103,24 @@ Tensor ReadNpy(const std::string& path) {
       if (std::isdigit(static_cast<unsigned char>(c))) {
         digits += c;
       } else if (!digits.empty()) {
-        shape.push_back(std::stoll(digits));
+        shape.push_back(ParseCount(digits, path, "dim"));
         digits.clear();
       }
     }
   }
-  if (descr[0] == '<' && descr[1] == 'U') {
-    const size_t width = std::stoul(descr.substr(2));
+  const int64_t elements = ShapeSize(shape);
+  // Bytes of `elements` items of `width` bytes, checked against what the file holds.
+  auto check_bytes = [&](int64_t width) {
+    int64_t bytes = 0;
+    ONYX_CHECK(!__builtin_mul_overflow(elements, width, &bytes) && bytes <= data_bytes, kInvalidArgument, path,
+               ": truncated data (shape ", ShapeToString(shape), " of '", descr, "' needs more than the ", data_bytes,
+               " bytes after the header)");
+  };
+  if (descr.size() > 2 && descr[0] == '<' && descr[1] == 'U') {
+    const size_t width = static_cast<size_t>(ParseCount(descr.substr(2), path, "string width"));
+    ONYX_CHECK(width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ", width,
+               " is more than the file holds");
+    check_bytes(static_cast<int64_t>(width) * 4);
     Tensor t(DataType::kString, shape);
     std::vector<char32_t> buf(width);
     for (int64_t i = 0; i < t.size(); ++i) {
@@ -100,14 +130,18 @@ Tensor ReadNpy(const std::string& path) {
     ONYX_CHECK(in.good() || t.size() == 0, kInvalidArgument, path, ": truncated data");
     return t;
   }
-  if (descr[0] == '|' && descr[1] == 'S') {
-    const size_t width = std::stoul(descr.substr(2));
+  if (descr.size() > 2 && descr[0] == '|' && descr[1] == 'S') {
+    const size_t width = static_cast<size_t>(ParseCount(descr.substr(2), path, "string width"));
+    ONYX_CHECK(width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ", width,
+               " is more than the file holds");
+    check_bytes(static_cast<int64_t>(width));
     Tensor t(DataType::kString, shape);
     std::string buf(width, '\0');
     for (int64_t i = 0; i < t.size(); ++i) {
       in.read(buf.data(), static_cast<std::streamsize>(width));
       t.data<std::string>()[i] = std::string(buf.c_str());
     }
+    ONYX_CHECK(in.good() || t.size() == 0, kInvalidArgument, path, ": truncated data");
     return t;
   }
   if (descr == "<b1" || descr == "?") descr = "|b1";
@@ -115,6 +149,7 @@ Tensor ReadNpy(const std::string& path) {
   if (descr == "<u1") descr = "|u1";
   for (const auto& nt : kNpyTypes) {
     if (descr != nt.descr) continue;
+    check_bytes(StorageBytes(nt.dtype, 1));
     Tensor t(nt.dtype, shape);
     in.read(static_cast<char*>(t.raw_data()), static_cast<std::streamsize>(t.byte_size()));
     ONYX_CHECK(in.gcount() == t.byte_size(), kInvalidArgument, path, ": truncated data (", in.gcount(), " of ",

@@ -1,0 +1,79 @@
+// Malformed .npy headers (the .npy fuzz harness's finds, tests/fuzz/npy_fuzzer.cc): each is an
+// onyx::Error naming the file, never another exception, and a header cannot make the reader
+// allocate more than the file could fill.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "onyx/error.h"
+#include "tensor/npy.h"
+
+namespace onyx {
+namespace {
+
+// A version 1.0 .npy file with this header dict (unpadded: the reader does not need padding).
+std::string WriteNpy(const std::string& name, const std::string& dict, const std::string& data) {
+  const std::string path = ::testing::TempDir() + "npy_malformed_" + std::to_string(getpid()) + "_" + name + ".npy";
+  std::string file = "\x93NUMPY";
+  file += '\x01';
+  file += '\x00';
+  file += static_cast<char>(dict.size() & 0xFF);
+  file += static_cast<char>(dict.size() >> 8);
+  std::ofstream(path, std::ios::binary) << file << dict << data;
+  return path;
+}
+
+// The reader's error, or "" when it read the file.
+std::string ErrorOf(const std::string& path) {
+  try {
+    ReadNpy(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NpyMalformed, DescrThatIsNotAQuotedString) {
+  // An empty descr used to throw std::out_of_range from substr.
+  for (const char* dict : {"{'descr':, 'fortran_order': False, 'shape': (1,), }",
+                           "{'descr': <, 'fortran_order': False, 'shape': (1,), }",
+                           "{'descr': '<f4, 'fortran_order': False, 'shape': (1,), }"}) {
+    const std::string error = ErrorOf(WriteNpy("descr", dict, "abcd"));
+    EXPECT_NE(error.find("is not a quoted string"), std::string::npos) << dict << ": " << error;
+  }
+}
+
+TEST(NpyMalformed, DimsAndWidthsBeyondInt64) {
+  // std::stoll / std::stoul used to throw std::out_of_range and std::invalid_argument.
+  EXPECT_NE(ErrorOf(WriteNpy("dim", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }",
+                             "abcd"))
+                .find("not a number"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WriteNpy("width", "{'descr': '<U99999999999999999999999', 'fortran_order': False, 'shape': (1,), }",
+                             "abcd"))
+                .find("not a number"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(WriteNpy("nowidth", "{'descr': '<Ux', 'fortran_order': False, 'shape': (1,), }", "abcd"))
+                .find("not a number"),
+            std::string::npos);
+}
+
+TEST(NpyMalformed, ShapesLargerThanTheFileAreRefusedBeforeAllocating) {
+  // 2^40 floats (4 TiB) or 2^40 strings from a file of 8 data bytes: refused from the file size.
+  for (const char* descr : {"'<f4'", "'<U1'", "'|S2'"}) {
+    const std::string dict = std::string("{'descr': ") + descr + ", 'fortran_order': False, 'shape': (1099511627776,), }";
+    const std::string error = ErrorOf(WriteNpy("huge", dict, "abcdefgh"));
+    EXPECT_NE(error.find("truncated data"), std::string::npos) << descr << ": " << error;
+  }
+  // The same header with the data it asks for reads.
+  const Tensor t = ReadNpy(WriteNpy("fits", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", "abcdefgh"));
+  EXPECT_EQ(t.size(), 2);
+  const Tensor s = ReadNpy(WriteNpy("fits_s", "{'descr': '|S2', 'fortran_order': False, 'shape': (2,), }", "abcd"));
+  ASSERT_EQ(s.size(), 2);
+  EXPECT_EQ(s.data<std::string>()[1], "cd");
+}
+
+}  // namespace
+}  // namespace onyx
