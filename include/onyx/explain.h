@@ -1,8 +1,9 @@
 // Why a session runs its model as it does (ONNX Runtime users otherwise rebuild with verbose
 // logging): for every node of the optimized graph, its provider and why providers before it
-// declined, the original nodes it replaced and the pass that likely made it, the kernel; the
-// model's nodes the optimizer removed; and patterns that look fusable but were not fused, with
-// the condition that failed. `onyx explain` and InferenceSession.explain() print this data.
+// declined, the pass that created or rewrote it (as the optimizer recorded it) and the original
+// nodes it replaced, the kernel variant it runs; the model's nodes the optimizer removed, each
+// with its pass; and patterns that look fusable but were not fused, with the condition that
+// failed. `onyx explain` and InferenceSession.explain() print this data.
 #pragma once
 
 #include <string>
@@ -18,8 +19,13 @@ struct NodeExplanation {
   std::string provider;  // "" when no provider can run it
   std::vector<std::pair<std::string, std::string>> declined;  // provider, reason
   std::vector<std::string> replaces;  // original nodes it stands for (empty: the model's own node)
-  std::string created_by;             // "the model", "pass AttentionFusion", ...
-  std::string kernel;                 // what is known of the kernel variant ("" when nothing)
+  // "the model", "pass AttentionFusion", "the model, rewritten by pass ConvBatchNormFusion",
+  // "the session (added after the optimizer, by no pass)".
+  std::string created_by;
+  std::vector<std::string> rewritten_by;  // passes that changed it in place, in order
+  // The variant it runs: algorithm and ISA with the rule's reason ("winograd F(4x4,3x3) on
+  // avx512 (...)"), or the rule when it waits for a run-time shape; "" for single-path ops.
+  std::string kernel;
 };
 
 struct FusionMiss {
@@ -34,13 +40,16 @@ struct Explanation {
   std::vector<std::string> providers;  // the session's, by priority ("CPU" last)
   std::vector<std::string> notes;
   std::vector<NodeExplanation> nodes;
-  // Original nodes gone without a replacement, with the passes whose counts name their op.
+  // Nodes of the model the optimizer removed (subgraphs' too), each with its op and the pass
+  // that removed it, and the optimized nodes that replaced it when the original graph is known:
+  // {"bn", "BatchNormalization (removed by pass ConvBatchNormFusion)"}.
   std::vector<std::pair<std::string, std::string>> removed;
   std::vector<FusionMiss> fusion_misses;
 };
 
-// The session's own decisions. The original graph is re-read from the model's file; for a
-// session made from bytes, `replaces` and `removed` stay empty and a note says so.
+// The session's own decisions. The original graph is re-read from the model's file to list
+// what each node replaced; for a session made from bytes `replaces` stays empty and a note says
+// so (which pass made or removed what is known either way).
 Explanation Explain(const Session& session);
 
 }  // namespace onyx

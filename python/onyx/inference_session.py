@@ -171,7 +171,8 @@ class InferenceSession:
     def explain(self):
         """Why the session runs its model as it does (not in ONNX Runtime): a dict with "nodes" (per
         node of the optimized graph: "provider" and the providers that "declined" it with why, the
-        original nodes it "replaces", "created_by", "kernel"), "removed" (original node -> why),
+        original nodes it "replaces", "created_by" and "rewritten_by" (the passes, as the optimizer
+        recorded them), "kernel" (the variant it runs)), "removed" (original node -> its op and pass),
         "fusion_misses" (pattern, nodes, the condition that failed), "level", "providers", "notes".
         Provider names are ONNX Runtime's ("CPUExecutionProvider")."""
         e = self._sess.explain()

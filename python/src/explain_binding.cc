@@ -25,6 +25,7 @@ nb::dict ExplanationDict(const onyx::Explanation& e) {
     node["declined"] = declined;
     node["replaces"] = n.replaces;
     node["created_by"] = n.created_by;
+    node["rewritten_by"] = n.rewritten_by;
     node["kernel"] = n.kernel;
     nodes.append(node);
   }

@@ -79,6 +79,50 @@ std::vector<std::string> SupportedConvIsas();
 // Channel block (SIMD width in floats) of the selected ISA: the B of NCHWc.
 int ConvBlockSize();
 
+// Which engine runs a float convolution: one rule, here, called by the Conv and NchwcConv
+// kernels when they prepare their weights and by onyx explain to name the engine without
+// running it.
+enum class ConvAlgorithm { kAuto, kDirect, kGemm, kWinograd, kDepthwise };
+
+// Winograd pays for its transforms from about this many channels on (measured on ResNet-50,
+// YOLO and PP-OCR shapes).
+constexpr int64_t kConvWinogradMinChannels = 16;
+// Outputs of at most this many pixels per channel run as im2col GEMMs: the direct tiles get too
+// few pixels per weight load there (a 7x7 map).
+constexpr int64_t kConvGemmMaxOutputPixels = 64;
+// NchwcConv: wide 3x3 layers on maps of at most 49 output pixels run direct instead of Winograd
+// (ResNet-50's last stage): each of the 36 * C * M transformed weights serves only 4 tiles, and
+// with C * M >= 2^17 the product streams them from memory.
+constexpr int64_t kNchwcWinogradMaxDirectPlane = 49;
+constexpr int64_t kNchwcWinogradMinDirectWeights = int64_t{1} << 17;
+
+struct ConvChoice {
+  ConvAlgorithm algorithm = ConvAlgorithm::kDirect;
+  const char* why = "";  // the branch of the rule that decided (static text)
+};
+
+// ONYX_CONV_ALGO=direct|gemm|winograd|depthwise (tests, benchmarks); kAuto when unset.
+ConvAlgorithm ConvAlgorithmFromEnvironment();
+
+// The NCHW Conv kernel's engine, from what the weight and attributes fix (only the weight
+// fields of `w` are read) and the output pixels per channel when shape inference knows them
+// (out_plane > 0, else -1). exact: the node sits between DequantizeLinear and QuantizeLinear,
+// where Winograd's rounding would flip quantized results. forced: a requested engine, taken
+// where it applies.
+ConvChoice ChooseConvAlgorithm(ConvAlgorithm forced, const Conv2dShape& w, bool exact, int64_t out_plane = -1);
+
+// The engine NchwcConv prepares for its weight (plain_input: it reads NCHW, always direct).
+ConvChoice ChooseNchwcAlgorithm(const Conv2dShape& w, bool plain_input, bool exact);
+// Whether an NchwcConv prepared for Winograd runs this call direct instead (small output map,
+// many weights; `s` is the call's full shape).
+bool NchwcRunsDirectForSmallPlane(const Conv2dShape& s);
+
+// "winograd F(4x4,3x3)", "direct NCHWc", "gemm 1x1" (pointwise: the packed SGEMM on the input
+// as is), "gemm im2col", "depthwise": static text naming an engine for a shape.
+const char* ConvAlgorithmName(ConvAlgorithm algorithm, const Conv2dShape& w);
+// The selected ISA's name with static storage ("avx512", "avx2", "scalar").
+const char* ConvIsaName();
+
 // NCHW <-> NCHWc reorders for `batch` images of `channels` x `pixels` with block size `block`
 // (ConvBlockSize() of the engine that consumes or produced them).
 void ReorderToNchwc(const float* x, int64_t batch, int64_t channels, int64_t pixels, int block, float* y,

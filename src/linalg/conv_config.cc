@@ -90,6 +90,78 @@ std::vector<std::string> SupportedConvIsas() {
 
 int ConvBlockSize() { return SelectedConvKernels().block; }
 
+const char* ConvIsaName() { return SelectedConvKernels().isa; }
+
+ConvAlgorithm ConvAlgorithmFromEnvironment() {
+  const char* env = std::getenv("ONYX_CONV_ALGO");
+  if (env == nullptr) return ConvAlgorithm::kAuto;
+  const std::string_view v = env;
+  if (v == "direct") return ConvAlgorithm::kDirect;
+  if (v == "gemm") return ConvAlgorithm::kGemm;
+  if (v == "winograd") return ConvAlgorithm::kWinograd;
+  if (v == "depthwise") return ConvAlgorithm::kDepthwise;
+  return ConvAlgorithm::kAuto;
+}
+
+ConvChoice ChooseConvAlgorithm(ConvAlgorithm forced, const Conv2dShape& s, bool exact, int64_t out_plane) {
+  const bool depthwise_ok = s.group > 1 && s.group == s.in_channels && s.out_channels % s.group == 0;
+  const bool winograd_ok = WinogradConv::Applicable(s) && !exact;
+  switch (forced) {
+    case ConvAlgorithm::kGemm: return {ConvAlgorithm::kGemm, "forced by ONYX_CONV_ALGO=gemm"};
+    case ConvAlgorithm::kDirect: return {ConvAlgorithm::kDirect, "forced by ONYX_CONV_ALGO=direct"};
+    case ConvAlgorithm::kWinograd:
+      return winograd_ok ? ConvChoice{ConvAlgorithm::kWinograd, "forced by ONYX_CONV_ALGO=winograd"}
+                         : ConvChoice{ConvAlgorithm::kDirect, "ONYX_CONV_ALGO=winograd does not apply to this shape"};
+    case ConvAlgorithm::kDepthwise:
+      return depthwise_ok ? ConvChoice{ConvAlgorithm::kDepthwise, "forced by ONYX_CONV_ALGO=depthwise"}
+                          : ConvChoice{ConvAlgorithm::kDirect, "ONYX_CONV_ALGO=depthwise does not apply to this shape"};
+    case ConvAlgorithm::kAuto: break;
+  }
+  if (depthwise_ok) return {ConvAlgorithm::kDepthwise, "group == input channels"};
+  if (winograd_ok && s.in_channels >= kConvWinogradMinChannels && s.out_channels >= kConvWinogradMinChannels)
+    return {ConvAlgorithm::kWinograd, "3x3, stride 1, dilation 1, group 1, at least 16 input and output channels"};
+  // 1x1 convolutions are plain GEMMs on NCHW (strided ones on a subsampled copy): no reorder
+  // of input or output. Tiny outputs (a 7x7 map) give the direct tiles too few pixels per
+  // weight load; im2col is cheap there.
+  if (s.kernel_h == 1 && s.kernel_w == 1) return {ConvAlgorithm::kGemm, "1x1 kernel"};
+  if (out_plane > 0 && out_plane <= kConvGemmMaxOutputPixels)
+    return {ConvAlgorithm::kGemm, "output of at most 64 pixels per channel"};
+  const char* why = exact && WinogradConv::Applicable(s)
+                        ? "between DequantizeLinear and QuantizeLinear: exact arithmetic, no Winograd"
+                    : out_plane > 0 ? "none of the other engines' conditions hold"
+                                    : "the output size is not known statically (a known output of at most 64 pixels "
+                                      "would take GEMM im2col)";
+  return {ConvAlgorithm::kDirect, why};
+}
+
+ConvChoice ChooseNchwcAlgorithm(const Conv2dShape& s, bool plain_input, bool exact) {
+  if (plain_input) return {ConvAlgorithm::kDirect, "plain NCHW input (a first layer with few channels)"};
+  if (s.IsDepthwise() && s.out_channels == s.in_channels)
+    return {ConvAlgorithm::kDepthwise, "group == input channels == output channels"};
+  if (WinogradConv::Applicable(s) && s.in_channels >= kConvWinogradMinChannels &&
+      s.out_channels >= kConvWinogradMinChannels && !exact)
+    return {ConvAlgorithm::kWinograd, "3x3, stride 1, dilation 1, group 1, at least 16 input and output channels"};
+  return {ConvAlgorithm::kDirect, exact && WinogradConv::Applicable(s)
+                                      ? "between DequantizeLinear and QuantizeLinear: exact arithmetic, no Winograd"
+                                      : "none of the other engines' conditions hold"};
+}
+
+bool NchwcRunsDirectForSmallPlane(const Conv2dShape& s) {
+  return s.out_h * s.out_w <= kNchwcWinogradMaxDirectPlane &&
+         s.in_channels * s.out_channels >= kNchwcWinogradMinDirectWeights;
+}
+
+const char* ConvAlgorithmName(ConvAlgorithm algorithm, const Conv2dShape& s) {
+  switch (algorithm) {
+    case ConvAlgorithm::kWinograd: return "winograd F(4x4,3x3)";
+    case ConvAlgorithm::kDirect: return "direct NCHWc";
+    case ConvAlgorithm::kGemm: return s.IsPointwise() ? "gemm pointwise" : "gemm im2col";
+    case ConvAlgorithm::kDepthwise: return "depthwise";
+    case ConvAlgorithm::kAuto: break;
+  }
+  return "auto";
+}
+
 float ActivateScalar(float v, const ConvActivation& a) {
   switch (a.kind) {
     case ConvActivation::kNone:

@@ -514,9 +514,11 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   const F32GemmKernel& kernel = SelectedF32GemmKernel();
   const Problem p{&kernel, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue,
                   nullptr, nullptr, BlockKc(kernel, k)};
-  if (n <= kSkinnyMaxN && !trans_a && k > 0) return RunSkinnyN(p, pool);
+  if (SgemmTakesFewColumnsPath(trans_a, n, k)) return RunSkinnyN(p, pool);
   Run(p, pool);
 }
+
+bool SgemmTakesFewColumnsPath(bool trans_a, int64_t n, int64_t k) { return n <= kSkinnyMaxN && !trans_a && k > 0; }
 
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {

@@ -52,6 +52,10 @@ struct GemmEpilogue {
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
 
+// Whether Sgemm takes its few-columns path (each row of A streamed through dot products with
+// B's columns, nothing packed) rather than the blocked microkernel; the kernels' profile names it.
+bool SgemmTakesFewColumnsPath(bool trans_a, int64_t n, int64_t k);
+
 // As above with a fused epilogue (null: none).
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,

@@ -179,6 +179,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
     report_index[p->name()] = report.passes.size();
     report.passes.push_back(PassReport{p->name(), 0, {}});
   }
+  ProvenanceTracker provenance;
   for (int round = 0; round < kMaxRounds; ++round) {
     int changed = 0;
     for (Pass* pass : active) {
@@ -186,6 +187,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
       CollectGraphs(*model.graph, graphs);
       // Innermost graphs first: rewriting a parent may delete a subgraph it owns.
       std::reverse(graphs.begin(), graphs.end());
+      provenance.Prepare(graphs);
       PassReport& pr = report.passes[report_index[pass->name()]];
       for (ir::Graph* graph : graphs) {
         GraphEditor editor(*graph, model.opset_imports);
@@ -199,6 +201,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
         } catch (const Error& e) {
           throw Error(e.code(), StrCat("optimizer pass '", pass->name(), "' on graph '", graph->name, "': ", e.what()));
         }
+        if (n > 0 || provenance.CountChanged(*graph)) provenance.Record(*graph, pass->name(), report.provenance);
         pr.rewrites += n;
         changed += n;
       }

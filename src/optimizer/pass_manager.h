@@ -1,5 +1,6 @@
 // Runs the registered passes up to a level, to a fixed point, over a model's graph and its
-// subgraphs, validating after every change; reports what each pass did.
+// subgraphs, validating after every change; reports what each pass did, and which pass made,
+// rewrote or removed each node.
 #pragma once
 
 #include <map>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "optimizer/node_provenance.h"
 #include "optimizer/pass.h"
 
 namespace onyx {
@@ -22,6 +24,8 @@ struct OptimizationReport {
   std::vector<PassReport> passes;                 // every pass that ran, in order of first run
   std::map<std::string, int> op_counts_before;    // node counts by op type (all graphs)
   std::map<std::string, int> op_counts_after;
+  // By node name: the pass that created, rewrote or removed each node a pass touched.
+  ProvenanceMap provenance;
   // Nodes created by fusions, by op type (ONNX Runtime's get_fused_operator_statistics).
   std::map<std::string, int> FusedOperatorStatistics() const;
   std::string ToString() const;

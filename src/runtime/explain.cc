@@ -1,34 +1,21 @@
 #include "onyx/explain.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "linalg/conv.h"
-#include "linalg/gemm.h"
 #include "onnx/model_loader.h"
+#include "ops/shape_inference.h"
 #include "optimizer/pass.h"
 #include "runtime/fusion_checks.h"
+#include "runtime/kernel_choice.h"
 #include "runtime/partitioner.h"
 #include "runtime/pass_provenance.h"
 #include "runtime/session_impl.h"
 
 namespace onyx {
 namespace {
-
-// What is known of the kernel variant without running it.
-std::string KernelText(const ir::Node& node) {
-  static const std::set<std::string> gemm_ops = {"MatMul", "FusedMatMul", "Gemm", "Attention", "MultiHeadAttention"};
-  if (gemm_ops.count(node.op_type)) return "GEMM microkernel " + linalg::SgemmKernelName();
-  if (node.op_type == "NchwcConv") return "direct NCHWc convolution, " + linalg::ConvIsa();
-  if (node.op_type == "Conv" || node.op_type == "FusedConv") {
-    return "convolution on " + linalg::ConvIsa() +
-           "; the kernel picks Winograd, direct NCHWc, GEMM or depthwise from the input shape when it runs "
-           "and does not report which";
-  }
-  return "";
-}
 
 // The original nodes that computed `node`'s outputs from its inputs.
 std::vector<std::string> Replaced(const ir::Node& node, const ir::Graph& original,
@@ -64,18 +51,21 @@ Explanation Explain(const Session& session) {
   if (!e.model.empty()) {
     original_model = LoadModelFromFile(e.model);
   } else {
-    e.notes.push_back("the session was made from bytes: the original graph is not kept, so what each node "
-                      "replaced and what was removed are not listed");
+    e.notes.push_back("the session was made from bytes: the original graph is not kept, so the original nodes "
+                      "each node replaced are not listed");
   }
   std::unordered_map<std::string, ir::Node*> original_producers;
-  std::unordered_map<std::string, const ir::Node*> original_by_name;
+  std::unordered_set<std::string> original_names;
   if (original_model) {
     original_producers = original_model->graph->Producers();
-    for (const auto& n : original_model->graph->nodes) original_by_name[n->name] = n.get();
+    for (const auto& n : original_model->graph->nodes) original_names.insert(n->name);
   }
-  std::unordered_set<std::string> accounted;
   const OptimizationReport& report = impl.optimization_report();
+  const TypeMap types = InferGraphTypes(graph);
+  std::unordered_set<std::string> present;
+  std::map<std::string, std::vector<std::string>> replaced_by;  // original node -> optimized nodes
   for (const auto& node : graph.nodes) {
+    present.insert(node->name);
     NodeExplanation n;
     n.name = node->name;
     n.op = node->op_type;
@@ -84,33 +74,35 @@ Explanation Explain(const Session& session) {
       if (p->provider != nullptr) n.provider = p->provider->name();
       n.declined = p->declined;
     }
-    auto same = original_by_name.find(node->name);
-    const bool unchanged = same != original_by_name.end() && same->second->op_type == node->op_type &&
-                           same->second->domain == node->domain;
-    if (unchanged) {
-      n.created_by = "the model";
-      if (same->second->inputs != node->inputs) {
-        // Kept its name but not its operands (a fold such as Conv+BatchNormalization rewrote it).
-        std::string inputs;
-        for (const auto& in : node->inputs) inputs += (inputs.empty() ? "" : ", ") + in;
-        n.created_by = "the model, rewritten by a pass (its inputs are now " + inputs + ")";
-      }
-      accounted.insert(node->name);
-    } else {
-      if (original_model) n.replaces = Replaced(*node, *original_model->graph, original_producers);
-      for (const auto& r : n.replaces) accounted.insert(r);
-      n.created_by = CreatedBy(*node, &report);
+    const NodeProvenance* prov = FindProvenance(node->name, &report);
+    const bool made_by_pass = prov != nullptr && !prov->created_by.empty();
+    n.created_by = CreatedBy(*node, &report);
+    if (prov != nullptr) n.rewritten_by = prov->rewritten_by;
+    if (!made_by_pass && original_model && !original_names.count(node->name))
+      n.created_by = "the session (added after the optimizer, by no pass)";
+    if (made_by_pass && original_model) {
+      n.replaces = Replaced(*node, *original_model->graph, original_producers);
+      for (const auto& r : n.replaces) replaced_by[r].push_back(node->name);
     }
-    n.kernel = KernelText(*node);
+    n.kernel = KernelChoiceText(*node, graph, types);
     e.nodes.push_back(std::move(n));
   }
-  if (original_model) {
-    for (const auto& n : original_model->graph->nodes) {
-      if (accounted.count(n->name)) continue;
-      const std::string passes = PassesRemoving(n->op_type, report);
-      e.removed.emplace_back(n->name,
-                             n->op_type + (passes.empty() ? " (folded or eliminated)" : " (by " + passes + ")"));
+  // The model's nodes that a pass removed (a node a pass made and a later one removed is not the
+  // model's: it shows only through the node that replaced it).
+  for (const auto& [name, p] : report.provenance) {
+    if (p.removed_by.empty() || !p.created_by.empty() || present.count(name)) continue;
+    std::string why = RemovedText(p);
+    auto r = replaced_by.find(name);
+    if (r != replaced_by.end()) {
+      why += "; replaced by";
+      for (const auto& by : r->second) why += " " + by;
     }
+    e.removed.emplace_back(name, why);
+  }
+  if (original_model) {
+    for (const auto& n : original_model->graph->nodes)
+      if (!n->name.empty() && !present.count(n->name) && report.provenance.count(n->name) == 0)
+        e.removed.emplace_back(n->name, n->op_type + " (removed before the optimizer's passes ran)");
   }
   e.fusion_misses =
       FindFusionMisses(graph, static_cast<OptLevel>(static_cast<int>(impl.options().graph_optimization_level)));

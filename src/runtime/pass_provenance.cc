@@ -1,46 +1,31 @@
 #include "runtime/pass_provenance.h"
 
-#include <cctype>
-
 namespace onyx {
+
+const NodeProvenance* FindProvenance(const std::string& name, const OptimizationReport* report) {
+  if (report == nullptr) return nullptr;
+  auto it = report->provenance.find(name);
+  return it == report->provenance.end() ? nullptr : &it->second;
+}
 
 std::string CreatedBy(const ir::Node& node, const OptimizationReport* report) {
   if (report == nullptr) return "unknown (no optimization report)";
-  const std::string qualified = (node.domain.empty() ? "" : node.domain + ".") + node.op_type;
-  std::string passes;
-  for (const PassReport& pass : report->passes) {
-    for (const auto& [kind, count] : pass.counts) {
-      const bool names_op = kind == node.op_type || kind == qualified || kind.rfind(qualified + " ", 0) == 0 ||
-                            kind.rfind(node.op_type + " ", 0) == 0;
-      if (names_op && count > 0 && passes.find(pass.name) == std::string::npos)
-        passes += (passes.empty() ? "" : ", ") + pass.name;
-    }
-  }
-  const bool in_model =
-      report->op_counts_before.count(qualified) != 0 || report->op_counts_before.count(node.op_type) != 0;
-  if (!passes.empty()) return "pass " + passes + (in_model ? " (or the model: it has " + node.op_type + " nodes)" : "");
-  if (in_model) return "the model (no pass makes " + node.op_type + " here)";
-  return "a pass (the optimization report does not name it)";
-}
-
-std::string PassesRemoving(const std::string& op_type, const OptimizationReport& report) {
-  std::string out;
-  for (const PassReport& pass : report.passes) {
-    for (const auto& [kind, count] : pass.counts) {
-      // Whole-word match: "Conv+BatchNormalization" names BatchNormalization, "folded Shape" Shape.
-      size_t at = kind.find(op_type);
-      bool found = false;
-      while (at != std::string::npos && !found) {
-        const bool start_ok = at == 0 || !std::isalnum(static_cast<unsigned char>(kind[at - 1]));
-        const size_t end = at + op_type.size();
-        const bool end_ok = end == kind.size() || !std::isalnum(static_cast<unsigned char>(kind[end]));
-        found = start_ok && end_ok;
-        at = kind.find(op_type, at + 1);
-      }
-      if (found && count > 0) out += (out.empty() ? "" : ", ") + pass.name + " (" + kind + ": " + std::to_string(count) + ")";
-    }
+  const NodeProvenance* p = FindProvenance(node.name, report);
+  std::string out = p != nullptr && !p->created_by.empty() ? "pass " + p->created_by : "the model";
+  if (p != nullptr && !p->rewritten_by.empty()) {
+    out += ", rewritten by pass ";
+    for (size_t i = 0; i < p->rewritten_by.size(); ++i) out += (i ? ", " : "") + p->rewritten_by[i];
   }
   return out;
+}
+
+std::string RemovedText(const NodeProvenance& p) {
+  std::string out = p.op + " (removed by pass " + p.removed_by;
+  if (!p.rewritten_by.empty()) {
+    out += "; rewritten before by pass ";
+    for (size_t i = 0; i < p.rewritten_by.size(); ++i) out += (i ? ", " : "") + p.rewritten_by[i];
+  }
+  return out + ")";
 }
 
 }  // namespace onyx

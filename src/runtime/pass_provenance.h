@@ -1,5 +1,5 @@
-// Which pass made a node of the optimized graph. Passes do not stamp the nodes they create, so
-// this reads the optimization report: the passes whose rewrite counts name the node's op type.
+// Which pass made, rewrote or removed a node, as text, from what the pass manager recorded
+// (OptimizationReport::provenance): exact, not inferred.
 #pragma once
 
 #include <string>
@@ -9,11 +9,14 @@
 
 namespace onyx {
 
-// "pass AttentionFusion", "the model (...)", or what is unknown; report may be null.
+// The record for a node name, or null when no pass touched it (report may be null).
+const NodeProvenance* FindProvenance(const std::string& name, const OptimizationReport* report);
+
+// "pass ConvActivationFusion", "the model", "the model, rewritten by pass ConvBatchNormFusion",
+// "pass LayerNormFusion, rewritten by pass X". report may be null ("unknown ...").
 std::string CreatedBy(const ir::Node& node, const OptimizationReport* report);
 
-// Passes whose counts name `op_type` as removed or merged ("Conv+BatchNormalization", "folded
-// Shape", "merged Cast"), with their counts; "" when none does.
-std::string PassesRemoving(const std::string& op_type, const OptimizationReport& report);
+// "BatchNormalization (removed by pass ConvBatchNormFusion)" for a removed node's record.
+std::string RemovedText(const NodeProvenance& p);
 
 }  // namespace onyx

@@ -11,6 +11,7 @@
 #include "base/check.h"
 #include "base/json_string.h"
 #include "platform/timer.h"
+#include "providers/kernel_variant.h"
 #include "providers/provider.h"
 
 namespace onyx {
@@ -108,6 +109,7 @@ void Profiler::RecordSessionEvent(const char* name, int64_t start_ns, int64_t en
 }
 
 Profiler::NodeStart Profiler::StartNode() const {
+  TakeKernelVariant();  // a note left by a kernel run while nothing profiled it
   NodeStart s;
   if (pool_ != nullptr) s.pool = pool_->stats();
   s.ns = NowNanos();
@@ -120,6 +122,12 @@ void Profiler::RecordNode(const NodeStart& start, const ir::Node& node, int node
   Event e;
   e.end_ns = NowNanos();
   e.start_ns = start.ns;
+  // The variant the kernel noted on this thread during Compute (kernels with one path note none).
+  const KernelVariant variant = TakeKernelVariant();
+  if (variant.algorithm != nullptr) {
+    e.kernel = variant.algorithm;
+    if (variant.isa != nullptr && *variant.isa != '\0') e.kernel += std::string(" ") + variant.isa;
+  }
   if (pool_ != nullptr) {
     const ThreadPool::Stats now = pool_->stats();
     e.pool_delta.found_work_spinning = now.found_work_spinning - start.pool.found_work_spinning;
@@ -182,6 +190,10 @@ void Profiler::AppendEvent(std::string& out, const Event& e) const {
   AppendJsonString(out, node.op_type);
   out += ",\"provider\":";
   AppendJsonString(out, OrtProviderName(*e.provider));
+  if (!e.kernel.empty()) {  // Onyx's extra arg (trace viewers show any args)
+    out += ",\"kernel\":";
+    AppendJsonString(out, e.kernel);
+  }
   out += ",\"node_index\":\"" + std::to_string(e.node_index) + "\"";
   out += ",\"activation_size\":\"" + std::to_string(e.activation_bytes) + "\"";
   out += ",\"parameter_size\":\"" + std::to_string(e.parameter_bytes) + "\"";

@@ -47,7 +47,8 @@ class Profiler {
   void RecordSessionEvent(const char* name, int64_t start_ns, int64_t end_ns);
 
   // A kernel run. StartNode() before Compute, RecordNode() after: the "Node" event
-  // "<node name>_kernel_time" on the calling thread, with the inputs' and outputs' types and
+  // "<node name>_kernel_time" on the calling thread, with the kernel variant the kernel noted
+  // (args.kernel, e.g. "winograd F(4x4,3x3) avx512"), the inputs' and outputs' types and
   // shapes taken from `slots` (input_slots/output_slots index it, -1 for omitted ones) and, for
   // constant inputs (which a pre-packing kernel may have left unbound), from constant_inputs
   // (one entry per input, dtype kUndefined for non-constants; empty when none is constant).
@@ -76,6 +77,7 @@ class Profiler {
     int tid = 0;
     int64_t start_ns = 0, end_ns = 0;
     std::vector<ProfiledTensor> inputs, outputs;
+    std::string kernel;  // the variant the kernel noted (providers/kernel_variant.h), "" when none
     int64_t activation_bytes = 0, parameter_bytes = 0, output_bytes = 0;
     ThreadPool::Stats pool_delta;
   };

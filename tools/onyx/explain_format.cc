@@ -92,7 +92,8 @@ std::string ExplanationJson(const Explanation& e) {
     nodes += (i ? ",\n  " : "\n  ") + std::string("{\"name\": ") + JsonString(n.name) + ", \"op\": " + JsonString(n.op) +
              ", \"domain\": " + JsonString(n.domain) + ", \"provider\": " + JsonString(n.provider) +
              ", \"declined\": " + declined + "}, \"replaces\": " + strings(n.replaces) +
-             ", \"created_by\": " + JsonString(n.created_by) + ", \"kernel\": " + JsonString(n.kernel) + "}";
+             ", \"created_by\": " + JsonString(n.created_by) + ", \"rewritten_by\": " + strings(n.rewritten_by) +
+             ", \"kernel\": " + JsonString(n.kernel) + "}";
   }
   nodes += "]";
   std::string removed = "{";

@@ -46,7 +46,8 @@ std::string AttributeText(const ir::Attribute& a) {
   }
 }
 
-// What the trace cannot say: GEMM-backed ops name this machine's GEMM microkernel.
+// For traces without Onyx's args.kernel (ONNX Runtime's): GEMM-backed ops name this machine's GEMM
+// microkernel.
 std::string KernelNote(const std::string& op, const MachinePeak& peak) {
   static const std::set<std::string> gemm_ops = {"MatMul", "FusedMatMul", "Gemm", "Attention", "MultiHeadAttention"};
   if (gemm_ops.count(op)) return "GEMM microkernel on this machine: " + peak.gemm_kernel;
@@ -73,9 +74,8 @@ std::string GraphJson(const ReportSources& sources) {
   }
   const std::string note =
       "The optimized graph of " + sources.model_path + " (" + std::to_string(sources.graph->nodes.size()) +
-      " nodes; subgraphs of If/Loop/Scan are not drawn). The creating pass is inferred from the optimizer's "
-      "counts by op type; the trace does not record a convolution's algorithm (Winograd, direct NCHWc, GEMM, "
-      "depthwise).";
+      " nodes; subgraphs of If/Loop/Scan are not drawn). The creating pass is the one the optimizer recorded for "
+      "the node; the kernel is the variant the trace recorded for its first call (algorithm and ISA).";
   return out + "], \"note\": " + JsonString(note) + "}";
 }
 
@@ -102,7 +102,7 @@ std::string ProfileHtml(const ProfileSummary& summary, const MachinePeak& peak, 
   data.pop_back();  // its closing brace
   std::string nodes_kernels = "{";
   for (const auto& t : summary.nodes) {
-    const std::string note = KernelNote(t.op, peak);
+    const std::string note = t.kernel.empty() ? KernelNote(t.op, peak) : "";
     if (!note.empty()) nodes_kernels += (nodes_kernels.size() > 1 ? "," : "") + JsonString(t.key) + ":" + JsonString(note);
   }
   nodes_kernels += "}";

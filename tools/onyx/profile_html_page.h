@@ -202,7 +202,7 @@ function showNode(name) {
   const t = nodeTime[name];
   if (n) { row("op", (n.domain ? n.domain + "." : "") + n.op); row("inputs", n.inputs.join(", ")); row("outputs", n.outputs.join(", ")); }
   if (t) {
-    row("provider", t.provider); row("kernel", t.op + (D.kernels[name] ? " \u2014 " + D.kernels[name] : ""));
+    row("provider", t.provider); row("kernel", t.op + (t.kernel ? " \u2014 " + t.kernel : D.kernels[name] ? " \u2014 " + D.kernels[name] : ""));
     row("time", num(t.total_us / 1e3, 3) + " ms in " + t.calls + " call(s), " + num(t.percent, 2) + "% of the run; mean " +
         num(t.mean_us, 1) + " \u00b5s, p90 " + num(t.p90_us, 1) + " \u00b5s");
     row("shapes", t.shapes);

@@ -104,6 +104,7 @@ ProfileSummary Summarize(const std::vector<TraceEvent>& events, int skip_runs) {
     t.flops = NodeFlops(first);
     t.bytes = NodeBytes(first);
     t.shapes = ShapeList(first.inputs) + " -> " + ShapeList(first.outputs);
+    t.kernel = first.kernel;
     s.nodes.push_back(t);
   }
   auto slowest_first = [](const TimeStat& a, const TimeStat& b) {
@@ -135,20 +136,21 @@ std::string SummaryText(const ProfileSummary& s, int top, const MachinePeak& pea
   std::snprintf(line, sizeof line, "\ntop %d nodes (of %zu):\n", std::min<int>(top, static_cast<int>(s.nodes.size())),
                 s.nodes.size());
   out += line;
-  std::snprintf(line, sizeof line, "  %-36s %-18s %9s %6s %6s %9s %9s %9s %8s %8s %7s %7s\n", "node", "op",
-                "total ms", "%", "calls", "mean us", "p90 us", "MFLOP", "MB", "GFLOP/s", "GB/s", "%peak");
+  std::snprintf(line, sizeof line, "  %-36s %-18s %9s %6s %6s %9s %9s %9s %8s %8s %7s %7s  %s\n", "node", "op",
+                "total ms", "%", "calls", "mean us", "p90 us", "MFLOP", "MB", "GFLOP/s", "GB/s", "%peak", "kernel");
   out += line;
   for (int i = 0; i < top && i < static_cast<int>(s.nodes.size()); ++i) {
     const auto& t = s.nodes[i];
     const std::string gflops = Rate(t.flops, t.mean_us, 1e9, "%.1f");
     const std::string peak_pct =
         t.flops < 0 || peak.gflops <= 0 ? "-" : Format("%.0f", 100.0 * t.flops / (t.mean_us * 1e-6) / 1e9 / peak.gflops);
-    std::snprintf(line, sizeof line, "  %-36s %-18s %9.3f %6.2f %6lld %9.1f %9.1f %9s %8s %8s %7s %7s\n",
+    std::snprintf(line, sizeof line, "  %-36s %-18s %9.3f %6.2f %6lld %9.1f %9.1f %9s %8s %8s %7s %7s  %s\n",
                   t.key.substr(0, 36).c_str(), t.op.substr(0, 18).c_str(), t.total_us / 1e3, t.percent,
                   static_cast<long long>(t.calls), t.mean_us, t.p90_us,
                   t.flops < 0 ? "-" : Format("%.2f", t.flops / 1e6).c_str(),
                   t.bytes < 0 ? "-" : Format("%.2f", t.bytes / 1e6).c_str(), gflops.c_str(),
-                  Rate(t.bytes, t.mean_us, 1e9, "%.1f").c_str(), peak_pct.c_str());
+                  Rate(t.bytes, t.mean_us, 1e9, "%.1f").c_str(), peak_pct.c_str(),
+                  t.kernel.empty() ? "-" : t.kernel.substr(0, 48).c_str());
     out += line;
   }
   out += "\nby provider:\n";
@@ -173,7 +175,8 @@ std::string SummaryJson(const ProfileSummary& s, const MachinePeak& peak) {
              ", \"percent\": " + Json(t.percent) + ", \"mean_us\": " + Json(t.mean_us) + ", \"p90_us\": " + Json(t.p90_us);
       if (nodes) {
         out += ", \"op\": " + JsonString(t.op) + ", \"provider\": " + JsonString(t.provider) + ", \"flops\": " +
-               Json(t.flops) + ", \"bytes\": " + Json(t.bytes) + ", \"shapes\": " + JsonString(t.shapes);
+               Json(t.flops) + ", \"bytes\": " + Json(t.bytes) + ", \"shapes\": " + JsonString(t.shapes) +
+               ", \"kernel\": " + JsonString(t.kernel);
       }
       out += "}";
     }

@@ -24,6 +24,7 @@ struct TimeStat {
   double flops = -1;     // node rows: one call's, -1 unknown
   double bytes = -1;     // node rows: one call's, -1 unknown
   std::string shapes;    // node rows: "float[1,3,224,224], ... -> float[...]"
+  std::string kernel;    // node rows: the kernel variant of its first call ("" when the trace has none)
 };
 
 struct ProfileSummary {

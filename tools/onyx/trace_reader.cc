@@ -89,6 +89,7 @@ std::vector<TraceEvent> ReadTrace(const std::string& path) {
       const json args = e.value("args", json::object());
       ev.op = args.value("op_name", "");
       ev.provider = args.value("provider", "");
+      if (args.contains("kernel") && args["kernel"].is_string()) ev.kernel = args["kernel"].get<std::string>();
       ev.activation_bytes = ByteCount(args, "activation_size");
       ev.parameter_bytes = ByteCount(args, "parameter_size");
       ev.output_bytes = ByteCount(args, "output_size");

@@ -22,6 +22,7 @@ struct TraceEvent {
   std::string node;      // the name without "_kernel_time"
   std::string op;        // args.op_name
   std::string provider;  // args.provider
+  std::string kernel;    // args.kernel: the kernel variant Onyx ran ("" in ONNX Runtime's traces)
   int64_t activation_bytes = -1, parameter_bytes = -1, output_bytes = -1;  // -1: not in the file
   std::vector<TensorShape> inputs, outputs;
   int threads = 0;  // the intra-op pool's size when the trace says (Onyx's num_threads), else 0

@@ -6,6 +6,7 @@ by `onyx optimize --require-kernels`) and one timeline bar per kernel run, and "
 shows that node's attributes and shapes. A screenshot is taken of each."""
 import collections
 import glob
+import json
 import os
 import re
 import subprocess
@@ -149,6 +150,20 @@ def test_report_renders_in_chromium(chromium, name):
     details = " ".join(dom.details)
     assert conv_like.name in details and "attr " + conv_like.attribute[0].name in details
     assert "created by" in details and "shapes" in details and "provider" in details
+    # A convolution's details: the variant the trace recorded and the pass that made the node.
+    with open(trace) as f:
+        events = [e for e in json.load(f) if e["cat"] == "Node" and e["args"].get("op_name") == "NchwcConv"]
+    if name == "resnet50":  # level all puts ResNet-50's convolutions in the NCHWc layout
+        assert events and all(e["args"]["kernel"] for e in events)
+        conv = events[-1]
+        conv_name = conv["name"][:-len("_kernel_time")]
+        dom_text, console = browse(chromium, url + "#node=" + conv_name, "--dump-dom")
+        assert console == [], console
+        dom = Dom()
+        dom.feed(dom_text)
+        details = " ".join(dom.details)
+        assert "NchwcConv \u2014 " + conv["args"]["kernel"] in details, details
+        assert "pass NchwcLayout" in details, details
     shot = os.path.join(work, f"{name}.png")
     _, console = browse(chromium, url, f"--screenshot={shot}")
     assert console == [], console

@@ -91,6 +91,11 @@ def test_events_match_onnxruntime(tmp_path):
     for name, args in ours_nodes.items():
         for key in NODE_ARGS:
             assert args[key] == theirs_nodes[name][key], (name, key)
+    # Onyx's extra arg: the variant a kernel with several took (a 3x3 map is <= 64 pixels: im2col
+    # GEMM; a constant B is packed); ops with one path have none, and ONNX Runtime writes none.
+    assert ours_nodes["conv_kernel_time"]["kernel"].startswith("gemm im2col f32_gemm_")
+    assert ours_nodes["matmul_kernel_time"]["kernel"].startswith("gemm packed B f32_gemm_")
+    assert "kernel" not in ours_nodes["relu_kernel_time"] and "kernel" not in theirs_nodes["conv_kernel_time"]
     for args in ours_nodes.values():
         assert isinstance(args["thread_scheduling_stats"], dict)
         assert args["thread_scheduling_stats"]["main_thread"]["thread_id"].isdigit()

@@ -19,7 +19,9 @@ class Gemm final : public OpKernel {
         legacy_(info.opset() < 7),
         legacy_broadcast_(info.opset() < 7 && info.GetIntOr("broadcast", 0) != 0),
         c_optional_(info.opset() >= 11),
-        packed_b_(linalg_kernels::PackConstantB(info, 1, info.GetIntOr("transB", 0) != 0)) {
+        packed_b_(linalg_kernels::PackConstantB(info, 1, info.GetIntOr("transB", 0) != 0)),
+        microkernel_(linalg::SgemmKernelName()),
+        isa_(linalg::SgemmIsa()) {
     if (!c_optional_ && !info.has_input(2)) info.Fail("input C is required before opset 11");
     // A constant bias row [N] (or [1, N]) with beta 1 is added by the GEMM's epilogue.
     const Tensor* c = info.ConstantInput(2);
@@ -76,6 +78,8 @@ class Gemm final : public OpKernel {
           py[i] = use_c ? FromCompute<T>(static_cast<ComputeType<T>>(beta_ * ToCompute(py[i]))) : T(0.0f);
         return;
       }
+      const KernelVariant v = linalg_kernels::TypedGemmVariant<T>(trans_a_, n, k, microkernel_, isa_);
+      NoteKernelVariant(v.algorithm, v.isa);
       linalg_kernels::TypedGemm<T>(trans_a_, trans_b_, m, n, k, alpha_, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1),
                                    use_c ? beta_ : 0.0f, py, n, ctx.thread_pool());
     });
@@ -116,6 +120,7 @@ class Gemm final : public OpKernel {
       for (int64_t i = 0; i < m * n; ++i) py[i] = beta * py[i] + (bias_.defined() ? bias_.data<float>()[i % n] : 0.0f);
       return;
     }
+    NoteKernelVariant("gemm packed B", packed_b_->kernel_name());
     linalg::SgemmPackedB(trans_a_, m, n, k, alpha_, a.data<float>(), a.dim(1), *packed_b_, beta, y.data<float>(), n,
                          ctx.thread_pool(), bias_.defined() ? &epilogue : nullptr);
   }
@@ -129,6 +134,7 @@ class Gemm final : public OpKernel {
   bool c_optional_;
   std::shared_ptr<const linalg::PackedB> packed_b_;  // B when it is a constant float matrix
   Tensor bias_;                                       // C when the epilogue adds it
+  std::string microkernel_, isa_;  // the SGEMM's when the kernel was made, for the profile
 };
 
 ONYX_CPU_KERNEL("Gemm", 1, 6, Gemm);

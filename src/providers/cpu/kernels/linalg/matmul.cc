@@ -11,7 +11,10 @@ namespace {
 
 class MatMul final : public OpKernel {
  public:
-  explicit MatMul(const KernelInfo& info) : packed_b_(linalg_kernels::PackConstantB(info, 1, false)) {}
+  explicit MatMul(const KernelInfo& info)
+      : packed_b_(linalg_kernels::PackConstantB(info, 1, false)),
+        microkernel_(linalg::SgemmKernelName()),
+        isa_(linalg::SgemmIsa()) {}
 
   bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && packed_b_); }
 
@@ -46,6 +49,8 @@ class MatMul final : public OpKernel {
     const auto b_strides = BroadcastStrides(b_batch, batch);
     Dispatch(linalg_kernels::GemmTypes{}, a.dtype(), ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
+      const KernelVariant v = linalg_kernels::TypedGemmVariant<T>(false, n, k, microkernel_, isa_);
+      NoteKernelVariant(v.algorithm, v.isa);
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();
       T* po = out.data<T>();
@@ -91,11 +96,13 @@ class MatMul final : public OpKernel {
     Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
     const int64_t rows = k == 0 ? 0 : a.size() / k;
     if (out.size() == 0) return;
+    NoteKernelVariant("gemm packed B", packed_b_->kernel_name());
     linalg::SgemmPackedB(false, rows, n, k, 1.0f, a.data<float>(), k, *packed_b_, 0.0f, out.data<float>(), n,
                          ctx.thread_pool());
   }
 
   std::shared_ptr<const linalg::PackedB> packed_b_;
+  std::string microkernel_, isa_;  // the SGEMM's when the kernel was made, for the profile
 };
 
 ONYX_CPU_KERNEL("MatMul", 1, 8, MatMul);

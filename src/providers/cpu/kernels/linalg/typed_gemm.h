@@ -6,16 +6,33 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "base/type_traits.h"
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
+#include "providers/kernel_variant.h"
 
 namespace onyx::linalg_kernels {
 
 using GemmTypes = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t>;
+
+// The path TypedGemm<T> takes for the profile: the SGEMM's few-columns path (on `isa`) or its
+// blocked microkernel, or plain loops; the strings must outlive the call (the kernel's own).
+template <typename T>
+KernelVariant TypedGemmVariant(bool trans_a, int64_t n, int64_t k, const std::string& microkernel,
+                               const std::string& isa) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+    if (linalg::SgemmTakesFewColumnsPath(trans_a, n, k)) return {"gemm few columns (N <= 4)", isa.c_str()};
+    return {"gemm blocked", microkernel.c_str()};
+  } else if constexpr (std::is_integral_v<T>) {
+    return {"row loops in 64-bit integers", "scalar"};
+  } else {
+    return {"row loops in double", "scalar"};
+  }
+}
 
 // beta == 0 means C is write-only.
 template <typename T>

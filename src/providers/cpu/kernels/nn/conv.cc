@@ -24,6 +24,7 @@
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
+#include "providers/kernel_variant.h"
 
 namespace onyx {
 namespace {
@@ -31,24 +32,8 @@ namespace {
 using linalg::ConvActivation;
 using nn::WindowGeometry;
 
-// Winograd pays for its transforms from about this many channels on (measured on ResNet-50,
-// YOLO and PP-OCR shapes).
-constexpr int64_t kWinogradMinChannels = 16;
-constexpr int64_t kGemmMaxOutputPixels = 64;
-
-enum class ConvAlgo { kAuto, kDirect, kGemm, kWinograd, kDepthwise };
+using ConvAlgo = linalg::ConvAlgorithm;
 enum class ConvFlavor { kConv, kMicrosoftFused, kOnyxFused };
-
-ConvAlgo AlgoFromEnvironment() {
-  const char* env = std::getenv("ONYX_CONV_ALGO");
-  if (env == nullptr) return ConvAlgo::kAuto;
-  const std::string v = env;
-  if (v == "direct") return ConvAlgo::kDirect;
-  if (v == "gemm") return ConvAlgo::kGemm;
-  if (v == "winograd") return ConvAlgo::kWinograd;
-  if (v == "depthwise") return ConvAlgo::kDepthwise;
-  return ConvAlgo::kAuto;
-}
 
 // FusedConv's activation and activation_params as ONNX Runtime 1.30 reads them: Relu, Tanh and
 // Sigmoid take no parameters; LeakyRelu takes [alpha]; Clip [min, max]; HardSigmoid
@@ -150,6 +135,7 @@ linalg::Conv2dShape MakeShape(const ConvProblem& p) {
 // The float engine for a weight: made once for a constant W, else per run.
 struct FloatEngine {
   ConvAlgo algo = ConvAlgo::kGemm;
+  const char* isa = "";  // the convolution kernels' ISA when it was made (static text)
   linalg::GemmConv gemm;
   linalg::DirectConv direct;
   linalg::DepthwiseConv depthwise;
@@ -176,35 +162,15 @@ struct FloatEngine {
   }
 };
 
-// Picks the path from what the weight and attributes fix: the group, the channel counts, the
-// kernel, strides and dilations, and the output size when shape inference knows it
-// (out_plane > 0).
-// exact: the node sits between DequantizeLinear and QuantizeLinear, where Winograd's rounding
-// would flip quantized results (qdq_neighbours.h).
+// The path, by linalg's rule (ChooseConvAlgorithm, which onyx explain calls too).
 ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, bool exact, int64_t out_plane = -1) {
-  const bool depthwise_ok = s.group > 1 && s.group == s.in_channels && s.out_channels % s.group == 0;
-  const bool winograd_ok = linalg::WinogradConv::Applicable(s) && !exact;
-  switch (forced) {
-    case ConvAlgo::kGemm: return ConvAlgo::kGemm;
-    case ConvAlgo::kDirect: return ConvAlgo::kDirect;
-    case ConvAlgo::kWinograd: return winograd_ok ? ConvAlgo::kWinograd : ConvAlgo::kDirect;
-    case ConvAlgo::kDepthwise: return depthwise_ok ? ConvAlgo::kDepthwise : ConvAlgo::kDirect;
-    case ConvAlgo::kAuto: break;
-  }
-  if (depthwise_ok) return ConvAlgo::kDepthwise;
-  if (winograd_ok && s.in_channels >= kWinogradMinChannels && s.out_channels >= kWinogradMinChannels)
-    return ConvAlgo::kWinograd;
-  // 1x1 convolutions are plain GEMMs on NCHW (strided ones on a subsampled copy): no reorder
-  // of input or output. Tiny outputs (a 7x7 map) give the direct tiles too few pixels per
-  // weight load; im2col is cheap there.
-  if (s.kernel_h == 1 && s.kernel_w == 1) return ConvAlgo::kGemm;
-  if (out_plane > 0 && out_plane <= kGemmMaxOutputPixels) return ConvAlgo::kGemm;
-  return ConvAlgo::kDirect;
+  return linalg::ChooseConvAlgorithm(forced, s, exact, out_plane).algorithm;
 }
 
 std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape& s, const float* w) {
   auto e = std::make_shared<FloatEngine>();
   e->algo = algo;
+  e->isa = linalg::ConvIsaName();
   switch (algo) {
     case ConvAlgo::kGemm: e->gemm = linalg::GemmConv(s, w); break;
     case ConvAlgo::kDirect: e->direct = linalg::DirectConv(s, w); break;
@@ -222,7 +188,8 @@ class Conv final : public OpKernel {
         group_(info.GetIntOr("group", 1)),
         flavor_(flavor),
         activation_(ParseActivation(info, flavor)),
-        forced_(AlgoFromEnvironment()),
+        forced_(linalg::ConvAlgorithmFromEnvironment()),
+        gemm_kernel_(linalg::SgemmKernelName()),
         exact_(IsBetweenQuantizeNodes(info)) {
     if (group_ < 1) info.Fail(StrCat("group must be >= 1, got ", group_));
     const Tensor* w = info.ConstantInput(1);
@@ -288,6 +255,8 @@ class Conv final : public OpKernel {
         if (p.g.rank() <= 2) done = RunFloat(p, xp, weights, bp, zp, yp, ctx.thread_pool());
       }
       if (!done) {
+        NoteKernelVariant(std::is_same_v<C, float> ? "gemm im2col" : "im2col and row loops in double",
+                          std::is_same_v<C, float> ? gemm_kernel_.c_str() : "scalar");
         RunGemmConv<C>(p, xp, weights(), bp, yp, ctx.thread_pool());
         ApplyEpilogue(zp, yp, y.size(), ctx.thread_pool());
       }
@@ -354,13 +323,21 @@ class Conv final : public OpKernel {
     args.residual = z;
     args.activation = activation_;
     if (engine_ != nullptr && engine_->Supports(s, args)) {
+      NoteVariant(*engine_, s);
       engine_->Run(s, x, y, args, pool);
       return true;
     }
     const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s, exact_), s, weights());
     if (!engine->Supports(s, args)) return false;
+    NoteVariant(*engine, s);
     engine->Run(s, x, y, args, pool);
     return true;
+  }
+
+  // For the profile: the engine and its ISA (GEMM engines run the SGEMM microkernel); static or
+  // kernel-owned text, so this costs two stores.
+  void NoteVariant(const FloatEngine& e, const linalg::Conv2dShape& s) const {
+    NoteKernelVariant(linalg::ConvAlgorithmName(e.algo, s), e.algo == ConvAlgo::kGemm ? gemm_kernel_.c_str() : e.isa);
   }
 
   // Z and the activation after the GEMM path (the bias is already in).
@@ -381,6 +358,7 @@ class Conv final : public OpKernel {
   ConvFlavor flavor_;
   ConvActivation activation_;
   ConvAlgo forced_;
+  std::string gemm_kernel_;               // the SGEMM microkernel when the kernel was made
   bool exact_;                            // no Winograd (IsBetweenQuantizeNodes)
   Tensor prepared_weight_;                // W in its compute type when W is a constant
   std::shared_ptr<FloatEngine> engine_;  // prepared from a constant float W

@@ -21,6 +21,7 @@
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
+#include "providers/kernel_variant.h"
 
 namespace onyx {
 namespace {
@@ -28,14 +29,6 @@ namespace {
 using linalg::ConvActivation;
 
 int64_t Blocks(int64_t channels, int64_t block) { return (channels + block - 1) / block; }
-
-// Wide 3x3 layers on maps of at most 49 output pixels run direct instead of Winograd: a 7x7 map
-// (ResNet-50's last stage) is 4 tiles of 4x4, so each of the 36 * C * M transformed weights
-// serves only 4 tiles; with C * M >= 2^17 (at least 18 MiB of them) the product streams them from
-// memory. Measured per layer (NCHWc, AVX-512 and AVX2): C = M = 512 at 7x7 runs as fast or
-// faster direct on one thread and up to 25% faster on two; C = M <= 256 stays faster in Winograd.
-constexpr int64_t kWinogradMaxDirectPlane = 49;
-constexpr int64_t kWinogradMinDirectWeights = int64_t{1} << 17;
 
 void CheckBlock(const KernelInfo& info, int64_t block) {
   if (block != linalg::ConvBlockSize())
@@ -143,12 +136,14 @@ class NchwcConv final : public OpKernel {
     s.dilation_h = r == 2 ? at(attrs_.dilations, 0) : 1;
     weight_conv_shape_ = s;
     const float* wp = w->data<float>();
-    if (plain_input_) direct_ = linalg::DirectConv(s, wp);  // the engine that reads NCHW and writes NCHWc
-    else if (s.IsDepthwise() && s.out_channels == s.in_channels) depthwise_ = linalg::DepthwiseConv(s, wp);
-    else if (linalg::WinogradConv::Applicable(s) && s.in_channels >= 16 && s.out_channels >= 16 &&
-             !IsBetweenQuantizeNodes(info))  // Winograd's rounding would flip quantized values
-      winograd_ = linalg::WinogradConv(s, wp);
-    else direct_ = linalg::DirectConv(s, wp);
+    // linalg's rule (onyx explain calls it too); Winograd's rounding would flip quantized values.
+    const bool exact = !plain_input_ && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(info);
+    switch (linalg::ChooseNchwcAlgorithm(s, plain_input_, exact).algorithm) {
+      case linalg::ConvAlgorithm::kDepthwise: depthwise_ = linalg::DepthwiseConv(s, wp); break;
+      case linalg::ConvAlgorithm::kWinograd: winograd_ = linalg::WinogradConv(s, wp); break;
+      default: direct_ = linalg::DirectConv(s, wp); break;  // plain_input: reads NCHW, writes NCHWc
+    }
+    isa_ = linalg::ConvIsaName();
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -200,12 +195,20 @@ class NchwcConv final : public OpKernel {
         ctx.Fail(StrCat("this convolution has no NCHWc form (grouped channels must be multiples of ", block, ")"));
       engine.Run(s, x.data<float>(), y.data<float>(), args, ctx.thread_pool());
     };
-    if (!depthwise_.empty()) run(depthwise_);
-    else if (!winograd_.empty() && s.out_h * s.out_w <= kWinogradMaxDirectPlane &&
-             channels * out_channels >= kWinogradMinDirectWeights)
+    // The profile's kernel arg: static text, two stores.
+    if (!depthwise_.empty()) {
+      NoteKernelVariant(linalg::ConvAlgorithmName(linalg::ConvAlgorithm::kDepthwise, s), isa_);
+      run(depthwise_);
+    } else if (!winograd_.empty() && linalg::NchwcRunsDirectForSmallPlane(s)) {
+      NoteKernelVariant("direct NCHWc (small output map)", isa_);
       run(SmallPlaneDirect(ctx));
-    else if (!winograd_.empty()) run(winograd_);
-    else run(direct_);
+    } else if (!winograd_.empty()) {
+      NoteKernelVariant(linalg::ConvAlgorithmName(linalg::ConvAlgorithm::kWinograd, s), isa_);
+      run(winograd_);
+    } else {
+      NoteKernelVariant(linalg::ConvAlgorithmName(linalg::ConvAlgorithm::kDirect, s), isa_);
+      run(direct_);
+    }
   }
 
  private:
@@ -229,6 +232,7 @@ class NchwcConv final : public OpKernel {
   linalg::DepthwiseConv depthwise_;
   linalg::WinogradConv winograd_;
   linalg::Conv2dShape weight_conv_shape_;
+  const char* isa_ = "";  // the engines' ISA (static text)
   mutable std::once_flag small_direct_once_;
   mutable linalg::DirectConv small_direct_;
 };

@@ -51,9 +51,11 @@ bool FeedsQuantize(const std::unordered_map<std::string, std::vector<ir::Node*>>
 }  // namespace
 
 bool IsBetweenQuantizeNodes(const KernelInfo& info) {
-  const ir::Graph* graph = info.graph();
-  if (graph == nullptr) return false;
-  const ir::Node& node = info.node();
+  return info.graph() != nullptr && IsBetweenQuantizeNodes(*info.graph(), info.node());
+}
+
+bool IsBetweenQuantizeNodes(const ir::Graph& g, const ir::Node& node) {
+  const ir::Graph* graph = &g;
   const auto producers = graph->Producers();
   for (size_t i = 0; i < node.inputs.size() && i < 2; ++i)  // the data and the weight
     if (!node.inputs[i].empty() && FedByDequantize(producers, node.inputs[i])) return true;

@@ -7,9 +7,15 @@
 namespace onyx {
 
 class KernelInfo;
+namespace ir {
+class Graph;
+class Node;
+}  // namespace ir
 
 // Looks through layout reorders (ReorderToNchwc / ReorderFromNchwc) and pure data movement
 // between the node and its neighbours. False when the kernel has no graph.
 bool IsBetweenQuantizeNodes(const KernelInfo& info);
+// The same for a node of `graph` (onyx explain names the convolution engine this decides).
+bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace onyx
