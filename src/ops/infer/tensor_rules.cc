@@ -348,8 +348,10 @@ void SplitRule(InferenceContext& ctx) {
       out[axis] = Dim{(*sizes)[i], ""};
     } else if ((*in)[axis].known()) {
       const int64_t total = (*in)[axis].value;
-      const int64_t chunk = (total + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
-      out[axis] = Dim{std::min(chunk, total - chunk * static_cast<int64_t>(i)), ""};
+      const int64_t parts = static_cast<int64_t>(n);
+      const int64_t chunk = total / parts + (total % parts != 0);  // ceil without overflowing
+      const __int128 left = static_cast<__int128>(total) - static_cast<__int128>(chunk) * static_cast<int64_t>(i);
+      out[axis] = left < 0 ? Dim{} : Dim{left < chunk ? static_cast<int64_t>(left) : chunk, ""};
     } else {
       out[axis] = Dim{};
     }

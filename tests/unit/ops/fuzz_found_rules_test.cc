@@ -125,5 +125,19 @@ TEST(FuzzFoundRules, ConcatWhoseSizesOverflowIsUnknown) {
   EXPECT_EQ(out[0], (Dim{8, ""}));
 }
 
+TEST(FuzzFoundRules, EvenSplitOfAHugeDimDoesNotOverflow) {
+  // The ceiling (total + n - 1) / n overflowed for a dim near INT64_MAX.
+  ir::Node split;
+  split.op_type = "Split";
+  split.opset = 13;
+  split.inputs = {"x"};
+  split.outputs = {"a", "b"};
+  InferenceContext ctx(split, {TypeInfo::Tensor(DataType::kFloat, std::vector<Dim>{Dim{INT64_MAX, ""}})}, {nullptr});
+  (*FindInferenceRule("", "Split"))(ctx);
+  ASSERT_TRUE(ctx.outputs()[0] && ctx.outputs()[1]);
+  EXPECT_EQ((*ctx.outputs()[0]->shape)[0], (Dim{int64_t{1} << 62, ""}));
+  EXPECT_EQ((*ctx.outputs()[1]->shape)[0], (Dim{(int64_t{1} << 62) - 1, ""}));
+}
+
 }  // namespace
 }  // namespace onyx
