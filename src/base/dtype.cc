@@ -96,8 +96,11 @@ bool IsSubByte(DataType t) { return DataTypeBits(t) > 0 && DataTypeBits(t) < 8; 
 
 int64_t StorageBytes(DataType t, int64_t count) {
   const int64_t bits = DataTypeBits(t);
-  if (bits >= 8) return count * (bits / 8);
-  return (count * bits + 7) / 8;
+  // A count too large to size saturates at INT64_MAX (never wraps), so every size limit refuses it.
+  int64_t bytes = 0;
+  if (bits >= 8) return __builtin_mul_overflow(count, bits / 8, &bytes) ? INT64_MAX : bytes;
+  if (__builtin_mul_overflow(count, bits, &bytes) || bytes > INT64_MAX - 7) return INT64_MAX;
+  return (bytes + 7) / 8;
 }
 
 }  // namespace onyx

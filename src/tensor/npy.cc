@@ -118,8 +118,10 @@ Tensor ReadNpy(const std::string& path) {
   };
   if (descr.size() > 2 && descr[0] == '<' && descr[1] == 'U') {
     const size_t width = static_cast<size_t>(ParseCount(descr.substr(2), path, "string width"));
-    ONYX_CHECK(width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ", width,
-               " is more than the file holds");
+    // Zero-width strings hold no bytes, so the file size would not bound their count (NumPy never
+    // writes them: an array of empty strings is '<U1').
+    ONYX_CHECK(width >= 1 && width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ",
+               width, " is not within 1 and the ", data_bytes, " bytes the file holds");
     check_bytes(static_cast<int64_t>(width) * 4);
     Tensor t(DataType::kString, shape);
     std::vector<char32_t> buf(width);
@@ -132,8 +134,10 @@ Tensor ReadNpy(const std::string& path) {
   }
   if (descr.size() > 2 && descr[0] == '|' && descr[1] == 'S') {
     const size_t width = static_cast<size_t>(ParseCount(descr.substr(2), path, "string width"));
-    ONYX_CHECK(width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ", width,
-               " is more than the file holds");
+    // Zero-width strings hold no bytes, so the file size would not bound their count (NumPy never
+    // writes them: an array of empty strings is '<U1').
+    ONYX_CHECK(width >= 1 && width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ",
+               width, " is not within 1 and the ", data_bytes, " bytes the file holds");
     check_bytes(static_cast<int64_t>(width));
     Tensor t(DataType::kString, shape);
     std::string buf(width, '\0');

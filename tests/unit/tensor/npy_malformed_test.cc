@@ -67,6 +67,12 @@ TEST(NpyMalformed, ShapesLargerThanTheFileAreRefusedBeforeAllocating) {
     const std::string error = ErrorOf(WriteNpy("huge", dict, "abcdefgh"));
     EXPECT_NE(error.find("truncated data"), std::string::npos) << descr << ": " << error;
   }
+  // Zero-width strings would need no bytes at all: 2^40 of them from an empty file.
+  for (const char* descr : {"'<U0'", "'|S0'"}) {
+    const std::string dict = std::string("{'descr': ") + descr + ", 'fortran_order': False, 'shape': (1099511627776,), }";
+    const std::string error = ErrorOf(WriteNpy("zero_width", dict, ""));
+    EXPECT_NE(error.find("string width 0 is not within 1"), std::string::npos) << descr << ": " << error;
+  }
   // The same header with the data it asks for reads.
   const Tensor t = ReadNpy(WriteNpy("fits", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", "abcdefgh"));
   EXPECT_EQ(t.size(), 2);
