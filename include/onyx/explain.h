@@ -24,7 +24,8 @@ struct NodeExplanation {
   std::string created_by;
   std::vector<std::string> rewritten_by;  // passes that changed it in place, in order
   // The variant it runs: algorithm and ISA with the rule's reason ("winograd F(4x4,3x3) on
-  // avx512 (...)"), or the rule when it waits for a run-time shape; "" for single-path ops.
+  // avx512 (...)"), or the rule when it waits for a run-time shape; "" for single-path ops and
+  // for nodes on providers other than CPU.
   std::string kernel;
 };
 

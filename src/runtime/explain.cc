@@ -84,7 +84,8 @@ Explanation Explain(const Session& session) {
       n.replaces = Replaced(*node, *original_model->graph, original_producers);
       for (const auto& r : n.replaces) replaced_by[r].push_back(node->name);
     }
-    n.kernel = KernelChoiceText(*node, graph, types);
+    // The CPU kernels' variants (other providers choose their own, which this does not name).
+    if (n.provider == "CPU") n.kernel = KernelChoiceText(*node, graph, types);
     e.nodes.push_back(std::move(n));
   }
   // The model's nodes that a pass removed (a node a pass made and a later one removed is not the
