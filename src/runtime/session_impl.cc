@@ -41,7 +41,7 @@ void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
   for (const auto& [key, value] : entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
                        key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key) ||
-                       IsLoadLimitsConfigKey(key);
+                       IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key);
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
   }
 }
@@ -68,6 +68,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   }
   if (!has_cpu) providers_.push_back(MakeCpuProvider());
   CheckConfigKeys(options.config_entries);
+  run_limits_ = RunLimitsFromConfig(options.config_entries);
   logger_ = Logger(options.logid, options.log_severity_level, options.log_verbosity_level, "SessionOptions");
   // Thread options are checked before the (possibly long) optimization.
   SessionThreadPools pools = CreateSessionThreadPools(options);
@@ -205,6 +206,9 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
     auto it = fed.find(in.name);
     if (it != fed.end()) {
       CheckFeed(IoInfo{in.name, in.type}, *it->second);
+      if (it->second->is_tensor())
+        CheckTensorLimits(run_limits_, it->second->tensor().dtype(), it->second->tensor().shape(),
+                          StrCat(ModelLabel(), ": input '", in.name, "'"));
       positional.push_back(*it->second);
     } else if (const Tensor* init = graph.FindInitializer(in.name)) {
       positional.emplace_back(*init);
@@ -235,7 +239,7 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
 
   const std::vector<Tensor> buffers =
       preallocated != nullptr ? BindOutputBuffers(ModelLabel(), graph.outputs, picks, *preallocated) : std::vector<Tensor>{};
-  RunMemory memory = PrepareRunMemory(arena_.get(), options_.enable_mem_pattern, positional);
+  RunMemory memory = PrepareRunMemory(arena_.get(), options_.enable_mem_pattern, positional, run_limits_);
   RunState run;
   run.terminate = run_options.terminate.get();
   const Logger run_logger(run_options.run_tag.empty() ? options_.logid : run_options.run_tag,

@@ -12,6 +12,7 @@
 #include "providers/provider.h"
 #include "runtime/graph_plan.h"
 #include "runtime/profiler.h"
+#include "runtime/run_memory.h"
 #include "runtime/thread_pools.h"
 #include "tensor/arena_allocator.h"
 
@@ -58,6 +59,7 @@ class SessionImpl {
   std::shared_ptr<ThreadPool> pool_;        // the session's own, or the global one
   std::shared_ptr<ThreadPool> inter_pool_;  // parallel mode only
   std::shared_ptr<ArenaAllocator> arena_;  // null when the arena is off
+  RunLimits run_limits_;                   // onyx.run.* config entries
   std::unique_ptr<GraphPlan> plan_;
   std::vector<IoInfo> inputs_, outputs_, overridable_;
   ModelMetadata metadata_;

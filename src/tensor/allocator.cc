@@ -2,7 +2,7 @@
 
 #include "base/aligned_memory.h"
 #include "base/check.h"
-#include "tensor/arena_allocator.h"
+#include "tensor/machine_memory.h"
 
 namespace onyx {
 
@@ -14,28 +14,23 @@ namespace {
 
 class AlignedCpuAllocator final : public Allocator {
  public:
-  explicit AlignedCpuAllocator(bool share_huge_pages) : share_huge_pages_(share_huge_pages) {}
   void* Allocate(size_t bytes) override {
-    void* p = AllocateAligned(bytes, kAlignment, share_huge_pages_);
+    // More than RAM + swap can never be backed, though overcommit may grant it (then the OOM
+    // killer strikes when the pages are touched) and AddressSanitizer aborts on such requests.
+    ONYX_CHECK(bytes <= static_cast<uint64_t>(MachineMemoryBytes()), kOutOfMemory, "CPU allocation of ", bytes,
+               " bytes is more than this machine's memory (RAM + swap: ", MachineMemoryBytes(), " bytes)");
+    void* p = AllocateAligned(bytes, kAlignment);
     ONYX_CHECK(p != nullptr, kOutOfMemory, "CPU allocation of ", bytes, " bytes failed");
     return p;
   }
   void Free(void* p) override { FreeAligned(p); }
   Device device() const override { return Device{}; }
-
- private:
-  const bool share_huge_pages_;
 };
 
 }  // namespace
 
 Allocator* CpuAllocator() {
-  static AlignedCpuAllocator allocator(/*share_huge_pages=*/false);
-  return &allocator;
-}
-
-Allocator* CpuArenaBackingAllocator() {
-  static AlignedCpuAllocator allocator(/*share_huge_pages=*/true);
+  static AlignedCpuAllocator allocator;
   return &allocator;
 }
 

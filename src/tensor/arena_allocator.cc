@@ -12,6 +12,10 @@ namespace {
 // Most input-shape keys whose pattern blocks the arena keeps (a model fed many shapes does not
 // hoard one block per shape).
 constexpr size_t kMaxPatterns = 16;
+// Most bytes of idle pattern blocks, in multiples of the largest high-water mark a Run reached:
+// two of the largest shape's blocks, or more of smaller ones, so alternating between a few shapes
+// keeps its patterns while random shapes cannot pile up 16 large blocks.
+constexpr size_t kPatternBudget = 2;
 
 }  // namespace
 
@@ -173,6 +177,7 @@ void ArenaAllocator::TrimLocked() {
   free_blocks_.clear();
   for (auto& [key, block] : patterns_) FreePatternBlockLocked(block);
   patterns_.clear();
+  pattern_bytes_ = 0;
 }
 
 void ArenaAllocator::FreePatternBlockLocked(PatternBlock block) {
@@ -189,6 +194,7 @@ std::shared_ptr<Allocator> ArenaAllocator::BeginPatternRun(const std::string& ke
     const auto it = patterns_.find(key);
     if (it != patterns_.end()) {
       block = it->second;
+      pattern_bytes_ -= block.size;
       patterns_.erase(it);
     }
   }
@@ -198,6 +204,7 @@ std::shared_ptr<Allocator> ArenaAllocator::BeginPatternRun(const std::string& ke
 void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, size_t high_water,
                                    const std::unordered_set<void*>& run_blocks) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
+  largest_high_water_ = std::max(largest_high_water_, high_water);
   // The blocks the arena served this Run and has back: the pattern block replaces them, so
   // they go (first, so the memory held never peaks at both).
   for (void* p : run_blocks) {
@@ -217,10 +224,12 @@ void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, s
   // Keep the larger of this Run's block and one a concurrent Run with the same key left.
   if (kept != patterns_.end() && kept->second.size >= std::max(high_water, block.size)) {
     FreePatternBlockLocked(block);
+    kept->second.last_use = ++pattern_clock_;
     return;
   }
   if (kept != patterns_.end()) {
     FreePatternBlockLocked(kept->second);
+    pattern_bytes_ -= kept->second.size;
     patterns_.erase(kept);
   }
   if (block.data == nullptr || block.size < high_water) {
@@ -234,8 +243,7 @@ void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, s
       block_size_.erase(cached->second);
       free_blocks_.erase(cached);
       ++stats_.pattern_blocks;
-      patterns_.emplace(key, block);
-      EvictPatternsLocked();
+      KeepPatternLocked(key, block);
       return;
     }
     if (max_bytes_ != 0 && stats_.reserved + high_water > max_bytes_) return;
@@ -249,14 +257,24 @@ void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, s
     ++stats_.backing_allocations;
     ++stats_.pattern_blocks;
   }
+  KeepPatternLocked(key, block);
+}
+
+void ArenaAllocator::KeepPatternLocked(const std::string& key, PatternBlock block) {
+  block.last_use = ++pattern_clock_;
+  pattern_bytes_ += block.size;
   patterns_.emplace(key, block);
   EvictPatternsLocked();
 }
 
 void ArenaAllocator::EvictPatternsLocked() {
-  while (patterns_.size() > kMaxPatterns) {
-    FreePatternBlockLocked(patterns_.begin()->second);
-    patterns_.erase(patterns_.begin());
+  while (patterns_.size() > kMaxPatterns || pattern_bytes_ > kPatternBudget * largest_high_water_) {
+    auto oldest = patterns_.begin();
+    for (auto it = patterns_.begin(); it != patterns_.end(); ++it)
+      if (it->second.last_use < oldest->second.last_use) oldest = it;
+    FreePatternBlockLocked(oldest->second);
+    pattern_bytes_ -= oldest->second.size;
+    patterns_.erase(oldest);
   }
 }
 
@@ -268,6 +286,7 @@ void ArenaAllocator::Trim() {
 ArenaAllocator::Stats ArenaAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   Stats stats = stats_;
+  stats.idle_pattern_bytes = pattern_bytes_;
   stats.pattern_allocations = pattern_allocations_.load(std::memory_order_relaxed);
   return stats;
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,7 +42,9 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   // a concurrent Run with the same key works as the first did) and, asking in the same order,
   // gets the same offsets inside it, so it goes neither to the arena's lists nor to the system.
   // A request that does not fit (asked in another order, as in parallel mode) comes from the
-  // arena, and the block kept afterwards grows to fit.
+  // arena, and the block kept afterwards grows to fit. Idle blocks are kept for at most
+  // kMaxPatterns keys and kPatternBudget times the largest high-water mark seen, in bytes, so a
+  // model fed ever new shapes holds a bounded amount (docs/memory.md).
   std::shared_ptr<Allocator> BeginPatternRun(const std::string& key);
 
   struct Stats {
@@ -51,6 +54,7 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
     size_t backing_allocations = 0;  // calls to the backing allocator so far
     size_t allocations = 0;          // requests served by Allocate (from the cache or the backing)
     size_t pattern_blocks = 0;       // memory-pattern blocks held (kept for a key or in a Run)
+    size_t idle_pattern_bytes = 0;   // bytes of the blocks kept for a key (no Run has them)
     size_t pattern_allocations = 0;  // requests placed inside a memory-pattern block
   };
   Stats stats() const;
@@ -60,6 +64,7 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   struct PatternBlock {
     void* data = nullptr;
     size_t size = 0;
+    uint64_t last_use = 0;  // pattern_clock_ when last kept (least recently used goes first)
   };
   static size_t RoundUp(size_t bytes);
   void TrimLocked();
@@ -68,7 +73,10 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   void EndPatternRun(const std::string& key, PatternBlock block, size_t high_water,
                      const std::unordered_set<void*>& run_blocks) noexcept;
   void FreePatternBlockLocked(PatternBlock block);
-  void EvictPatternsLocked();  // keeps at most kMaxPatterns keys
+  void KeepPatternLocked(const std::string& key, PatternBlock block);
+  // Drops the least recently used idle blocks past kMaxPatterns keys or kPatternBudget times the
+  // largest high-water mark seen (docs/memory.md).
+  void EvictPatternsLocked();
 
   Allocator* backing_;
   size_t max_bytes_;
@@ -76,12 +84,15 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   std::multimap<size_t, void*> free_blocks_;  // size -> block
   std::unordered_map<void*, size_t> block_size_;  // every block we hold
   std::map<std::string, PatternBlock> patterns_;  // idle memory-pattern blocks by key
+  size_t pattern_bytes_ = 0;       // their sizes' sum
+  size_t largest_high_water_ = 0;  // the largest high-water mark a pattern Run reached
+  uint64_t pattern_clock_ = 0;
   Stats stats_;
   std::atomic<size_t> pattern_allocations_{0};  // outside the mutex: pattern Runs do not take it
 };
 
-// The CPU allocator to back an arena with. An arena keeps its blocks for its whole life, so even
-// small ones may share huge pages (AllocateAligned's share_huge_pages) without fragmenting them.
+// The CPU allocator to back an arena with: it gives what the arena frees back to the system
+// (large blocks are mapped directly; arena_backing_allocator.cc says why).
 Allocator* CpuArenaBackingAllocator();
 
 }  // namespace onyx

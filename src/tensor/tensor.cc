@@ -51,7 +51,11 @@ Tensor::Tensor(DataType dtype, Shape shape, Allocator* allocator)
   auto storage = std::make_shared<Storage>();
   storage->allocator = allocator;
   storage->allocator_keepalive = allocator->KeepAlive();
-  storage->data = allocator->Allocate(static_cast<size_t>(bytes));
+  try {
+    storage->data = allocator->Allocate(static_cast<size_t>(bytes));
+  } catch (const Error& e) {
+    throw Error(e.code(), StrCat("tensor ", Describe(), ": ", e.what()));  // which tensor asked
+  }
   storage->string_count = 0;
   if (dtype == DataType::kString) {
     auto* strings = static_cast<std::string*>(storage->data);
