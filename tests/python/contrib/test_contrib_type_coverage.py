@@ -75,14 +75,16 @@ def test_onyx_runs_what_ort_runs(name, dtype):
 # Pairs ORT refuses (its float type is float only, or it lacks the kernel) that Onyx refuses too,
 # with a named error: double where ORT's schema has no double, and the quantized ops whose only
 # float inputs are scales.
-_NO_DOUBLE = ["Attention", "Attention_past", "MultiHeadAttention", "MultiHeadAttention_bias_past", "GroupQueryAttention",
-              "GroupQueryAttention_past_rotary", "GroupQueryAttention_packed", "RotaryEmbedding",
-              "RotaryEmbedding_interleaved_bnsh", "EmbedLayerNormalization", "EmbedLayerNormalization_sum", "MatMulNBits",
-              "MatMulNBits_zero_points_bias", "MatMulNBits_8bit_zero_points", "MatMulNBits_float_zero_points",
-              "MatMulIntegerToFloat", "DynamicQuantizeMatMul", "QuantizeLinear", "DequantizeLinear"]
+_NO_DOUBLE = ["Attention", "Attention_past", "MultiHeadAttention", "MultiHeadAttention_bias_past",
+              "GroupQueryAttention", "GroupQueryAttention_past_rotary", "GroupQueryAttention_packed",
+              "RotaryEmbedding", "RotaryEmbedding_interleaved_bnsh", "EmbedLayerNormalization",
+              "EmbedLayerNormalization_sum", "MatMulNBits", "MatMulNBits_zero_points_bias",
+              "MatMulNBits_8bit_zero_points", "MatMulNBits_float_zero_points", "MatMulIntegerToFloat",
+              "DynamicQuantizeMatMul", "QuantizeLinear", "DequantizeLinear"]
 _FLOAT_SCALES_ONLY = ["QGemm", "QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax",
                       "QLinearConcat", "QLinearAveragePool", "QLinearGlobalAveragePool"]
-ONYX_REFUSES = {**{n: {"float64"} for n in _NO_DOUBLE}, **{n: {"float64", "float16", "bfloat16"} for n in _FLOAT_SCALES_ONLY}}
+ONYX_REFUSES = {**{n: {"float64"} for n in _NO_DOUBLE},
+                **{n: {"float64", "float16", "bfloat16"} for n in _FLOAT_SCALES_ONLY}}
 BEYOND = [(name, dtype) for name, dtypes in ACCEPTED["accepted"].items() if "float32" in dtypes
           for dtype in TYPES if dtype not in dtypes]
 
