@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "base/check.h"
 #include "base/float_types.h"
@@ -122,12 +123,36 @@ void FillFrom(Tensor& t, const std::vector<Src>& src, Fn convert) {
 }
 
 // Typed (non-raw) storage: one field per family of types.
+// How many values dt's typed field holds, and how many the shape needs (n elements).
+std::pair<size_t, int64_t> TypedFieldCount(const RawTensorFields& f, DataType dt, int64_t n) {
+  const int64_t twice = n > INT64_MAX / 2 ? INT64_MAX : 2 * n;
+  switch (dt) {
+    case DataType::kFloat: return {f.float_data.size(), n};
+    case DataType::kComplex64: return {f.float_data.size(), twice};
+    case DataType::kDouble: return {f.double_data.size(), n};
+    case DataType::kComplex128: return {f.double_data.size(), twice};
+    case DataType::kInt64: return {f.int64_data.size(), n};
+    case DataType::kUInt64:
+    case DataType::kUInt32: return {f.uint64_data.size(), n};
+    case DataType::kString: return {f.string_data.size(), n};
+    case DataType::kInt4:
+    case DataType::kUInt4:
+    case DataType::kFloat4E2M1:
+    case DataType::kInt2:
+    case DataType::kUInt2: return {f.int32_data.size(), StorageBytes(dt, n)};
+    default: return {f.int32_data.size(), n};  // the other types ride in int32_data, one value each
+  }
+}
+
 Tensor FromTypedFields(const RawTensorFields& f, DataType dt, const Shape& shape, const DecodeContext& ctx) {
   const int64_t n = ShapeSize(shape);
   auto check_count = [&](size_t have, int64_t want) {
     ONYX_CHECK(static_cast<int64_t>(have) == want, kInvalidModel, ctx.source, ": ", TensorLabel(f), " of type ",
                DataTypeName(dt), " and shape ", ShapeToString(shape), " needs ", want, " values but has ", have);
   };
+  // Counted before allocating: a few bytes of dims must not make the reader allocate gigabytes.
+  const auto [have, want] = TypedFieldCount(f, dt, n);
+  check_count(have, want);
   Tensor t(dt, shape);
   switch (dt) {
     case DataType::kFloat:
