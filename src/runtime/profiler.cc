@@ -73,9 +73,12 @@ Profiler::Profiler(std::string file_prefix)
     : file_prefix_(std::move(file_prefix)),
       start_epoch_ns_(EpochNanos()),
       start_steady_ns_(NowNanos()),
-      pid_(static_cast<int>(getpid())) {}
+      pid_(static_cast<int>(getpid())) {
+  KernelVariantListenerAdded();
+}
 
 Profiler::~Profiler() {
+  KernelVariantListenerRemoved();
   try {
     End();
   } catch (...) {
