@@ -49,7 +49,17 @@ struct SessionOptions {
   // says so, not a crash.
   size_t cpu_arena_max_bytes = 0;
   // Execution providers by priority; CPU is always the fallback. Unknown names are an error.
+  // "CUDA" (or "CUDAExecutionProvider") where this build has it: on a machine without a CUDA
+  // device, creating the session is then an error naming cudaGetDeviceCount's result.
   std::vector<std::string> execution_providers = {"CPU"};
+  // ONNX Runtime's provider options, by provider ("CUDA" or "CUDAExecutionProvider") and key, as
+  // strings: {"CUDA": {{"gpu_mem_limit", "1073741824"}, {"arena_extend_strategy", "kSameAsRequested"}}}.
+  // An unknown key, a bad value, an option the provider does not honour yet, or options for a
+  // provider not in execution_providers are Error(kInvalidArgument) naming them (docs/cuda.md).
+  std::map<std::string, std::map<std::string, std::string>> provider_options;
+  // Place the nodes on the providers without creating kernels; device providers need no device
+  // then (what onyx explain does on a machine without one). Run is refused with an error.
+  bool placement_only = false;
   // ONNX Runtime-style config entries. Known keys (others are an error):
   //   optimization.disable_specified_optimizers      comma-separated pass names to skip
   //   session.optimized_model_external_initializers_file_name   external data file for the
@@ -142,6 +152,13 @@ class SessionImpl;
 // Execution providers this build can run ("CPUExecutionProvider", and "CUDAExecutionProvider"
 // where built with CUDA), by ONNX Runtime's names.
 std::vector<std::string> AvailableProviders();
+// Why a provider this build has cannot run on this machine ("" when it can; "CUDA" or
+// "CUDAExecutionProvider"), e.g. "cudaGetDeviceCount returned 100 (no CUDA-capable device is
+// detected)". Error(kInvalidArgument) for a provider this build lacks.
+std::string ProviderUnavailableReason(const std::string& provider);
+// Checks a provider's options as creating a session would (Error(kInvalidArgument) naming a bad
+// key or value), without needing its device.
+void CheckProviderOptions(const std::string& provider, const std::map<std::string, std::string>& options);
 
 class Session {
  public:
@@ -171,6 +188,10 @@ class Session {
 
   // Providers in use, by priority ("CPUExecutionProvider" last).
   std::vector<std::string> providers() const;
+  // Copies between the CPU and a device that each Run makes at the boundaries between nodes on
+  // different providers (graph inputs read on a device and outputs made there included; nodes in
+  // subgraphs add theirs per execution of the subgraph). 0 when every node runs on the CPU.
+  int copies_per_run() const;
 
   // Profiling (SessionOptions::enable_profiling): writes the events recorded so far and stops
   // recording; returns the file's path, or "" when profiling is off.

@@ -127,15 +127,20 @@ class InferenceSession:
                 raise _C.EPFail(f"{name} is not available in this build (available: {', '.join(available)}) "
                                 "and fallback is disabled")
         given = dict(zip(names, options))
-        for name in use + ["CPUExecutionProvider"]:
-            if given.get(name):
-                # Onyx's providers take no options; dropping them would ignore what was asked.
-                raise _C.InvalidArgument(
-                    f"{name} options {sorted(given[name])}: Onyx's providers take none (the arena and threads are "
-                    "SessionOptions: enable_cpu_mem_arena, intra_op_num_threads, ...)")
         if "CPUExecutionProvider" not in use:
             use.append("CPUExecutionProvider")
+        for name in use:
+            # Options are checked (never dropped: an unknown key, a bad value or one not honoured yet is
+            # InvalidArgument) before the device is looked for.
+            _C.check_provider_options(name, given.get(name, {}))
+        for name in use:
+            reason = _C.provider_unavailable_reason(name)
+            if reason:
+                # ONNX Runtime's CUDA provider throws from its constructor on a machine without a GPU, a
+                # RuntimeError here, which __init__'s fallback to CPU catches (or passes on, fallback disabled).
+                raise RuntimeError(f"{name} cannot be created: no usable device: {reason}")
         c_options = self._sess_options._to_c(use)
+        c_options.provider_options = {name: given[name] for name in use if given.get(name)}
         if self._disabled_optimizers:
             c_options.config_entries = {**c_options.config_entries,
                                         "optimization.disable_specified_optimizers": self._disabled_optimizers}
@@ -147,7 +152,7 @@ class InferenceSession:
         self._required = [i.name for i in self._inputs_meta if not i.type.startswith("optional")]
         self._model_meta = ModelMetadata(self._sess.metadata)
         self._providers = list(self._sess.providers())
-        self._provider_options = {p: {} for p in self._providers}
+        self._provider_options = {p: dict(given.get(p, {})) for p in self._providers}
 
     # Metadata.
     def get_session_options(self):

@@ -28,6 +28,7 @@ void BindOptions(nb::module_& m) {
       .def_rw("use_global_thread_pool", &SO::use_global_thread_pool)
       .def_rw("enable_cpu_mem_arena", &SO::enable_cpu_mem_arena)
       .def_rw("execution_providers", &SO::execution_providers)
+      .def_rw("provider_options", &SO::provider_options)
       .def_rw("config_entries", &SO::config_entries)
       .def_rw("enable_mem_pattern", &SO::enable_mem_pattern)
       .def_rw("enable_mem_reuse", &SO::enable_mem_reuse)
@@ -56,6 +57,8 @@ void BindOptions(nb::module_& m) {
           [](RO& o, bool v) { o.terminate->store(v); });
 
   m.def("available_providers", &onyx::AvailableProviders);
+  m.def("provider_unavailable_reason", &onyx::ProviderUnavailableReason);
+  m.def("check_provider_options", &onyx::CheckProviderOptions);
   m.def(
       "set_global_thread_pools",
       [](int intra, int inter, bool allow_spinning) {

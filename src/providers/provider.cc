@@ -1,6 +1,7 @@
 #include "providers/provider.h"
 
 #include <cstring>
+#include <mutex>
 
 namespace onyx {
 
@@ -43,6 +44,28 @@ void ExecutionProvider::CopyTensor(const Tensor& src, Tensor& dst) const {
   } else if (src.byte_size() > 0) {
     std::memcpy(dst.raw_data(), src.raw_data(), static_cast<size_t>(src.byte_size()));
   }
+}
+
+namespace {
+std::map<std::string, ProviderFactory>& ProviderFactories() {
+  static std::map<std::string, ProviderFactory> factories;
+  return factories;
+}
+std::mutex& ProviderFactoriesMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+}  // namespace
+
+void RegisterProviderFactory(const std::string& name, ProviderFactory factory) {
+  std::lock_guard<std::mutex> lock(ProviderFactoriesMutex());
+  ProviderFactories()[name] = std::move(factory);
+}
+
+const ProviderFactory* FindProviderFactory(const std::string& name) {
+  std::lock_guard<std::mutex> lock(ProviderFactoriesMutex());
+  auto it = ProviderFactories().find(name);
+  return it == ProviderFactories().end() ? nullptr : &it->second;
 }
 
 }  // namespace onyx

@@ -3,6 +3,8 @@
 // The session and partitioner see providers only through this interface.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,11 +36,32 @@ class ExecutionProvider {
   virtual std::unique_ptr<OpKernel> CreateKernel(const KernelInfo& info) const;
   // Copies between devices; the default handles CPU to CPU.
   virtual void CopyTensor(const Tensor& src, Tensor& dst) const;
+  // Whether the kernel of `node` reads input i from host memory though the provider's device is
+  // another (shape and axes inputs): the runtime then leaves or copies that input on the CPU.
+  virtual bool InputOnCpu(const ir::Node& node, size_t input) const { return false; }
 
   // Whether a registered kernel runs this node, and why not.
   NodeClaim ClaimByRegistry(const ir::Node& node) const;
 };
 
 std::unique_ptr<ExecutionProvider> MakeCpuProvider();
+
+// Providers other than CPU register a factory under their short name ("CUDA") from their own
+// files (a static ProviderRegistrar), so the session finds them without a central table and a
+// build without them simply lacks the name. Options are ONNX Runtime's provider options (strings).
+using ProviderOptions = std::map<std::string, std::string>;
+struct ProviderFactory {
+  // placement_only: the provider claims nodes as it would on its device but need not have one
+  // (onyx explain on a machine without the device); it creates no kernels then.
+  std::function<std::unique_ptr<ExecutionProvider>(const ProviderOptions& options, bool placement_only)> make;
+  // Why the provider cannot run on this machine ("" when it can), e.g. no device.
+  std::function<std::string()> unavailable_reason;
+};
+void RegisterProviderFactory(const std::string& name, ProviderFactory factory);
+// Null when this build has no provider of that name.
+const ProviderFactory* FindProviderFactory(const std::string& name);
+struct ProviderRegistrar {
+  ProviderRegistrar(const std::string& name, ProviderFactory factory) { RegisterProviderFactory(name, std::move(factory)); }
+};
 
 }  // namespace onyx

@@ -97,13 +97,16 @@ class GraphPlan::StepContext final : public KernelContext {
   }
 
   ThreadPool* thread_pool() const override { return run_.pool; }
-  Allocator* allocator() const override { return run_.allocator; }
+  Allocator* allocator() const override { return on_device() ? step_.provider->allocator() : run_.allocator; }
   const ir::Node& node() const override { return *step_.node; }
 
  private:
   // A tensor for slot s: the Concat output producers of its slices already made, a view into
   // the Concat output when s is a planned slice of one, else fresh memory.
   Tensor NewTensor(int s, DataType dtype, const Shape& shape) {
+    // A device's node makes its outputs in its device's memory (graph outputs are brought back
+    // to the CPU when the graph ends).
+    if (on_device()) return Tensor(dtype, shape, step_.provider->allocator());
     if (concat_layout_ != nullptr && s >= 0) {
       if (written_[s] == kPreallocated && InputsAsPlanned(s)) {
         const Tensor& made = slots_[s].tensor();
@@ -144,6 +147,8 @@ class GraphPlan::StepContext final : public KernelContext {
     }
     return true;
   }
+
+  bool on_device() const { return step_.provider->device().type != DeviceType::kCpu; }
 
   Value& OutputSlot(size_t i) {
     if (i >= step_.outputs.size()) Fail(StrCat("kernel wrote output ", i, " but the node has ", step_.outputs.size()));
@@ -208,6 +213,9 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
   }
 
   plan->placements_ = PartitionGraph(graph, ctx.providers);
+  plan->placement_only_ = ctx.placement_only;
+  plan->slot_home_.assign(plan->num_slots_, nullptr);
+  plan->constant_copy_source_.assign(plan->num_slots_, 0);
   // What each node's subgraphs read from this graph (computed once: it walks whole subgraphs).
   std::vector<std::vector<std::string>> implicit_names(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i)
@@ -268,6 +276,15 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     }
     step.implicit_names = std::move(implicit_names[node_index]);
     for (const auto& n : step.implicit_names) step.implicit_slots.push_back(plan->SlotOf(n));
+    plan->PlaceInputs(step);
+    if (ctx.placement_only) {
+      // Placed, with its copies counted, but no kernel: the plan only answers questions.
+      if (step.provider->device().type != DeviceType::kCpu)
+        for (int slot : step.outputs)
+          if (slot >= 0) plan->slot_home_[slot] = step.provider;
+      plan->steps_.push_back(std::move(step));
+      continue;
+    }
 
     Step* step_ptr = &step;
     KernelInfo info(
@@ -288,22 +305,92 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     if (ctx.release_initializer)
       for (size_t i = 0; i < step.inputs.size(); ++i) {
         const int slot = step.inputs[i];
-        if (slot < 0 || early.constant_index[slot] < 0) continue;
+        if (slot < 0 || slot >= static_cast<int>(early.constant_index.size()) || early.constant_index[slot] < 0)
+          continue;  // not a constant, or its copy on a device
         if (step.kernel->ReadsConstantInputAtRun(i)) early.keep[slot] = 1;
         if (--early.unbuilt_readers[slot] == 0 && !early.keep[slot]) {
           plan->constants_[static_cast<size_t>(early.constant_index[slot])].second = Value();
           ctx.release_initializer(*early.name[slot]);
         }
       }
+    if (step.provider->device().type != DeviceType::kCpu)
+      for (int slot : step.outputs)
+        if (slot >= 0) plan->slot_home_[slot] = step.provider;
     plan->steps_.push_back(std::move(step));
     // Every so many kernels, let already-packed weights leave memory.
     if (ctx.release_mapped_pages && plan->steps_.size() % 32 == 0) ctx.release_mapped_pages();
   }
+  if (ctx.placement_only) return plan;
   plan->DropConstantsNoKernelReads();
   plan->ComputeReleases();
   plan->ComputeStepGraph();
   plan->PlanConcatsInPlace();
   return plan;
+}
+
+void GraphPlan::PlaceInputs(Step& step) {
+  const ExecutionProvider* device = step.provider->device().type == DeviceType::kCpu ? nullptr : step.provider;
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const int s = step.inputs[i];
+    if (s < 0) continue;
+    const ExecutionProvider* want = device != nullptr && !device->InputOnCpu(*step.node, i) ? device : nullptr;
+    if (slot_home_[s] != want) step.inputs[i] = CopySlot(s, want, step);
+  }
+  // Subgraphs read the values of enclosing graphs on the CPU.
+  for (int& s : step.implicit_slots)
+    if (slot_home_[s] != nullptr) s = CopySlot(s, nullptr, step);
+}
+
+int GraphPlan::CopySlot(int src, const ExecutionProvider* want, Step& step) {
+  const auto key = std::make_pair(src, want);
+  if (auto it = copy_slots_.find(key); it != copy_slots_.end()) return it->second;
+  const int dst = num_slots_++;
+  slot_home_.push_back(want);
+  constant_copy_source_.push_back(0);
+  copy_slots_.emplace(key, dst);
+  const StepCopy copy{src, dst, want != nullptr ? want : slot_home_[src]};
+  const Value* constant = nullptr;
+  for (const auto& [slot, value] : constants_)
+    if (slot == src && value.is_tensor()) constant = &value;
+  if (constant != nullptr && placement_only_) {
+    constant_copy_source_[src] = 1;  // would go to the device once, when a plan with kernels is built
+    return dst;
+  }
+  if (constant != nullptr) {
+    // Constants go to the device once, now, rather than in every Run.
+    Value copied;
+    try {
+      CopyValue(copy, *constant, copied, CpuAllocator());
+    } catch (const Error& e) {
+      RethrowWithNode(e, *step.node);
+    }
+    constants_.emplace_back(dst, std::move(copied));
+    constant_copy_source_[src] = 1;
+    return dst;
+  }
+  step.copies.push_back(copy);
+  return dst;
+}
+
+void GraphPlan::CopyValue(const StepCopy& copy, const Value& src, Value& dst, Allocator* cpu_allocator) const {
+  const ExecutionProvider* target = slot_home_[copy.dst];
+  const Device device = target != nullptr ? target->device() : Device{};
+  if (!src.is_tensor() || src.tensor().device() == device) {
+    dst = src;  // already there (a value fed on the device), or not a tensor
+    return;
+  }
+  const Tensor& from = src.tensor();
+  Tensor to(from.dtype(), from.shape(), target != nullptr ? target->allocator() : cpu_allocator);
+  copy.copier->CopyTensor(from, to);
+  dst = Value(std::move(to));
+}
+
+int GraphPlan::copies_per_run() const {
+  int n = 0;
+  for (const Step& step : steps_) n += static_cast<int>(step.copies.size());
+  for (int slot : output_slots_)
+    if (slot < static_cast<int>(slot_home_.size()) && slot_home_[slot] != nullptr) ++n;
+  return n;
 }
 
 void GraphPlan::PlanConcatsInPlace() {
@@ -355,6 +442,9 @@ void GraphPlan::DropConstantsNoKernelReads() {
     }
     for (int slot : step.implicit_slots) read[slot] = 1;
   }
+  // A constant copied to a device at build is read from there.
+  for (size_t slot = 0; slot < constant_copy_source_.size(); ++slot)
+    if (constant_copy_source_[slot]) consumed[slot] = 1;
   for (int slot : output_slots_) read[slot] = 1;
   std::vector<std::pair<int, Value>> kept;
   for (auto& [slot, value] : constants_) {
@@ -373,6 +463,7 @@ void GraphPlan::DropConstantsNoKernelReads() {
 void GraphPlan::ComputeReleases() {
   std::vector<int> last_reader(num_slots_, -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
+    for (const StepCopy& copy : steps_[s].copies) last_reader[copy.src] = static_cast<int>(s);
     for (int slot : steps_[s].inputs)
       if (slot >= 0) last_reader[slot] = static_cast<int>(s);
     for (int slot : steps_[s].implicit_slots) last_reader[slot] = static_cast<int>(s);
@@ -398,8 +489,10 @@ void GraphPlan::ComputeStepGraph() {
       ++reads_of_slot_[slot];
       if (producer[slot] >= 0) predecessors[s].push_back(producer[slot]);
     };
+    for (const StepCopy& copy : steps_[s].copies) read(copy.src);
     for (int slot : steps_[s].inputs) read(slot);
     for (int slot : steps_[s].implicit_slots) read(slot);
+    for (const StepCopy& copy : steps_[s].copies) producer[copy.dst] = static_cast<int>(s);
     for (int slot : steps_[s].outputs)
       if (slot >= 0) producer[slot] = static_cast<int>(s);
   }
@@ -413,6 +506,14 @@ const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
 
 void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
                         RunState& run, const ConcatLayout* concat_layout) const {
+  for (const StepCopy& copy : step.copies) {
+    try {
+      CopyValue(copy, slots[copy.src], slots[copy.dst], run.allocator);
+    } catch (const Error& e) {
+      RethrowWithNode(e, *step.node);
+    }
+    written[copy.dst] = 1;
+  }
   StepContext ctx(*this, step, slots, written, run, concat_layout);
   const Profiler::NodeStart profile_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
   try {
@@ -451,12 +552,16 @@ void GraphPlan::ExecuteParallel(RunState& run, std::vector<Value>& slots, std::v
     auto done_reading = [&](int slot) {
       if (slot >= 0 && readers_left[slot].fetch_sub(1, std::memory_order_acq_rel) == 1) release(slot);
     };
+    for (const StepCopy& copy : step.copies) done_reading(copy.src);
     for (int slot : step.inputs) done_reading(slot);
     for (int slot : step.implicit_slots) done_reading(slot);
   });
 }
 
 std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, const OuterLookup& outer) const {
+  ONYX_CHECK(!placement_only_, kFail, "graph '", graph_.name,
+             "' was only placed on providers (a placement-only session, as onyx explain makes where a "
+             "provider's device is missing): it has no kernels and cannot run");
   ONYX_CHECK(inputs.size() == input_slots_.size(), kInvalidArgument, "graph '", graph_.name, "' takes ",
              input_slots_.size(), " inputs, got ", inputs.size());
   std::vector<Value> slots(num_slots_);
@@ -492,7 +597,23 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     ONYX_CHECK(written[output_slots_[i]] == 1, kRuntime, "graph '", graph_.name, "': output '", output_names_[i],
                "' was not produced");
-    outputs.push_back(slots[output_slots_[i]]);
+    const int slot = output_slots_[i];
+    if (slot_home_[slot] == nullptr) {
+      outputs.push_back(slots[slot]);
+      continue;
+    }
+    // Made on a device: the graph's caller gets it on the CPU.
+    Value host;
+    const Value& made = slots[slot];
+    if (made.is_tensor() && made.tensor().device().type != DeviceType::kCpu) {
+      Tensor to(made.tensor().dtype(), made.tensor().shape(),
+                run.output_allocator != nullptr && this == run.top_plan ? run.output_allocator : run.allocator);
+      slot_home_[slot]->CopyTensor(made.tensor(), to);
+      host = Value(std::move(to));
+    } else {
+      host = made;
+    }
+    outputs.push_back(std::move(host));
   }
   return outputs;
 }

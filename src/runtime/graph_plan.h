@@ -61,6 +61,8 @@ class GraphPlan final : public Subgraph {
     // Release each intermediate after its last reader (SessionOptions::enable_mem_reuse);
     // false keeps them all until the Run ends.
     bool release_early = true;
+    // Only place the nodes (PlacementOf); no kernels are created and the plan cannot Execute.
+    bool placement_only = false;
   };
 
   // Throws Error naming the node when a node has no kernel or its kernel rejects it.
@@ -82,8 +84,19 @@ class GraphPlan final : public Subgraph {
 
   // Most nodes that can run at once in parallel mode (1 for a chain).
   int parallel_width() const { return step_graph_.width; }
+  // Copies between the CPU and a provider's device each execution of this graph makes: values
+  // crossing from a node on one device to a node on another, graph inputs read on a device and
+  // outputs made on one (constants go to their device once, when the plan is built).
+  int copies_per_run() const;
 
  private:
+  // A value moved between devices just before a step runs: slot src (on one device) is copied
+  // into slot dst (on the other) by the provider whose device is not the CPU.
+  struct StepCopy {
+    int src = -1;
+    int dst = -1;
+    const ExecutionProvider* copier = nullptr;
+  };
   struct Step {
     const ir::Node* node = nullptr;
     const ExecutionProvider* provider = nullptr;
@@ -97,6 +110,7 @@ class GraphPlan final : public Subgraph {
     // Per input, a constant's type and shape (dtype kUndefined for others; empty when none is
     // constant): the profile names them though a pre-packing kernel leaves their slots unbound.
     std::vector<ProfiledTensor> constant_inputs;
+    std::vector<StepCopy> copies;  // made before the kernel runs
   };
   class StepContext;
 
@@ -104,6 +118,11 @@ class GraphPlan final : public Subgraph {
   // The caller's buffer for slot s (IO binding), or null.
   const Tensor* OutputBuffer(int s, const RunState& run) const;
   int SlotOf(const std::string& name) const;
+  // Where slot s lives (null: the CPU); adds copies to the step for inputs on another device.
+  void PlaceInputs(Step& step);
+  int CopySlot(int src, const ExecutionProvider* want, Step& step);
+  // Makes dst a copy of src on slot dst's device (sharing src when it is there already).
+  void CopyValue(const StepCopy& copy, const Value& src, Value& dst, Allocator* cpu_allocator) const;
   void ComputeReleases();
   void DropConstantsNoKernelReads();
   void ComputeStepGraph();
@@ -119,6 +138,7 @@ class GraphPlan final : public Subgraph {
 
   const ir::Graph& graph_;
   bool release_early_ = true;
+  bool placement_only_ = false;
   std::unordered_map<std::string, int> slot_of_name_;
   int num_slots_ = 0;
   std::vector<std::pair<int, Value>> constants_;
@@ -136,6 +156,11 @@ class GraphPlan final : public Subgraph {
   std::vector<char> is_output_slot_;
   // Concats whose inputs producers may write in place (sequential execution only).
   std::vector<ConcatPlacement> concat_placements_;
+  // Devices: per slot, the non-CPU provider whose device holds it (null: the CPU); copy slots by
+  // (source slot, provider); outputs to bring back to the CPU at the end of each execution.
+  std::vector<const ExecutionProvider*> slot_home_;
+  std::map<std::pair<int, const ExecutionProvider*>, int> copy_slots_;
+  std::vector<char> constant_copy_source_;  // per slot: a constant copied to a device at build
   // The graph inputs' symbolic dims: (input index, dim index, symbol), to bind them in each Run.
   std::vector<std::tuple<size_t, size_t, std::string>> input_symbols_;
 };

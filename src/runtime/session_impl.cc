@@ -15,9 +15,55 @@ namespace onyx {
 
 namespace {
 
-std::unique_ptr<ExecutionProvider> MakeProvider(const std::string& name) {
-  if (name == "CPU" || name == "CPUExecutionProvider") return MakeCpuProvider();
-  ONYX_THROW(kInvalidArgument, "unknown execution provider '", name, "' (available: CPU)");
+// "CUDAExecutionProvider" -> "CUDA".
+std::string ShortProviderName(const std::string& name) {
+  const std::string suffix = "ExecutionProvider";
+  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return name.substr(0, name.size() - suffix.size());
+  return name;
+}
+
+// The options given for provider `name` (by its short or ONNX Runtime name).
+ProviderOptions OptionsOf(const SessionOptions& options, const std::string& name) {
+  ProviderOptions found;
+  for (const auto& [provider, values] : options.provider_options)
+    if (ShortProviderName(provider) == name) found.insert(values.begin(), values.end());
+  return found;
+}
+
+std::unique_ptr<ExecutionProvider> MakeProvider(const std::string& given, const SessionOptions& options) {
+  const std::string name = ShortProviderName(given);
+  const ProviderOptions provider_options = OptionsOf(options, name);
+  if (name == "CPU") {
+    ONYX_CHECK(provider_options.empty(), kInvalidArgument, "CPUExecutionProvider options ",
+               StrJoin([&] {
+                 std::vector<std::string> keys;
+                 for (const auto& kv : provider_options) keys.push_back(kv.first);
+                 return keys;
+               }()),
+               ": Onyx's CPU provider takes none (the arena and threads are SessionOptions: enable_cpu_mem_arena, "
+               "intra_op_num_threads, ...)");
+    return MakeCpuProvider();
+  }
+  const ProviderFactory* factory = FindProviderFactory(name);
+  if (factory == nullptr) {
+    std::vector<std::string> available;
+    for (const auto& p : AvailableProviders()) available.push_back(ShortProviderName(p));
+    ONYX_THROW(kInvalidArgument, "unknown execution provider '", given, "' (available in this build: ",
+               StrJoin(available), ")");
+  }
+  return factory->make(provider_options, options.placement_only);
+}
+
+void CheckProviderOptionsNames(const SessionOptions& options) {
+  for (const auto& [provider, values] : options.provider_options) {
+    bool used = false;
+    for (const auto& name : options.execution_providers)
+      used = used || ShortProviderName(name) == ShortProviderName(provider);
+    used = used || ShortProviderName(provider) == "CPU";
+    ONYX_CHECK(used, kInvalidArgument, "provider_options are given for '", provider,
+               "', which is not in execution_providers (", StrJoin(options.execution_providers), ")");
+  }
 }
 
 std::string DescribeType(const std::shared_ptr<const TypeInfo>& type) { return type ? type->ToString() : "unknown"; }
@@ -61,12 +107,13 @@ int64_t TotalInitializerBytes(const ir::Graph& graph) {
 
 SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options)
     : options_(options), model_(std::move(model)) {
+  CheckProviderOptionsNames(options);
   bool has_cpu = false;
   for (const auto& name : options.execution_providers) {
-    providers_.push_back(MakeProvider(name));
+    providers_.push_back(MakeProvider(name, options));
     has_cpu = has_cpu || providers_.back()->name() == "CPU";
   }
-  if (!has_cpu) providers_.push_back(MakeCpuProvider());
+  if (!has_cpu) providers_.push_back(MakeProvider("CPU", options));
   CheckConfigKeys(options.config_entries);
   run_limits_ = RunLimitsFromConfig(options.config_entries);
   logger_ = Logger(options.logid, options.log_severity_level, options.log_verbosity_level, "SessionOptions");
@@ -83,6 +130,7 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   ctx.pool = pool_.get();
   ctx.release_mapped_pages = model_->release_mapped_pages;
   ctx.release_early = options.enable_mem_reuse;
+  ctx.placement_only = options.placement_only;
   ctx.release_initializer = [this](const std::string& name) { model_->graph->initializers.erase(name); };
   const ir::Graph& graph = *model_->graph;
   try {
@@ -143,6 +191,24 @@ void SessionImpl::Optimize() {
     }
   }
   SaveModel(*model_, options_.optimized_model_filepath, save);
+}
+
+void CheckProviderOptions(const std::string& provider, const std::map<std::string, std::string>& options) {
+  SessionOptions o;
+  o.execution_providers = {provider};
+  o.provider_options[provider] = options;
+  o.placement_only = true;
+  MakeProvider(provider, o);
+}
+
+int Session::copies_per_run() const { return impl_->plan().copies_per_run(); }
+
+std::string ProviderUnavailableReason(const std::string& provider) {
+  const std::string name = ShortProviderName(provider);
+  if (name == "CPU") return "";
+  const ProviderFactory* factory = FindProviderFactory(name);
+  ONYX_CHECK(factory != nullptr, kInvalidArgument, "execution provider '", provider, "' is not in this build of Onyx");
+  return factory->unavailable_reason ? factory->unavailable_reason() : "";
 }
 
 std::string SessionImpl::ModelLabel() const { return model_->path.empty() ? "<model bytes>" : model_->path; }

@@ -27,13 +27,21 @@ Explanation ExplainModel(const std::string& model, const std::vector<std::string
   const std::vector<std::string> available = AvailableProviders();
   std::vector<std::string> asked;
   std::vector<std::pair<std::string, std::string>> missing;  // provider, why
+  std::vector<std::string> no_device;                         // notes on providers without their device
   for (const std::string& p : providers) {
     const std::string name = ShortProviderName(p);
     asked.push_back(name);
     if (std::find(available.begin(), available.end(), OrtProviderName(name)) != available.end()) {
       options.execution_providers.push_back(name);
+      if (const std::string why = ProviderUnavailableReason(name); !why.empty()) {
+        // No device: place the nodes as a session with one would (the capability needs no device).
+        options.placement_only = true;
+        no_device.push_back(name + ": no " + name + " device on this machine (" + why +
+                            "); nodes are placed as they would be with one, and a session here would fall back to "
+                            "CPU (Python) or fail to be created (C++)");
+      }
     } else {
-      missing.emplace_back(name, name == "CUDA" ? "not in this build of Onyx (there is no CUDA provider yet: issue 16)"
+      missing.emplace_back(name, name == "CUDA" ? "not in this build of Onyx (built without the CUDA toolkit)"
                                                 : "no such provider in this build of Onyx");
     }
   }
@@ -41,6 +49,7 @@ Explanation ExplainModel(const std::string& model, const std::vector<std::string
   Session session(model, options);
   Explanation e = Explain(session);
   e.providers = asked;
+  for (const auto& note : no_device) e.notes.push_back(note);
   for (const auto& [name, why] : missing) e.notes.push_back(name + ": " + why + "; its decisions below are CPU's");
   for (auto& n : e.nodes) n.declined.insert(n.declined.begin(), missing.begin(), missing.end());
   return e;

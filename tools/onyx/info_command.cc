@@ -4,7 +4,9 @@
 
 #include "commands.h"
 #include "onnx/model_loader.h"
+#include "onyx/session.h"
 #include "runtime/partitioner.h"
+#include "runtime/session_impl.h"
 
 namespace onyx::cli {
 namespace {
@@ -66,13 +68,62 @@ void Info(const std::string& path) {
   for (const auto& p : problems) std::printf("  %s\n", p.c_str());
 }
 
+// With --providers: where the optimized graph's nodes go, every node left to the CPU with why,
+// and the host<->device copies each Run makes. The session is placement-only (no kernels), so
+// this works on a machine without the providers' devices too.
+void Placements(const std::string& path, const std::string& list) {
+  SessionOptions options;
+  options.execution_providers.clear();
+  std::string item;
+  for (char c : list + ",") {
+    if (c != ',') {
+      item += c;
+    } else if (!item.empty()) {
+      options.execution_providers.push_back(item);
+      item.clear();
+    }
+  }
+  options.placement_only = true;
+  Session session(path, options);
+  std::printf("providers:");
+  for (const auto& p : session.providers()) std::printf(" %s", p.c_str());
+  std::printf("\n");
+  for (const auto& p : session.impl().providers())
+    if (p->name() != "CPU")
+      if (const std::string why = ProviderUnavailableReason(p->name()); !why.empty())
+        std::printf("note: no %s device here (%s): a session would fail (C++) or fall back to CPU (Python)\n",
+                    p->name().c_str(), why.c_str());
+  std::map<std::string, int> counts;
+  std::vector<std::string> on_cpu;
+  for (const auto& node : session.impl().model().graph->nodes) {
+    const Placement* p = session.impl().plan().PlacementOf(node.get());
+    const std::string where = p != nullptr && p->provider != nullptr ? p->provider->name() : "no provider";
+    ++counts[where];
+    if (where != "CPU" || p->declined.empty()) continue;
+    std::string why;
+    for (const auto& [provider, reason] : p->declined) why += (why.empty() ? "" : "; ") + provider + ": " + reason;
+    on_cpu.push_back(node->name + " (" + node->op_type + "): " + why);
+  }
+  for (const auto& [where, n] : counts) std::printf("nodes on %s: %d\n", where.c_str(), n);
+  std::printf("nodes left to CPU by the providers before it: %zu\n", on_cpu.size());
+  for (const auto& line : on_cpu) std::printf("  %s\n", line.c_str());
+  std::printf("host<->device copies per run: %d\n", session.copies_per_run());
+}
+
 }  // namespace
 
 void AddInfoCommand(CLI::App& app) {
   auto path = std::make_shared<std::string>();
+  auto providers = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand("info", "Describe a model and list the nodes Onyx cannot run");
   cmd->add_option("model", *path, "The .onnx model")->required();
-  cmd->callback([path] { Info(*path); });
+  cmd->add_option("--providers", *providers,
+                  "Providers by priority, e.g. CUDA,CPU: also list the nodes left to the CPU with why, and the "
+                  "host<->device copies per run");
+  cmd->callback([path, providers] {
+    Info(*path);
+    if (!providers->empty()) Placements(*path, *providers);
+  });
 }
 
 }  // namespace onyx::cli

@@ -93,9 +93,11 @@ def program_cuda_then_cpu(ort, path, feeds, folder):
         warnings.simplefilter("always")
         session = ort.InferenceSession(path, providers=[("CUDAExecutionProvider", {"device_id": 0}),
                                                         "CPUExecutionProvider"])
-    assert any("Specified provider 'CUDAExecutionProvider' is not in available provider names" in str(w.message)
-               for w in caught)
-    assert session.get_providers() == ["CPUExecutionProvider"]
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        assert any("Specified provider 'CUDAExecutionProvider' is not in available provider names" in str(w.message)
+                   for w in caught)
+    # CPU alone, or CUDA first where a GPU is (an Onyx build with CUDA on a machine without one falls back).
+    assert session.get_providers()[-1] == "CPUExecutionProvider"
     return session.run(None, feeds)
 
 
