@@ -138,7 +138,7 @@ TEST_F(LeakSoak, RunsFailuresAndSessionCyclesLeakNothing) {
       // A session made and dropped, with other options each time, and one that cannot be made.
       SessionOptions options;
       options.enable_cpu_mem_arena = cycles % 2 == 0;
-      options.enable_mem_pattern = cycles % 3 != 0;
+      options.enable_mem_pattern = options.enable_cpu_mem_arena && cycles % 3 != 0;
       options.intra_op_num_threads = 1 + static_cast<int>(cycles % 2);
       Session cycle(model_.data(), model_.size(), options);
       ASSERT_EQ(cycle.Run(Feeds(i))[0].tensor().dim(2), 32);
