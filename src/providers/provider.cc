@@ -1,7 +1,13 @@
 #include "providers/provider.h"
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cstring>
 #include <mutex>
+#include <set>
+
+#include "platform/shared_library.h"
 
 namespace onyx {
 
@@ -62,10 +68,42 @@ void RegisterProviderFactory(const std::string& name, ProviderFactory factory) {
   ProviderFactories()[name] = std::move(factory);
 }
 
-const ProviderFactory* FindProviderFactory(const std::string& name) {
+namespace {
+const ProviderFactory* FindRegisteredFactory(const std::string& name) {
   std::lock_guard<std::mutex> lock(ProviderFactoriesMutex());
   auto it = ProviderFactories().find(name);
   return it == ProviderFactories().end() ? nullptr : &it->second;
+}
+
+// Loads the provider's library once; its static registrars add the factory and kernels. The
+// loader's own mutex, not the factories', is held: loading runs RegisterProviderFactory.
+void LoadProviderModule(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> failures;  // name -> why its library did not load
+  static std::set<std::string> tried;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (tried.insert(name).second && ProviderModuleExists(name)) {
+    std::string error;
+    if (!LoadSharedLibrary(ProviderModulePath(name), &error)) failures[name] = error;
+  }
+  auto failed = failures.find(name);
+  ONYX_CHECK(failed == failures.end(), kFail, "the ", name, " execution provider's library ", ProviderModulePath(name),
+             " is in this build of Onyx but cannot be loaded: ", failed->second);
+}
+}  // namespace
+
+std::string ProviderModulePath(const std::string& name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return StrCat(DirectoryOfThisLibrary(), "/libonyx_provider_", lower, ".so");
+}
+
+bool ProviderModuleExists(const std::string& name) { return access(ProviderModulePath(name).c_str(), F_OK) == 0; }
+
+const ProviderFactory* FindProviderFactory(const std::string& name) {
+  if (const ProviderFactory* factory = FindRegisteredFactory(name)) return factory;
+  LoadProviderModule(name);
+  return FindRegisteredFactory(name);
 }
 
 }  // namespace onyx

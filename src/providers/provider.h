@@ -58,8 +58,13 @@ struct ProviderFactory {
   std::function<std::string()> unavailable_reason;
 };
 void RegisterProviderFactory(const std::string& name, ProviderFactory factory);
-// Null when this build has no provider of that name.
+// Null when this build has no provider of that name. A provider built as its own library
+// (ProviderModulePath) is loaded on the first call; a library that is there but cannot be loaded
+// (its device runtime missing) is an error naming it.
 const ProviderFactory* FindProviderFactory(const std::string& name);
+// libonyx_provider_<name>.so beside libonyx, and whether this build installed it there.
+std::string ProviderModulePath(const std::string& name);
+bool ProviderModuleExists(const std::string& name);
 struct ProviderRegistrar {
   ProviderRegistrar(const std::string& name, ProviderFactory factory) { RegisterProviderFactory(name, std::move(factory)); }
 };

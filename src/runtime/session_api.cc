@@ -12,6 +12,13 @@ std::vector<std::string> AvailableProviders() {
     const std::string name = OrtProviderName(def.provider);
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
+  // A provider in its own library counts before it is loaded (as ONNX Runtime's GPU package lists
+  // CUDA on any machine); loading it waits for a session that asks for it.
+  for (const char* module : {"CUDA"}) {
+    const std::string name = OrtProviderName(module);
+    if (ProviderModuleExists(module) && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  }
   // CPU is the fallback, last as in ONNX Runtime's list.
   std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return n != "CPUExecutionProvider"; });
   if (names.empty()) names.push_back("CPUExecutionProvider");

@@ -1,6 +1,6 @@
 // `onyx explain`: the session's own explanation (onyx/explain.h) for a model at a level and
-// provider list, as text or JSON. Providers this build lacks (CUDA: issue 16) become a note and
-// a decline on every node instead of an error.
+// provider list, as text or JSON. Providers this build lacks (CUDA with ONYX_USE_CUDA off) become a
+// note and a decline on every node instead of an error.
 #pragma once
 
 #include <string>

@@ -95,12 +95,16 @@ void ApplyPerfTestFlags(const PerfFlags& flags, SessionOptions& options) {
                ": Onyx has no such execution provider (cpu, cuda)");
     options.execution_providers = {"CPU"};
   }
-  // Neither of Onyx's providers takes options; dropping them would measure something else.
+  // perf_test's "-i 'key1|value1 key2|value2'": the CUDA provider checks its keys and values when it
+  // is made; the CPU provider takes none, and dropping them would measure something else.
   std::istringstream words(flags.provider_options);
   std::string word;
-  if (words >> word) {
-    ONYX_THROW(kInvalidArgument, "-i ", word, ": the ", provider == "cuda" ? "CUDA" : "CPU",
-               " execution provider takes no options");
+  while (words >> word) {
+    ONYX_CHECK(provider == "cuda", kInvalidArgument, "-i ", word, ": the CPU execution provider takes no options");
+    const size_t bar = word.find('|');
+    ONYX_CHECK(bar != std::string::npos && bar > 0, kInvalidArgument, "-i ", word,
+               ": provider options are written key|value");
+    options.provider_options["CUDA"][word.substr(0, bar)] = word.substr(bar + 1);
   }
   // perf_test's level 3 is ORT_ENABLE_LAYOUT, which Onyx's "all" includes (NCHWc and friends).
   const std::string level = flags.opt_level == "3" ? "all" : flags.opt_level;

@@ -83,11 +83,23 @@ def test_execution_provider():
     model = save_model(matmul_model(), "perf_flags_mm.onnx")
     assert perf_json(model, "-e", "cpu", "-r", "1")["providers"] == ["CPUExecutionProvider"]
     proc = onyx("perf", model, "-e", "cuda", "-r", "1", "--json")
-    if proc.returncode == 0:  # a build with CUDA
+    if proc.returncode == 0:  # a build with CUDA, on a GPU
         assert json.loads(proc.stdout)["providers"][0] == "CUDAExecutionProvider"
+    elif "CUDAExecutionProvider cannot be created" in proc.stderr:  # a build with CUDA, no GPU here
+        one_line_error(proc, "no usable CUDA device")
     else:
         one_line_error(proc, "-e cuda: this build of Onyx has no CUDA execution provider")
     one_line_error(onyx("perf", model, "-e", "tpu"), "-e tpu")
+
+
+def test_cuda_provider_options_reach_the_provider():
+    model = save_model(matmul_model(), "perf_flags_mm.onnx")
+    proc = onyx("perf", model, "-e", "cuda", "-i", "device_id|0 gpu_mem_limt|1024", "-r", "1")
+    if "no CUDA execution provider" in proc.stderr:  # a build without CUDA
+        one_line_error(proc, "-e cuda")
+    else:  # the misspelt key is named, on any machine: options are checked before the device
+        one_line_error(proc, "gpu_mem_limt")
+        one_line_error(onyx("perf", model, "-e", "cuda", "-i", "device_id"), "key|value")
 
 
 def test_provider_options_are_not_dropped():
