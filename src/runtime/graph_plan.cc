@@ -507,12 +507,21 @@ const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
 void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
                         RunState& run, const ConcatLayout* concat_layout) const {
   for (const StepCopy& copy : step.copies) {
+    const Profiler::NodeStart copy_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
     try {
       CopyValue(copy, slots[copy.src], slots[copy.dst], run.allocator);
     } catch (const Error& e) {
       RethrowWithNode(e, *step.node);
     }
     written[copy.dst] = 1;
+    if (run.profiler != nullptr && slots[copy.dst].is_tensor() && slots[copy.src].is_tensor() &&
+        slots[copy.src].tensor().device() != slots[copy.dst].tensor().device()) {
+      std::string value;  // the node's input the copy feeds
+      for (size_t i = 0; i < step.inputs.size() && i < step.node->inputs.size(); ++i)
+        if (step.inputs[i] == copy.dst) value = step.node->inputs[i];
+      run.profiler->RecordCopy(copy_start, *step.node, value, slot_home_[copy.dst] != nullptr, copy.copier->name(),
+                               slots[copy.dst].tensor());
+    }
   }
   StepContext ctx(*this, step, slots, written, run, concat_layout);
   const Profiler::NodeStart profile_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
@@ -608,7 +617,13 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
     if (made.is_tensor() && made.tensor().device().type != DeviceType::kCpu) {
       Tensor to(made.tensor().dtype(), made.tensor().shape(),
                 run.output_allocator != nullptr && this == run.top_plan ? run.output_allocator : run.allocator);
+      const Profiler::NodeStart copy_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
       slot_home_[slot]->CopyTensor(made.tensor(), to);
+      if (run.profiler != nullptr) {
+        for (const Step& step : steps_)  // the copy is shown under the node that made the output
+          if (std::find(step.outputs.begin(), step.outputs.end(), slot) != step.outputs.end())
+            run.profiler->RecordCopy(copy_start, *step.node, output_names_[i], false, slot_home_[slot]->name(), to);
+      }
       host = Value(std::move(to));
     } else {
       host = made;

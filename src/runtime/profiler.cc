@@ -173,6 +173,23 @@ void Profiler::Add(Event event) {
   events_.push_back(std::move(event));
 }
 
+void Profiler::RecordCopy(const NodeStart& start, const ir::Node& node, const std::string& value, bool to_device,
+                          const std::string& provider, const Tensor& copied) {
+  Event e;
+  e.end_ns = NowNanos();
+  e.start_ns = start.ns;
+  e.node = &node;
+  e.provider = &provider;
+  e.tid = ThreadId();
+  e.copy_op = to_device ? "MemcpyFromHost" : "MemcpyToHost";
+  e.copy_value = value;
+  e.activation_bytes = copied.byte_size();
+  e.output_bytes = copied.byte_size();
+  e.inputs.push_back(ProfiledTensor{copied.dtype(), copied.shape()});
+  e.outputs.push_back(ProfiledTensor{copied.dtype(), copied.shape()});
+  Add(std::move(e));
+}
+
 void Profiler::AppendEvent(std::string& out, const Event& e) const {
   // Both ends are floored to whole microseconds, so nested events stay nested in the file.
   const int64_t ts = (e.start_ns - start_steady_ns_) / 1000;
@@ -188,9 +205,10 @@ void Profiler::AppendEvent(std::string& out, const Event& e) const {
   const ir::Node& node = *e.node;
   // Unnamed nodes get "<op>_<index>", as ONNX Runtime names them.
   const std::string node_name = node.name.empty() ? node.op_type + "_" + std::to_string(e.node_index) : node.name;
-  AppendJsonString(out, node_name + "_kernel_time");
+  AppendJsonString(out, e.copy_op != nullptr ? node_name + "_Memcpy_" + e.copy_value + "_kernel_time"
+                                             : node_name + "_kernel_time");
   out += ",\"args\":{\"op_name\":";
-  AppendJsonString(out, node.op_type);
+  AppendJsonString(out, e.copy_op != nullptr ? std::string(e.copy_op) : node.op_type);
   out += ",\"provider\":";
   AppendJsonString(out, OrtProviderName(*e.provider));
   if (!e.kernel.empty()) {  // Onyx's extra arg (trace viewers show any args)

@@ -61,6 +61,12 @@ class Profiler {
                   const std::vector<int>& input_slots, const std::vector<int>& output_slots,
                   const std::vector<Value>& slots, const std::vector<ProfiledTensor>& constant_inputs);
 
+  // A host<->device copy the runtime made for a node (StartNode() before it): a "Node" event named
+  // "<node>_Memcpy_<value>_kernel_time" with op_name MemcpyFromHost (to the device) or MemcpyToHost,
+  // as ONNX Runtime's profiles show its copy nodes, on the provider that copied.
+  void RecordCopy(const NodeStart& start, const ir::Node& node, const std::string& value, bool to_device,
+                  const std::string& provider, const Tensor& copied);
+
   // Writes the events recorded so far to the file, stops recording and returns the file's path;
   // "" when it was already called. Throws Error(kRuntime) naming the file when it cannot be written.
   std::string End();
@@ -78,6 +84,8 @@ class Profiler {
     int64_t start_ns = 0, end_ns = 0;
     std::vector<ProfiledTensor> inputs, outputs;
     std::string kernel;  // the variant the kernel noted (providers/kernel_variant.h), "" when none
+    const char* copy_op = nullptr;  // MemcpyFromHost / MemcpyToHost for a copy event
+    std::string copy_value;         // the value a copy event moved
     int64_t activation_bytes = 0, parameter_bytes = 0, output_bytes = 0;
     ThreadPool::Stats pool_delta;
   };

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "model_builder.h"
@@ -157,6 +160,30 @@ TEST(FakeDeviceProvider, CopiesOnlyAtTheBoundariesAndCountsThem) {
   Session cpu(bytes.data(), bytes.size(), Options({"CPU"}));
   EXPECT_EQ(cpu.copies_per_run(), 0);
   ExpectNear(Values(out[0]), Values(cpu.Run({{"x", Value(x)}})[0]));
+}
+
+// ONNX Runtime's profiles show its copies as MemcpyFromHost / MemcpyToHost nodes; Onyx's show the
+// copies the runtime made the same way, one event per copy, on the provider that copied.
+TEST(FakeDeviceProvider, ProfileShowsEachCopy) {
+  const std::string bytes = Model();
+  SessionOptions o = Options({"FakeDevice", "CPU"});
+  o.enable_profiling = true;
+  o.profile_file_prefix = ::testing::TempDir() + "fake_device_copies";
+  Session s(bytes.data(), bytes.size(), o);
+  s.Run({{"x", Value(Tensor::FromVector<float>(DataType::kFloat, {2, 3}, kX))}});
+  const std::string path = s.EndProfiling();
+  std::ifstream file(path);
+  const std::string json((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  auto count = [&](const std::string& text) {
+    int n = 0;
+    for (size_t at = json.find(text); at != std::string::npos; at = json.find(text, at + 1)) ++n;
+    return n;
+  };
+  // x and s go up, a and y come down (CopiesOnlyAtTheBoundariesAndCountsThem).
+  EXPECT_EQ(count("\"op_name\":\"MemcpyFromHost\""), 2) << json;
+  EXPECT_EQ(count("\"op_name\":\"MemcpyToHost\""), 2) << json;
+  EXPECT_EQ(count("_Memcpy_x_kernel_time"), 1) << json;
 }
 
 TEST(FakeDeviceProvider, PlacesByPriorityWithReasons) {
