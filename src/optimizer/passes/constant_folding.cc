@@ -2,6 +2,9 @@
 // kernels and replaced by initializers. Skipped: nodes with subgraphs, random ops, QDQ
 // dequantization (kept for quantized fusions), results over the size limit that are larger
 // than their inputs (folding must not bloat the model), and non-tensor results.
+#include <algorithm>
+#include <climits>
+#include <new>
 #include <set>
 
 #include "optimizer/pass.h"
@@ -13,9 +16,13 @@ namespace {
 const std::set<std::string> kNeverFold = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
                                           "Multinomial",  "Bernoulli",     "DequantizeLinear", "QuantizeLinear"};
 
+// Runs one kernel on constants. An output the fold would not keep (over `max_output_bytes`) is
+// refused before it is allocated, so a constant ConstantOfShape/Expand of gigabytes costs nothing
+// at session creation; the node stays and run time's limits apply to it.
 class FoldingContext final : public KernelContext {
  public:
-  FoldingContext(const ir::Node& node, std::vector<Value> inputs) : node_(node), inputs_(std::move(inputs)) {
+  FoldingContext(const ir::Node& node, std::vector<Value> inputs, int64_t max_output_bytes)
+      : node_(node), inputs_(std::move(inputs)), max_output_bytes_(max_output_bytes) {
     outputs_.resize(node.outputs.size());
   }
   size_t num_inputs() const override { return inputs_.size(); }
@@ -25,6 +32,9 @@ class FoldingContext final : public KernelContext {
   }
   bool has_output(size_t i) const override { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
   Tensor& AllocateOutput(size_t i, DataType dtype, const Shape& shape) override {
+    int64_t elements = 1;
+    for (int64_t d : shape) elements = d > 0 && elements > INT64_MAX / d ? INT64_MAX : elements * d;
+    if (StorageBytes(dtype, elements) > max_output_bytes_) Fail("output too large to fold");
     outputs_.at(i) = Value(Tensor(dtype, shape));
     return outputs_[i].tensor();
   }
@@ -41,6 +51,7 @@ class FoldingContext final : public KernelContext {
   const ir::Node& node_;
   std::vector<Value> inputs_;
   std::vector<Value> outputs_;
+  int64_t max_output_bytes_;
 };
 
 class ConstantFolding final : public Pass {
@@ -70,7 +81,7 @@ class ConstantFolding final : public Pass {
         inputs.emplace_back(*t);
       }
       if (!all_constant) continue;
-      auto results = Evaluate(*node, std::move(inputs));
+      auto results = Evaluate(*node, std::move(inputs), std::max(ctx.options.fold_size_limit_bytes, input_bytes));
       if (results.empty()) continue;
       bool fits = true;
       for (size_t i = 0; i < results.size(); ++i) {
@@ -95,17 +106,19 @@ class ConstantFolding final : public Pass {
 
  private:
   // The node's outputs, or nothing when no CPU kernel runs it on these inputs.
-  static std::vector<Value> Evaluate(const ir::Node& node, std::vector<Value> inputs) {
+  static std::vector<Value> Evaluate(const ir::Node& node, std::vector<Value> inputs, int64_t max_output_bytes) {
     static const auto cpu = MakeCpuProvider();
     if (!cpu->ClaimByRegistry(node).claimed) return {};
     try {
       KernelInfo info(node, nullptr, nullptr, nullptr, nullptr, nullptr);
       auto kernel = cpu->CreateKernel(info);
-      FoldingContext fctx(node, std::move(inputs));
+      FoldingContext fctx(node, std::move(inputs), max_output_bytes);
       kernel->Compute(fctx);
       return std::move(fctx.outputs());
     } catch (const Error&) {
       return {};  // leave it to run time, where the error will name the node and its inputs
+    } catch (const std::bad_alloc&) {
+      return {};  // a kernel's own scratch did not fit: the same
     }
   }
 };

@@ -1,5 +1,6 @@
 #include "optimizer/pass_test_util.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -47,6 +48,22 @@ TEST(ConstantFolding, DoesNotBloatTheModel) {
   b.Node("Add", {"x", "c"}, {"y"});
   auto run = RunPassAlone(b.Bytes(), "ConstantFolding");
   EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
+}
+
+TEST(ConstantFolding, RefusesAnOutputTooLargeToKeepBeforeAllocatingIt) {
+  // A constant ConstantOfShape of 2 GiB: the fold would be dropped for its size anyway, so it must
+  // not be computed (found by the session fuzzer: such models took seconds and gigabytes to load).
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {1}).Output("y", DataType::kFloat, {32768, 16384});
+  b.Initializer("shape", Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {32768, 16384}));
+  b.Node("ConstantOfShape", {"shape"}, {"big"});
+  b.Node("Add", {"big", "x"}, {"y"});
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
+  auto run = RunPassAlone(b.Bytes(), "ConstantFolding");
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_EQ(OpCount(run.ops_after, "ConstantOfShape"), 1);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 256 * 1024) << "KiB of peak resident memory added";
 }
 
 TEST(DeadCodeElimination, RemovesUnreadNodes) {
