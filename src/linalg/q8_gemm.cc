@@ -53,7 +53,8 @@ void PackAPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t ld
                 T* out, int32_t* row_sums) {
   const int g = kr.group, mr = kr.mr;
   const int64_t kp = PaddedK(k, g), whole = k / g;
-  std::memset(out, 0, static_cast<size_t>(kp * mr) * sizeof(T));
+  // fill_n, not memset: with K = 0 the panel is empty and out may be null (memset's UB).
+  std::fill_n(out, kp * mr, T{0});
   const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8 is the byte with its top bit flipped
   for (int r = 0; r < rows; ++r) {
     const uint8_t* src = static_cast<const uint8_t*>(a) + (row0 + r) * lda;
@@ -84,7 +85,7 @@ void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans
                 int cols, int64_t k, T* out, int32_t* col_sums) {
   const int g = kr.group, nr = kr.nr;
   const int64_t kp = PaddedK(k, g);
-  std::memset(out, 0, static_cast<size_t>(kp * nr) * sizeof(T));
+  std::fill_n(out, kp * nr, T{0});  // out may be null when K = 0
   for (int c = 0; c < cols; ++c) {
     uint32_t sum = 0;
     for (int64_t p = 0; p < k; ++p) {
