@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/config_value.h"
 
 namespace onyx {
 namespace {
@@ -118,17 +119,7 @@ LoadLimits LoadLimitsFromConfig(const std::map<std::string, std::string>& entrie
                             std::pair{kConfigMaxElements, &limits.max_elements}}) {
     auto it = entries.find(key);
     if (it == entries.end()) continue;
-    const std::string& text = it->second;
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    ONYX_CHECK(used == text.size() && !text.empty() && v >= 1, kInvalidArgument, "session config entry ", key, "='",
-               text, "' is not an integer >= 1");
-    *field = v;
+    *field = PositiveConfigInt(key, it->second);
   }
   return limits;
 }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/check.h"
+#include "base/config_value.h"
 #include "tensor/machine_memory.h"
 
 namespace onyx {
@@ -86,17 +87,7 @@ RunLimits RunLimitsFromConfig(const std::map<std::string, std::string>& entries)
   limits.max_tensor_bytes = MachineMemoryBytes();
   const auto it = entries.find(kConfigRunMaxTensorBytes);
   if (it == entries.end()) return limits;
-  const std::string& text = it->second;
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  ONYX_CHECK(used == text.size() && !text.empty() && v >= 1, kInvalidArgument, "session config entry ",
-             kConfigRunMaxTensorBytes, "='", text, "' is not an integer >= 1");
-  limits.max_tensor_bytes = v;
+  limits.max_tensor_bytes = PositiveConfigInt(kConfigRunMaxTensorBytes, it->second);
   return limits;
 }
 

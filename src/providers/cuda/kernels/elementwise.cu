@@ -3,17 +3,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "device_float.cuh"
 #include "launchers.h"
 
 namespace onyx::cuda {
 namespace {
-
-__device__ __forceinline__ float Load(const float* p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float Load(const __half* p, int64_t i) { return __half2float(p[i]); }
-__device__ __forceinline__ float Load(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ void Store(float* p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void Store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
-__device__ __forceinline__ void Store(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
 
 template <typename T>
 __global__ void BinaryKernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n, Strided s) {
