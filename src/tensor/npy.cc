@@ -118,6 +118,7 @@ Tensor ReadNpy(const std::string& path) {
   };
   if (descr.size() > 2 && descr[0] == '<' && descr[1] == 'U') {
     const size_t width = static_cast<size_t>(ParseCount(descr.substr(2), path, "string width"));
+    if (elements == 0) return Tensor(DataType::kString, shape);  // no data to bound the width by
     // Zero-width strings hold no bytes, so the file size would not bound their count (NumPy never
     // writes them: an array of empty strings is '<U1').
     ONYX_CHECK(width >= 1 && width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ",
@@ -134,6 +135,7 @@ Tensor ReadNpy(const std::string& path) {
   }
   if (descr.size() > 2 && descr[0] == '|' && descr[1] == 'S') {
     const size_t width = static_cast<size_t>(ParseCount(descr.substr(2), path, "string width"));
+    if (elements == 0) return Tensor(DataType::kString, shape);  // no data to bound the width by
     // Zero-width strings hold no bytes, so the file size would not bound their count (NumPy never
     // writes them: an array of empty strings is '<U1').
     ONYX_CHECK(width >= 1 && width <= static_cast<size_t>(data_bytes), kInvalidArgument, path, ": string width ",

@@ -81,5 +81,15 @@ TEST(NpyMalformed, ShapesLargerThanTheFileAreRefusedBeforeAllocating) {
   EXPECT_EQ(s.data<std::string>()[1], "cd");
 }
 
+TEST(NpyMalformed, EmptyStringArraysReadWhateverTheirWidth) {
+  // NumPy writes an empty array of strings with the width of its dtype and no data bytes.
+  for (const char* descr : {"'<U4'", "'|S3'", "'<U0'"}) {
+    const std::string dict = std::string("{'descr': ") + descr + ", 'fortran_order': False, 'shape': (2, 0, 4), }";
+    const Tensor t = ReadNpy(WriteNpy("empty_strings", dict, ""));
+    EXPECT_EQ(t.dtype(), DataType::kString) << descr;
+    EXPECT_EQ(t.shape(), (Shape{2, 0, 4})) << descr;
+  }
+}
+
 }  // namespace
 }  // namespace onyx
