@@ -1,7 +1,8 @@
-// Run-time size limits (onyx.run.max_tensor_bytes): a model whose Expand, Tile, ConstantOfShape
-// or Range asks at run time for ~2^40 elements fails at once with an Error naming the node, its
-// op and opset, its inputs and the shape asked for, never with an OOM kill or std::bad_alloc;
-// a configured limit is honoured to the byte, for feeds too, and the session runs on afterwards.
+// Run-time size limits (onyx.run.max_tensor_bytes): a model whose Expand, Tile, ConstantOfShape,
+// Range or MelWeightMatrix asks at run time for ~2^40 elements fails at once with an Error naming
+// the node, its op and opset, its inputs and the shape asked for, never with an OOM kill or
+// std::bad_alloc; a configured limit is honoured to the byte, for feeds too, and the session
+// runs on afterwards.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -72,6 +73,21 @@ Case RangeCase() {
           "int64[1099511627776]"};
 }
 
+// MelWeightMatrix's output is [dft_length/2 + 1, num_mel_bins]: its filter edges and weights
+// must not be computed before that size is checked (a fuzzed num_mel_bins spent 49 s there).
+Case MelWeightMatrixCase() {
+  test::ModelBuilder b;
+  b.Input("bins", DataType::kInt64, {}).Input("dft", DataType::kInt64, {}).Input("rate", DataType::kInt64, {});
+  b.Input("lower", DataType::kFloat, {}).Input("upper", DataType::kFloat, {});
+  b.Output("y", DataType::kFloat, {-1, -1});
+  b.Node("MelWeightMatrix", {"bins", "dft", "rate", "lower", "upper"}, {"y"});
+  return {"MelWeightMatrix", b.Bytes(),
+          {{"bins", soak::ScalarInt64(kSide)}, {"dft", soak::ScalarInt64(2 * kSide)},
+           {"rate", soak::ScalarInt64(16000)}, {"lower", test::FloatTensor({}, 0.0f)},
+           {"upper", test::FloatTensor({}, 8000.0f)}},
+          "float[1048577,1048576]"};
+}
+
 // Runs `run`, expecting Error(kOutOfMemory) that names every piece of `wanted`, within a second
 // or so (nothing of the 2^40 elements may be touched).
 void ExpectLimitError(const std::function<void()>& run, const std::vector<std::string>& wanted) {
@@ -104,6 +120,7 @@ Case CaseNamed(const std::string& name) {
   if (name == "Tile") return TileCase();
   if (name == "ConstantOfShape") return ConstantOfShapeCase();
   if (name == "Range") return RangeCase();
+  if (name == "MelWeightMatrix") return MelWeightMatrixCase();
   return ConstantFoldedShapeCase();
 }
 
@@ -127,7 +144,7 @@ TEST_P(RunLimits2Pow40, FailsFastWithANamedError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, RunLimits2Pow40,
-                         ::testing::Values("Expand", "Tile", "ConstantOfShape", "Range", "ConstantFoldedShape"),
+                         ::testing::Values("Expand", "Tile", "ConstantOfShape", "Range", "MelWeightMatrix", "ConstantFoldedShape"),
                          [](const auto& info) { return info.param; });
 
 TEST(RunLimits, TheCpuAllocatorRefusesMoreThanTheMachineHas) {

@@ -1,6 +1,7 @@
 // MelWeightMatrix (opset 17): [dft_length/2 + 1, num_mel_bins] triangular filters spaced
 // evenly on the mel scale (mel = 2595 log10(1 + hz/700)) between the two edge frequencies,
 // written in output_datatype (float by default).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -55,6 +56,10 @@ class MelWeightMatrix final : public OpKernel {
     if (!(lower >= 0.0) || !(upper >= lower))
       ctx.Fail(StrCat("edges must satisfy 0 <= lower_edge_hertz (", lower, ") <= upper_edge_hertz (", upper, ")"));
     const int64_t spec_bins = dft_length / 2 + 1;
+    // The output is allocated first: its size check (arena cap, onyx.run.max_tensor_bytes) must
+    // refuse a huge num_mel_bins or dft_length before the filter edges are computed (a fuzzed
+    // num_mel_bins of 2^30 spent 49 s in the loop below and then failed to allocate).
+    Tensor& y = ctx.AllocateOutput(0, output_type_, {spec_bins, mel_bins});
     auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double low_mel = to_mel(lower);
     const double step = (to_mel(upper) - low_mel) / static_cast<double>(mel_bins + 2);
@@ -66,23 +71,21 @@ class MelWeightMatrix final : public OpKernel {
         ctx.Fail(StrCat("upper_edge_hertz ", upper, " maps past the last of ", spec_bins,
                         " spectrogram bins (it must not exceed sample_rate / 2)"));
     }
-    std::vector<double> w(static_cast<size_t>(spec_bins * mel_bins), 0.0);
-    for (int64_t i = 0; i < mel_bins; ++i) {
-      const int64_t lo = edges[i], center = edges[i + 1], hi = edges[i + 2];
-      if (center == lo) {
-        w[center * mel_bins + i] = 1.0;
-      } else {
-        for (int64_t j = lo; j <= center; ++j)
-          w[j * mel_bins + i] = static_cast<double>(j - lo) / static_cast<double>(center - lo);
-      }
-      for (int64_t j = center; j < hi; ++j)
-        w[j * mel_bins + i] = static_cast<double>(hi - j) / static_cast<double>(hi - center);
-    }
-    Tensor& y = ctx.AllocateOutput(0, output_type_, {spec_bins, mel_bins});
     Dispatch(NumericTypes{}, output_type_, ctx.node(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* out = y.data<T>();
-      for (size_t k = 0; k < w.size(); ++k) out[k] = CastDouble<T>(w[k]);
+      std::fill(out, out + y.size(), CastDouble<T>(0.0));
+      for (int64_t i = 0; i < mel_bins; ++i) {
+        const int64_t lo = edges[i], center = edges[i + 1], hi = edges[i + 2];
+        if (center == lo) {
+          out[center * mel_bins + i] = CastDouble<T>(1.0);
+        } else {
+          for (int64_t j = lo; j <= center; ++j)
+            out[j * mel_bins + i] = CastDouble<T>(static_cast<double>(j - lo) / static_cast<double>(center - lo));
+        }
+        for (int64_t j = center; j < hi; ++j)
+          out[j * mel_bins + i] = CastDouble<T>(static_cast<double>(hi - j) / static_cast<double>(hi - center));
+      }
     });
   }
 
