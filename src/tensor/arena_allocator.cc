@@ -206,18 +206,19 @@ void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, s
   std::lock_guard<std::mutex> lock(mutex_);
   largest_high_water_ = std::max(largest_high_water_, high_water);
   // The blocks the arena served this Run and has back: the pattern block replaces them, so
-  // they go (first, so the memory held never peaks at both).
-  for (void* p : run_blocks) {
-    const auto size = block_size_.find(p);
-    if (size == block_size_.end()) continue;
-    auto [begin, end] = free_blocks_.equal_range(size->second);
-    for (auto it = begin; it != end; ++it) {
-      if (it->second != p) continue;
-      free_blocks_.erase(it);
-      stats_.reserved -= size->second;
-      backing_->Free(p);
-      block_size_.erase(size);
-      break;
+  // they go (first, so the memory held never peaks at both). One pass over the free blocks:
+  // looking each Run block up among free blocks of its size was quadratic when a Run made
+  // many blocks of one size (a fuzzed Loop with 10^6 iterations: minutes in this loop).
+  if (!run_blocks.empty()) {
+    for (auto it = free_blocks_.begin(); it != free_blocks_.end();) {
+      if (run_blocks.count(it->second) == 0) {
+        ++it;
+        continue;
+      }
+      stats_.reserved -= it->first;
+      backing_->Free(it->second);
+      block_size_.erase(it->second);
+      it = free_blocks_.erase(it);
     }
   }
   const auto kept = patterns_.find(key);
