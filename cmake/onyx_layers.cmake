@@ -31,6 +31,12 @@ function(onyx_layer name dir)
   if(avx512_sources)
     set_source_files_properties(${avx512_sources} PROPERTIES COMPILE_OPTIONS
                                 "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c")
+    # *_avx512_vnni* files add VNNI by flag (clang ignores GCC's `#pragma GCC target`).
+    file(GLOB_RECURSE avx512_vnni_sources CONFIGURE_DEPENDS ${dir}/*_avx512_vnni*.cc)
+    if(avx512_vnni_sources)
+      set_source_files_properties(${avx512_vnni_sources} PROPERTIES COMPILE_OPTIONS
+                                  "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni")
+    endif()
     target_sources(${name} PRIVATE ${avx512_sources})
   endif()
 endfunction()

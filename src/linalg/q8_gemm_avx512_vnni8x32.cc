@@ -2,12 +2,13 @@
 // codes of each of 16 B columns and adds them into int32 lanes, exactly (no int16 step).
 #if defined(__x86_64__)
 
-// This file alone needs VNNI on top of the AVX-512 flags every *_avx512_* file gets; the chain
-// runs it only where the CPU reports avx512_vnni.
-#pragma GCC target("avx512vnni")
+// Built with -mavx512vnni on top of the AVX-512 flags (cmake/onyx_layers.cmake: *_avx512_vnni*
+// files); the chain runs it only where the CPU reports avx512_vnni.
 
+#if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 reports its own AVX-512 headers' undefined-vector idiom as maybe uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <immintrin.h>
 
