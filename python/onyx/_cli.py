@@ -8,6 +8,9 @@ def binary_path():
 
 
 def main():
+    if sys.argv[1:2] == ["quantize"]:  # the quantizer is Python (onyx.quantization)
+        from onyx.quantization.cli import main as quantize_main
+        return quantize_main(sys.argv[2:])
     path = binary_path()
     if not os.path.exists(path):
         sys.stderr.write(f"onyx: the command's binary is missing from the package ({path})\n")

@@ -1,0 +1,741 @@
+"""The quantizer: decides which nodes and tensors to quantize (a plan), then writes the model in
+QDQ form (QuantizeLinear/DequantizeLinear pairs around float ops), in QOperator form (QLinear*
+ops and com.microsoft contrib ops on 8-bit tensors) or, for quantize_dynamic, with integer ops
+fed by DynamicQuantizeLinear."""
+import numpy as np
+
+from onyx.quantization._onnx import onnx_module
+from onyx.quantization.qparams import compute_qparams, quantize_array, quantize_bias, weight_qparams
+from onyx.quantization.quant_types import QuantFormat
+
+MS_DOMAIN = "com.microsoft"
+FLOAT = 1
+# Ops whose output keeps the input's scale and zero point (they only move or pick values).
+DIRECT_OPS = {"MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
+# Activations folded into the quantized output range of the node before them.
+REMOVABLE_OPS = {"Relu", "Clip"}
+# Ops with their own output range: which inputs are quantized activations.
+OWN_OUTPUT_OPS = {"Conv": [0], "Gemm": [0], "MatMul": [0, 1], "Add": [0, 1], "Mul": [0, 1], "Concat": None,
+                  "AveragePool": [0], "GlobalAveragePool": [0], "Sigmoid": [0], "LeakyRelu": [0], "Softmax": [0]}
+STATIC_OPS = set(OWN_OUTPUT_OPS) | DIRECT_OPS | REMOVABLE_OPS
+DYNAMIC_OPS = {"MatMul", "Conv"}
+QOP_NAMES = {"Conv": ("QLinearConv", ""), "MatMul": ("QLinearMatMul", ""), "Gemm": ("QGemm", MS_DOMAIN),
+             "Add": ("QLinearAdd", MS_DOMAIN), "Mul": ("QLinearMul", MS_DOMAIN),
+             "Concat": ("QLinearConcat", MS_DOMAIN), "AveragePool": ("QLinearAveragePool", MS_DOMAIN),
+             "GlobalAveragePool": ("QLinearGlobalAveragePool", MS_DOMAIN),
+             "Sigmoid": ("QLinearSigmoid", MS_DOMAIN), "LeakyRelu": ("QLinearLeakyRelu", MS_DOMAIN),
+             "Softmax": ("QLinearSoftmax", MS_DOMAIN)}
+
+
+class Options:
+    """Everything the quantizer reads, already checked (see quantize.py for where each comes from)."""
+
+    def __init__(self, **kw):
+        self.quant_format = kw.get("quant_format", QuantFormat.QDQ)
+        self.dynamic = kw.get("dynamic", False)
+        self.op_types = kw.get("op_types")
+        self.per_channel = kw.get("per_channel", False)
+        self.reduce_range = kw.get("reduce_range", False)
+        self.activation_type = kw.get("activation_type")
+        self.weight_type = kw.get("weight_type")
+        self.nodes_to_quantize = kw.get("nodes_to_quantize")
+        self.nodes_to_exclude = set(kw.get("nodes_to_exclude") or ())
+        self.activation_symmetric = kw.get("activation_symmetric", False)
+        self.weight_symmetric = kw.get("weight_symmetric", True)
+        self.force_quantize_no_input_check = kw.get("force_quantize_no_input_check", False)
+        self.matmul_const_b_only = kw.get("matmul_const_b_only", False)
+        self.add_qdq_pair_to_weight = kw.get("add_qdq_pair_to_weight", False)
+        self.op_types_no_output = set(kw.get("op_types_no_output") or ())
+        self.dedicated_qdq_pair = kw.get("dedicated_qdq_pair", False)
+        self.per_channel_axis = dict(kw.get("per_channel_axis") or {})
+        self.keep_removable = kw.get("keep_removable", False)
+        self.quantize_bias = kw.get("quantize_bias", True)
+        self.min_real_range = kw.get("min_real_range")
+
+
+class NodePlan:
+    """One node to quantize: the roles of its inputs and the tensors whose quantized form it writes."""
+
+    def __init__(self, node, kind):
+        self.node = node
+        self.kind = kind  # "own", "direct", "activation" (a kept Relu/Clip), "dynamic"
+        self.orig = onnx_module().NodeProto()
+        self.orig.CopyFrom(node)  # the float node as it was (the writers edit `node`)
+        self.inputs = {}  # input index -> "act" | "weight" | "bias" | "const"
+        self.axis = None  # per-channel axis of the weight input
+        self.outputs = list(node.output[:1]) if kind != "dynamic" else []
+        self.fused = None  # the Relu/Clip node folded into this one
+
+    @property
+    def name(self):
+        return self.node.name
+
+
+class Plan:
+    def __init__(self, model, options):
+        self.model = model
+        self.options = options
+        self.nodes = []  # NodePlan, in graph order
+        self.removed = set()  # names of folded Relu/Clip nodes
+        self.skipped = []  # (node name, op type, why) of nodes of a selected type left in float
+        self.act_params = {}  # activation tensor -> QParams
+        self.float_model = onnx_module().ModelProto()
+        self.float_model.CopyFrom(model)  # the float model (with node names), read for weights
+        self.qnames = {}  # QOperator: float tensor -> (quantized tensor, scale, zero point)
+
+    def by_name(self):
+        return {p.name: p for p in self.nodes}
+
+    def act_tensors(self):
+        """Activation tensors that need a calibrated range (direct ops' outputs take their input's)."""
+        names = []
+        for p in self.nodes:
+            if p.kind == "dynamic":
+                continue
+            names += [p.node.input[i] for i, role in p.inputs.items() if role == "act"]
+            if p.kind != "direct":
+                names += p.outputs
+        return list(dict.fromkeys(names))
+
+
+def name_nodes(graph):
+    """Gives unnamed nodes a unique name (op type and index) so that reports and nodes_to_exclude can name them."""
+    taken = {n.name for n in graph.node if n.name}
+    for i, node in enumerate(graph.node):
+        if not node.name:
+            name = f"{node.op_type}_{i}"
+            while name in taken:
+                name += "_"
+            node.name = name
+            taken.add(name)
+
+
+def ai_onnx_opset(model):
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return imp.version
+    return 1
+
+
+def tensor_types(model):
+    """Element type of every tensor whose type ONNX's shape inference knows."""
+    onnx = onnx_module()
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # contrib ops or a model onnx cannot type: use what the model declares
+        inferred = model
+    g = inferred.graph
+    types = {}
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            types[vi.name] = vi.type.tensor_type.elem_type
+    for init in g.initializer:
+        types[init.name] = init.data_type
+    return types
+
+
+def _attr(node, name, default=None):
+    onnx = onnx_module()
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+def build_plan(model, options):
+    """Chooses the nodes to quantize and the role of each of their inputs (no ranges yet)."""
+    onnx = onnx_module()
+    graph = model.graph
+    name_nodes(graph)
+    types = tensor_types(model)
+    inits = {i.name: i for i in graph.initializer}
+    graph_inputs = {i.name for i in graph.input}
+    graph_outputs = {o.name for o in graph.output}
+    consumers = {}
+    for node in graph.node:
+        for t in node.input:
+            consumers.setdefault(t, []).append(node)
+    plan = Plan(model, options)
+    allowed = STATIC_OPS if not options.dynamic else DYNAMIC_OPS
+    op_types = set(options.op_types) if options.op_types is not None else set(allowed)
+    qop = options.quant_format == QuantFormat.QOperator and not options.dynamic
+    producing = {}  # tensor -> NodePlan writing its quantized form
+
+    def is_float(t):
+        return t != "" and types.get(t) == FLOAT
+
+    def is_act(t):
+        return is_float(t) and t not in inits
+
+    def skip(node, why):
+        plan.skipped.append((node.name, node.op_type, why))
+
+    for node in graph.node:
+        op = node.op_type
+        if node.domain not in ("", "ai.onnx") or op not in op_types:
+            continue
+        if options.nodes_to_quantize is not None and node.name not in options.nodes_to_quantize:
+            continue
+        if node.name in options.nodes_to_exclude:
+            continue
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            continue
+        if not all(is_float(o) for o in node.output[:1]):
+            skip(node, "its output is not float32 (or its type is unknown)")
+            continue
+        if options.dynamic:
+            p = _plan_dynamic(node, inits, is_act, options, skip)
+            if p:
+                plan.nodes.append(p)
+            continue
+        if op in DIRECT_OPS or op in REMOVABLE_OPS:
+            x = node.input[0]
+            if len(node.output) > 1 and node.output[1]:
+                skip(node, "it has a second output")
+                continue
+            if not is_act(x):
+                skip(node, "its input is not a float activation")
+                continue
+            src = producing.get(x)
+            if op in REMOVABLE_OPS:
+                if op == "Clip" and not _clip_includes_zero(node, inits):
+                    skip(node, "its clip range does not hold 0")
+                    continue
+                foldable = (src is not None and src.kind == "own" and src.outputs == [x] and src.fused is None
+                            and len(consumers.get(x, [])) == 1 and x not in graph_outputs
+                            and not options.keep_removable and not options.activation_symmetric
+                            and src.node.op_type not in options.op_types_no_output)
+                if foldable:
+                    src.fused = node
+                    src.outputs = [node.output[0]]
+                    producing[node.output[0]] = src
+                    plan.removed.add(node.name)
+                    continue
+                if qop or not (src is not None or options.force_quantize_no_input_check):
+                    skip(node, "it follows no quantized node it can fold into" if not qop else
+                         "QOperator has no 8-bit form of it and it cannot be folded")
+                    continue
+                p = NodePlan(node, "activation")
+                p.inputs[0] = "act"
+            else:
+                if src is None and not options.force_quantize_no_input_check:
+                    skip(node, "its input is not quantized (ForceQuantizeNoInputCheck forces it)")
+                    continue
+                p = NodePlan(node, "direct")
+                p.inputs[0] = "act"
+            plan.nodes.append(p)
+            producing[node.output[0]] = p
+            continue
+        p = _plan_own(node, inits, is_act, is_float, options, qop, skip)
+        if p is None:
+            continue
+        if op in options.op_types_no_output:
+            if qop:
+                raise ValueError("OpTypesToExcludeOutputQuantization is supported with QuantFormat.QDQ only")
+            p.outputs = []
+        plan.nodes.append(p)
+        for t in p.outputs:
+            producing[t] = p
+    return plan
+
+
+def _clip_includes_zero(node, inits):
+    onnx = onnx_module()
+    lo = _attr(node, "min")
+    if len(node.input) > 1 and node.input[1]:
+        if node.input[1] not in inits:
+            return False
+        lo = float(onnx.numpy_helper.to_array(inits[node.input[1]]))
+    hi = _attr(node, "max")
+    if len(node.input) > 2 and node.input[2]:
+        if node.input[2] not in inits:
+            return False
+        hi = float(onnx.numpy_helper.to_array(inits[node.input[2]]))
+    return (lo is None or lo <= 0) and (hi is None or hi >= 0)
+
+
+def _weight_axis(node, options, rank):
+    op = node.op_type
+    if op in options.per_channel_axis:
+        axis = int(options.per_channel_axis[op])
+        return axis + rank if axis < 0 else axis
+    if op == "Conv":
+        return 0
+    if op == "Gemm":
+        return 0 if _attr(node, "transB", 0) else 1
+    return rank - 1  # MatMul: one scale per output column
+
+
+def _plan_own(node, inits, is_act, is_float, options, qop, skip):
+    op = node.op_type
+    p = NodePlan(node, "own")
+    if op in ("Conv", "Gemm"):
+        if not is_act(node.input[0]):
+            skip(node, "its input is not a float activation")
+            return None
+        w = node.input[1]
+        if w not in inits or not is_float(w):
+            skip(node, "its weight is not a float32 initializer")
+            return None
+        if op == "Gemm":
+            if _attr(node, "transA", 0):
+                skip(node, "transA=1")
+                return None
+            if qop and (_attr(node, "alpha", 1.0) != 1.0 or _attr(node, "beta", 1.0) != 1.0):
+                skip(node, "QGemm here takes alpha = beta = 1 only")
+                return None
+        p.inputs = {0: "act", 1: "weight"}
+        if len(node.input) > 2 and node.input[2]:
+            b = node.input[2]
+            bias_ok = b in inits and is_float(b) and len(inits[b].dims) == 1
+            if bias_ok and options.quantize_bias:
+                p.inputs[2] = "bias"
+            elif qop:
+                skip(node, "its bias is not a 1-D float32 initializer (or QuantizeBias is off)")
+                return None
+        if options.per_channel:
+            p.axis = _weight_axis(node, options, len(inits[w].dims))
+        return p
+    if op == "MatMul":
+        a, b = node.input[0], node.input[1]
+        if not is_act(a):
+            skip(node, "its first input is not a float activation")
+            return None
+        if b in inits and is_float(b):
+            p.inputs = {0: "act", 1: "weight"}
+            if options.per_channel and len(inits[b].dims) == 2 and not qop:
+                p.axis = _weight_axis(node, options, 2)
+        elif is_act(b) and not options.matmul_const_b_only:
+            p.inputs = {0: "act", 1: "act"}
+        else:
+            skip(node, "its B is not a constant" if options.matmul_const_b_only else "its B is not float32")
+            return None
+        return p
+    idx = OWN_OUTPUT_OPS[op]
+    if idx is None:
+        idx = list(range(len(node.input)))
+    for i in idx:
+        t = node.input[i] if i < len(node.input) else ""
+        if is_act(t):
+            p.inputs[i] = "act"
+        elif t in inits and is_float(t):
+            p.inputs[i] = "const"
+        else:
+            skip(node, f"input {i} ({t!r}) is not float32")
+            return None
+    if op in ("Add", "Mul") and not any(r == "act" for r in p.inputs.values()):
+        skip(node, "both inputs are constants")
+        return None
+    return p
+
+
+def _plan_dynamic(node, inits, is_act, options, skip):
+    p = NodePlan(node, "dynamic")
+    w = node.input[1]
+    if not is_act(node.input[0]):
+        skip(node, "its input is not a float activation")
+        return None
+    if w not in inits:
+        skip(node, "its weight (B) is not an initializer: dynamic quantization quantizes constant weights")
+        return None
+    if inits[w].data_type != FLOAT:
+        skip(node, "its weight is not float32")
+        return None
+    rank = len(inits[w].dims)
+    if node.op_type == "MatMul" and rank != 2:
+        skip(node, "its weight is not 2-D")
+        return None
+    p.inputs = {0: "act", 1: "weight"}
+    if len(node.input) > 2 and node.input[2]:
+        if node.input[2] not in inits:
+            skip(node, "its bias is not an initializer")
+            return None
+        p.inputs[2] = "fbias"
+    if options.per_channel:
+        p.axis = _weight_axis(node, options, rank)
+    return p
+
+
+def assign_params(plan, ranges):
+    """Activation scale and zero point per tensor from the calibrated ranges; a direct op's
+    output takes its input's, a QOperator Softmax output the fixed [0, 1) range."""
+    o = plan.options
+    for p in plan.nodes:
+        if p.kind == "dynamic":
+            continue
+        for i, role in p.inputs.items():
+            t = p.node.input[i]
+            if role == "act" and t not in plan.act_params:
+                plan.act_params[t] = _act_qparams(plan, ranges, t)
+        for t in p.outputs:
+            if p.kind == "direct":
+                plan.act_params[t] = plan.act_params[p.node.input[0]]
+            elif p.node.op_type == "Softmax" and o.quant_format == QuantFormat.QOperator:
+                plan.act_params[t] = compute_qparams(0.0, 1.0 - 1.0 / 256, o.activation_type)
+            else:
+                plan.act_params[t] = _act_qparams(plan, ranges, t)
+
+
+def _act_qparams(plan, ranges, t):
+    if t not in ranges:
+        raise RuntimeError(f"no calibrated range for tensor {t!r} (the calibration run did not produce it)")
+    lo, hi = ranges[t]
+    o = plan.options
+    return compute_qparams(lo, hi, o.activation_type, o.activation_symmetric, False, o.min_real_range)
+
+
+class _Writer:
+    """Collects new nodes and initializers with unique names."""
+
+    def __init__(self, model):
+        self.onnx = onnx_module()
+        self.model = model
+        self.names = {i.name for i in model.graph.initializer}
+        for n in model.graph.node:
+            self.names.update(n.input)
+            self.names.update(n.output)
+        self.names.update(i.name for i in model.graph.input)
+        self.new_inits = []
+        self.weight_cache = {}
+        self.uses_ms = False
+
+    def unique(self, base):
+        name, k = base, 1
+        while name in self.names:
+            name = f"{base}_{k}"
+            k += 1
+        self.names.add(name)
+        return name
+
+    def const(self, base, array):
+        name = self.unique(base)
+        self.new_inits.append(self.onnx.numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def scale_zp(self, base, qp):
+        return self.const(base + "_scale", qp.scale), self.const(base + "_zero_point", qp.zero_point)
+
+    def node(self, op, inputs, outputs, name, domain="", **attrs):
+        if domain == MS_DOMAIN:
+            self.uses_ms = True
+        return self.onnx.helper.make_node(op, list(inputs), list(outputs), name=self.unique(name), domain=domain,
+                                          **attrs)
+
+
+def _init_array(model, name):
+    onnx = onnx_module()
+    for i in model.graph.initializer:
+        if i.name == name:
+            return onnx.numpy_helper.to_array(i)
+    raise KeyError(name)
+
+
+def weight_quant(plan, p, i):
+    """(QParams, quantized array) of node p's constant input i (a weight or a constant operand)."""
+    o = plan.options
+    t = p.orig.input[i]
+    w = _init_array(plan.float_model, t)
+    if p.inputs[i] == "const":
+        qp = compute_qparams(float(w.min()) if w.size else 0.0, float(w.max()) if w.size else 0.0,
+                             o.activation_type, o.activation_symmetric, False, o.min_real_range)
+    else:
+        qp = weight_qparams(w, o.weight_type, o.weight_symmetric, o.reduce_range, p.axis)
+    return qp, quantize_array(w, qp)
+
+
+def bias_quant(plan, p, input_scale, weight_qp):
+    b = _init_array(plan.float_model, p.orig.input[2]).astype(np.float32)
+    q, scale = quantize_bias(b, input_scale, weight_qp.scale)
+    return q, scale
+
+
+def _finish(model, writer, new_nodes):
+    onnx = onnx_module()
+    graph = model.graph
+    del graph.node[:]
+    graph.node.extend(new_nodes)
+    graph.initializer.extend(writer.new_inits)
+    used = set()
+    for n in graph.node:
+        used.update(n.input)
+    used.update(o.name for o in graph.output)
+    keep = [i for i in graph.initializer if i.name in used or i.name in {x.name for x in graph.input}]
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    if writer.uses_ms and not any(imp.domain == MS_DOMAIN for imp in model.opset_import):
+        model.opset_import.append(onnx.helper.make_opsetid(MS_DOMAIN, 1))
+    # value_info of tensors whose type changed would be wrong: keep only what still holds.
+    del graph.value_info[:]
+
+
+def write_qdq(plan):
+    """The model with QuantizeLinear/DequantizeLinear pairs on every quantized tensor."""
+    model, o = plan.model, plan.options
+    graph = model.graph
+    w = _Writer(model)
+    plans = {p.name: p for p in plan.nodes}
+    graph_inputs = {i.name for i in graph.input}
+    graph_outputs = {x.name for x in graph.output}
+    consumers = {}
+    for node in graph.node:
+        for t in node.input:
+            consumers.setdefault(t, []).append(node)
+    out = []
+    rename = {}  # per node name: {old input: new input}
+    quantized = plan.act_params
+
+    def pair(t, base, qp):
+        s, z = w.scale_zp(base, qp)
+        q = w.unique(base + "_QuantizeLinear_Output")
+        dq = w.unique(base + "_DequantizeLinear_Output")
+        nodes = [w.node("QuantizeLinear", [t, s, z], [q], base + "_QuantizeLinear"),
+                 w.node("DequantizeLinear", [q, s, z], [dq], base + "_DequantizeLinear")]
+        return nodes, dq
+
+    def place(t, after_nodes):
+        """Q/DQ for activation t: returns the nodes to emit now; the tensor's consumers read the DQ."""
+        qp = quantized[t]
+        if o.dedicated_qdq_pair or t in graph_inputs:
+            emitted = []
+            targets = consumers.get(t, []) if o.dedicated_qdq_pair else [None]
+            for c in targets:
+                nodes, dq = pair(t, t + (f"_{c.name}" if c is not None else ""), qp)
+                emitted += nodes
+                for c2 in ([c] if c is not None else consumers.get(t, [])):
+                    rename.setdefault(c2.name, {})[t] = dq
+            return emitted
+        # rename the producer's output; the DQ writes the tensor under its own name
+        pre = w.unique(t + "_prequant")
+        for n in after_nodes:
+            for k, name in enumerate(n.output):
+                if name == t:
+                    n.output[k] = pre
+        s, z = w.scale_zp(t, qp)
+        q = w.unique(t + "_QuantizeLinear_Output")
+        return [w.node("QuantizeLinear", [pre, s, z], [q], t + "_QuantizeLinear"),
+                w.node("DequantizeLinear", [q, s, z], [t], t + "_DequantizeLinear")]
+
+    for t in graph.input:
+        if t.name in quantized:
+            out += place(t.name, [])
+    for node in graph.node:
+        if node.name in plan.removed:
+            continue
+        p = plans.get(node.name)
+        if p is not None:
+            if p.fused is not None:
+                node.output[0] = p.fused.output[0]
+            for i, role in p.inputs.items():
+                if role in ("weight", "const"):
+                    qp, qa = weight_quant(plan, p, i)
+                    node.input[i] = _weight_dq(w, out, node.input[i], qa, qp, o.add_qdq_pair_to_weight, node)
+            if 2 in p.inputs and p.inputs[2] == "bias":
+                xq = quantized[node.input[0]]
+                wqp, _ = weight_quant(plan, p, 1)
+                qb, bscale = bias_quant(plan, p, xq.scale, wqp)
+                name = node.input[2]
+                qn = w.const(name + "_quantized", qb)
+                sn = w.const(name + "_quantized_scale", bscale)
+                zn = w.const(name + "_quantized_zero_point", np.zeros(bscale.shape, np.int32))
+                dq = w.unique(name + "_DequantizeLinear_Output")
+                attrs = {"axis": 0} if bscale.ndim == 1 else {}
+                out.append(w.node("DequantizeLinear", [qn, sn, zn], [dq], name + "_DequantizeLinear", **attrs))
+                node.input[2] = dq
+        for k, t in enumerate(node.input):
+            if t in rename.get(node.name, {}):
+                node.input[k] = rename[node.name][t]
+        out.append(node)
+        for t in list(node.output):
+            if t in quantized:
+                out += place(t, [node])
+    _finish(model, w, out)
+    return model
+
+
+def _weight_dq(w, out, name, qa, qp, keep_float, node):
+    key = (name, qp.axis, qp.tensor_type, keep_float, qp.scale.tobytes(), qp.zero_point.tobytes())
+    if key in w.weight_cache:
+        return w.weight_cache[key]
+    attrs = {"axis": qp.axis} if qp.axis is not None else {}
+    s, z = w.scale_zp(name, qp)
+    dq = w.unique(name + "_DequantizeLinear_Output")
+    if keep_float:
+        q = w.unique(name + "_QuantizeLinear_Output")
+        out.append(w.node("QuantizeLinear", [name, s, z], [q], name + "_QuantizeLinear", **attrs))
+    else:
+        q = w.const(name + "_quantized", qa)
+    out.append(w.node("DequantizeLinear", [q, s, z], [dq], name + "_DequantizeLinear", **attrs))
+    w.weight_cache[key] = dq
+    return dq
+
+
+def write_qoperator(plan):
+    """The model with QLinear*/contrib ops on 8-bit tensors; QuantizeLinear where a float tensor
+    enters a quantized node, DequantizeLinear where a quantized one leaves for float nodes or the
+    graph's outputs."""
+    model = plan.model
+    graph = model.graph
+    w = _Writer(model)
+    plans = {p.name: p for p in plan.nodes}
+    graph_outputs = {x.name for x in graph.output}
+    consumers = {}
+    for node in graph.node:
+        if node.name in plan.removed:
+            continue
+        for t in node.input:
+            consumers.setdefault(t, []).append(node)
+    qname = {}  # float tensor -> its quantized tensor
+    params = {}  # quantized tensor -> (scale name, zero point name)
+    out = []
+
+    def q_of(t):
+        if t not in qname:
+            qp = plan.act_params[t]
+            s, z = w.scale_zp(t, qp)
+            qt = w.unique(t + "_quantized")
+            out.append(w.node("QuantizeLinear", [t, s, z], [qt], t + "_QuantizeLinear"))
+            qname[t], params[qt] = qt, (s, z)
+        return qname[t]
+
+    def sz(t):
+        return params[qname[t]]
+
+    for node in graph.node:
+        if node.name in plan.removed:
+            continue
+        p = plans.get(node.name)
+        if p is None:
+            out.append(node)
+            continue
+        op = node.op_type
+        y = p.outputs[0]
+        qy = w.unique(y + "_quantized")
+        if p.kind == "direct":
+            x = q_of(node.input[0])
+            new = _copy_node(node, w)
+            new.input[0] = x
+            new.output[0] = qy
+            out.append(new)
+            qname[y], params[qy] = qy, sz(node.input[0])
+        else:
+            ys, yz = w.scale_zp(y, plan.act_params[y])
+            ins = {}
+            for i, role in p.inputs.items():
+                t = node.input[i]
+                if role == "act":
+                    ins[i] = (q_of(t),) + sz(t)
+                elif role in ("weight", "const"):
+                    qp, qa = weight_quant(plan, p, i)
+                    qn = w.const(t + "_quantized", qa)
+                    ins[i] = (qn,) + w.scale_zp(t, qp)
+            new_op, domain = QOP_NAMES[op]
+            attrs = {a.name: onnx_module().helper.get_attribute_value(a) for a in node.attribute}
+            if op in ("Conv", "MatMul", "Gemm"):
+                inputs = list(ins[0]) + list(ins[1])
+                if op == "Gemm":
+                    attrs.pop("beta", None)
+                if 2 in p.inputs:
+                    xq = plan.act_params[node.input[0]]
+                    wqp, _ = weight_quant(plan, p, 1)
+                    qb, _ = bias_quant(plan, p, xq.scale, wqp)
+                    bias = w.const(node.input[2] + "_quantized", qb)
+                else:
+                    bias = ""
+                if op == "Conv":
+                    inputs += [ys, yz] + ([bias] if bias else [])
+                elif op == "Gemm":
+                    inputs += [bias, ys, yz]
+                else:
+                    inputs += [ys, yz]
+            elif op == "Concat":
+                inputs = [ys, yz]
+                for i in range(len(node.input)):
+                    inputs += list(ins[i])
+            elif op in ("Add", "Mul"):
+                inputs = list(ins[0]) + list(ins[1]) + [ys, yz]
+            else:  # unary: pools, Sigmoid, LeakyRelu, Softmax
+                inputs = list(ins[0]) + [ys, yz]
+                if op == "GlobalAveragePool":
+                    attrs["channels_last"] = 0
+                if op == "Softmax":
+                    attrs["opset"] = ai_onnx_opset(model)
+                    attrs.setdefault("axis", -1 if ai_onnx_opset(model) >= 13 else 1)
+            out.append(w.node(new_op, inputs, [qy], node.name + "_quant", domain=domain, **attrs))
+            qname[y], params[qy] = qy, (ys, yz)
+        plan.qnames[y] = (qy,) + tuple(params[qy])
+        needs_float = y in graph_outputs or any(
+            c.name not in plans or not _reads_quantized(plans[c.name], y) for c in consumers.get(y, []))
+        if needs_float:
+            s, z = params[qy]
+            out.append(w.node("DequantizeLinear", [qy, s, z], [y], y + "_DequantizeLinear"))
+    _finish(model, w, out)
+    return model
+
+
+def _reads_quantized(p, t):
+    return any(p.node.input[i] == t and role == "act" for i, role in p.inputs.items())
+
+
+def _copy_node(node, w):
+    onnx = onnx_module()
+    new = onnx.NodeProto()
+    new.CopyFrom(node)
+    new.name = w.unique(node.name + "_quant")
+    return new
+
+
+def write_dynamic(plan):
+    """MatMul -> DynamicQuantizeLinear + MatMulInteger + Cast + Mul; Conv -> the same with
+    ConvInteger (and an Add for the bias). Activations are uint8 (DynamicQuantizeLinear's type)."""
+    model = plan.model
+    graph = model.graph
+    w = _Writer(model)
+    plans = {p.name: p for p in plan.nodes}
+    dyn = {}  # float tensor -> (q, scale, zero point) outputs of its DynamicQuantizeLinear
+    out = []
+    for node in graph.node:
+        p = plans.get(node.name)
+        if p is None:
+            out.append(node)
+            continue
+        x, y = node.input[0], node.output[0]
+        if x not in dyn:
+            names = [w.unique(x + s) for s in ("_quantized", "_scale", "_zero_point")]
+            out.append(w.node("DynamicQuantizeLinear", [x], names, x + "_DynamicQuantizeLinear"))
+            dyn[x] = names
+        xq, xs, xz = dyn[x]
+        qp, qa = weight_quant(plan, p, 1)
+        wn = node.input[1]
+        wq = w.const(wn + "_quantized", qa)
+        zp = qp.zero_point
+        if node.op_type == "Conv" and zp.ndim:
+            if np.any(zp != zp.flat[0]):
+                raise ValueError(f"quantize_dynamic: per_channel=True on Conv {node.name!r} gives per-channel weight "
+                                 "zero points (asymmetric weights: QUInt8 or WeightSymmetric=False), which ONNX "
+                                 "Runtime's ConvInteger does not run; use symmetric weights or per_channel=False")
+            zp = zp.flat[0:1].reshape(())  # ConvInteger takes one zero point (all channels share it)
+        wz = w.const(wn + "_zero_point", zp)
+        integer = w.unique(y + "_output_quantized")
+        if node.op_type == "MatMul":
+            out.append(w.node("MatMulInteger", [xq, wq, xz, wz], [integer], node.name + "_quant"))
+            wscale = qp.scale
+        else:
+            attrs = {a.name: onnx_module().helper.get_attribute_value(a) for a in node.attribute}
+            out.append(w.node("ConvInteger", [xq, wq, xz, wz], [integer], node.name + "_quant", **attrs))
+            rank = len(qa.shape)
+            wscale = qp.scale.reshape([1, -1] + [1] * (rank - 2)) if qp.axis is not None else qp.scale
+        ws = w.const(wn + "_scale", wscale)
+        cast = w.unique(y + "_output_quantized_cast")
+        out.append(w.node("Cast", [integer], [cast], node.name + "_cast", to=FLOAT))
+        scale = w.unique(y + "_scale_product")
+        out.append(w.node("Mul", [xs, ws], [scale], node.name + "_scale_mul"))
+        if 2 in p.inputs:
+            pre = w.unique(y + "_nobias")
+            out.append(w.node("Mul", [cast, scale], [pre], node.name + "_output_scale_mul"))
+            b = _init_array(plan.float_model, node.input[2]).astype(np.float32)
+            bn = w.const(node.input[2] + "_reshaped", b.reshape([1, -1] + [1] * (len(qa.shape) - 2)))
+            out.append(w.node("Add", [pre, bn], [y], node.name + "_bias_add"))
+        else:
+            out.append(w.node("Mul", [cast, scale], [y], node.name + "_output_scale_mul"))
+    _finish(model, w, out)
+    return model

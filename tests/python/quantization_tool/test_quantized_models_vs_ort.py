@@ -1,0 +1,124 @@
+"""Models written by onyx.quantization are standard ONNX that ONNX Runtime 1.31.1 runs: ONNX
+Runtime and Onyx (the `onyx run` command) agree on them, on the same inputs, integer tensors
+exactly (every quantized activation exposed as an extra graph output) and float outputs within
+one quantization step of the output's scale."""
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+import qt_models as qm
+from onyx_harness import run_onyx, run_ort, save_model
+from onyx.quantization import QuantFormat, QuantType
+from onyx.quantization.quantize import dynamic_quantize, static_quantize
+
+STATIC_CONFIGS = [(fmt, act, pc) for fmt in (QuantFormat.QDQ, QuantFormat.QOperator)
+                  for act in (QuantType.QInt8, QuantType.QUInt8) for pc in (False, True)]
+INT_TYPES = (onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32)
+
+
+def output_steps(model):
+    """{graph output: the scale of the DequantizeLinear writing it}."""
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    steps = {}
+    for n in model.graph.node:
+        if n.op_type == "DequantizeLinear" and n.output[0] in {o.name for o in model.graph.output}:
+            steps[n.output[0]] = float(np.max(inits[n.input[1]]))
+    return steps
+
+
+def with_integer_outputs(model, names):
+    """A copy with the integer tensors `names` ({name: element type}) added as graph outputs."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for name, elem in names.items():
+        m.graph.output.append(helper.make_tensor_value_info(name, elem, None))
+    return m
+
+
+def integer_tensors(result):
+    """Quantized activations of a model onyx.quantization wrote: QuantizeLinear outputs of
+    activations, the QLinear ops' 8-bit outputs, the integer ops' int32 outputs."""
+    model = result.model
+    inits = {i.name for i in model.graph.initializer}
+    act_type = {}
+    for n in model.graph.node:
+        if n.op_type == "QuantizeLinear" and n.input[0] not in inits:
+            act_type[n.output[0]] = result.plan.options.activation_type
+        if n.op_type in ("MatMulInteger", "ConvInteger"):
+            act_type[n.output[0]] = onnx.TensorProto.INT32
+        if n.op_type == "DynamicQuantizeLinear":
+            act_type[n.output[0]] = onnx.TensorProto.UINT8
+    for t, (q, _, _) in result.plan.qnames.items():
+        act_type[q] = result.plan.options.activation_type
+    graph_outputs = {o.name for o in model.graph.output}
+    return {k: v for k, v in act_type.items() if k not in graph_outputs}
+
+
+def compare(result, feeds, float_rtol=None):
+    path = save_model(result.model, "quantized.onnx")
+    steps = output_steps(result.model)
+    for feed in feeds:
+        expected, got = run_ort(path, feed), run_onyx(path, feed)
+        for o, e, g in zip(result.model.graph.output, expected, got):
+            assert e.shape == g.shape and e.dtype == g.dtype, o.name
+            worst = float(np.max(np.abs(e.astype(np.float64) - g))) if e.size else 0.0
+            bound = steps[o.name] * 1.0001 if float_rtol is None else float_rtol * float(np.max(np.abs(e)))
+            assert worst <= bound, f"{o.name}: Onyx and ONNX Runtime differ by {worst} (> {bound})"
+    ints = integer_tensors(result)
+    assert ints, "no integer tensor to compare"
+    exposed = with_integer_outputs(result.model, ints)
+    path = save_model(exposed, "quantized_exposed.onnx")
+    names = [o.name for o in exposed.graph.output]
+    for feed in feeds[:2]:
+        expected, got = run_ort(path, feed), run_onyx(path, feed)
+        for name, e, g in zip(names, expected, got):
+            if name in ints:
+                assert e.dtype == g.dtype, name
+                differ = int(np.count_nonzero(e != g))
+                assert differ == 0, f"{name}: {differ} of {e.size} integer values differ from ONNX Runtime's"
+
+
+@pytest.mark.parametrize("fmt,act,per_channel", STATIC_CONFIGS,
+                         ids=[f"{f.name}-{a.name}-{'pc' if p else 'pt'}" for f, a, p in STATIC_CONFIGS])
+def test_static_conv_net(fmt, act, per_channel):
+    model = qm.conv_net()
+    feeds = qm.feeds_for(model, 8)
+    result = static_quantize(model, qm.ListReader(feeds), quant_format=fmt, activation_type=act,
+                             per_channel=per_channel)
+    ops = {n.op_type for n in result.model.graph.node}
+    if fmt == QuantFormat.QOperator:
+        assert {"QLinearConv", "QLinearAdd", "QLinearSigmoid", "QLinearGlobalAveragePool", "QGemm"} <= ops, ops
+        assert "Conv" not in ops and "Relu" not in ops
+    else:
+        assert "Relu" not in ops  # folded into the Conv output's range
+        assert len(qm.nodes_of(result.model, "DequantizeLinear")) > 10
+    compare(result, qm.feeds_for(model, 3, seed=9, batch=2))
+
+
+@pytest.mark.parametrize("fmt", [QuantFormat.QDQ, QuantFormat.QOperator], ids=["QDQ", "QOperator"])
+@pytest.mark.parametrize("act", [QuantType.QInt8, QuantType.QUInt8], ids=["QInt8", "QUInt8"])
+def test_static_mlp_net(fmt, act):
+    model = qm.mlp_net()
+    feeds = qm.feeds_for(model, 8, batch=4)
+    result = static_quantize(model, qm.ListReader(feeds), quant_format=fmt, activation_type=act)
+    if fmt == QuantFormat.QOperator:
+        ops = {n.op_type for n in result.model.graph.node}
+        assert {"QLinearMatMul", "QLinearAdd", "QLinearLeakyRelu", "QLinearConcat", "QLinearMul",
+                "QLinearSoftmax", "QLinearAveragePool", "Transpose"} <= ops, ops
+    compare(result, qm.feeds_for(model, 3, seed=9, batch=3))
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["pt", "pc"])
+@pytest.mark.parametrize("wtype", [QuantType.QInt8, QuantType.QUInt8], ids=["QInt8", "QUInt8"])
+def test_dynamic(per_channel, wtype):
+    models = [qm.conv_net(), qm.mlp_net()]
+    if per_channel and wtype == QuantType.QUInt8:
+        # asymmetric per-channel zero points: ONNX Runtime's ConvInteger takes one zero point only
+        with pytest.raises(ValueError, match="per_channel=True on Conv"):
+            dynamic_quantize(models.pop(0), per_channel=True, weight_type=wtype)
+    for model in models:
+        result = dynamic_quantize(model, per_channel=per_channel, weight_type=wtype)
+        ops = {n.op_type for n in result.model.graph.node}
+        assert "DynamicQuantizeLinear" in ops and ("ConvInteger" in ops or "MatMulInteger" in ops)
+        compare(result, qm.feeds_for(model, 2, seed=3, batch=2), float_rtol=1e-5)
