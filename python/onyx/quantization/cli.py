@@ -66,8 +66,9 @@ def main(argv=None):
     args = parser().parse_args(argv)
     try:
         return _run(args)
-    except (ValueError, TypeError, FileNotFoundError, ImportError, RuntimeError) as e:
-        sys.stderr.write(f"onyx quantize: {e}\n")
+    except Exception as e:  # noqa: BLE001 - a command reports the error and exits non-zero
+        kind = "" if isinstance(e, (ValueError, TypeError, FileNotFoundError)) else f"{type(e).__name__}: "
+        sys.stderr.write(f"onyx quantize: {kind}{e}\n")
         return 1
 
 

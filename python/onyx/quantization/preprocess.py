@@ -2,6 +2,7 @@
 optimization (Onyx's basic level: constant folding, BatchNormalization folded into Conv, ...),
 then ONNX shape inference so that every tensor has a type and shape."""
 import os
+import re
 import tempfile
 
 from onyx.quantization._onnx import onnx_module
@@ -41,14 +42,42 @@ def quant_pre_process(input_model=None, output_model_path=None, skip_optimizatio
     onnx.save_model(model, os.fspath(output_model_path), **kwargs)
 
 
+# Onyx's extended-level passes that write ONNX Runtime contrib ops (FusedConv, Gelu, Attention,
+# ...) or integer ops: quantization wants standard float ops, so they are left out. What stays:
+# the basic level (constant and shape folding, eliminations) and the folds of BatchNormalization,
+# Add and Mul into Conv, all ONNX Runtime's basic level runs for quant_pre_process.
+_CONTRIB_PASSES = [
+    "AttentionFusion", "BiasGeluFusion", "BiasSoftmaxFusion", "ConvActivationFusion", "ConvInputAffineFusion",
+    "ConvOnyxActivationFusion", "FastGeluFusion", "GeluFusion", "GptAttentionFusion", "LayerNormFusion",
+    "MatMulAddFusion", "MatMulScaleFusion", "QdqConvMatMulFusion", "QdqDropFusion", "QdqDynamicMatMulFusion",
+    "QdqOpFusion", "QdqS8ToU8", "SimplifiedLayerNormFusion", "SkipLayerNormFusion"]
+
+
 def _optimize(model):
-    """The model after Onyx's basic (ONNX-only) graph optimizations, read back."""
+    """The model after Onyx's graph optimizations that keep standard ONNX ops, read back."""
     import onyx
     onnx = onnx_module()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "optimized.onnx")
         options = onyx.SessionOptions()
-        options.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         options.optimized_model_filepath = path
-        onyx.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        return onnx.load(path)
+        disabled = list(_CONTRIB_PASSES)
+        data = model.SerializeToString()
+        while True:
+            try:
+                onyx.InferenceSession(data, options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled)
+                break
+            except Exception as e:  # a build without one of the passes refuses to disable it by name
+                match = re.search(r"unknown optimizer pass '([^']+)'", str(e))
+                if not match or match.group(1) not in disabled:
+                    raise
+                disabled.remove(match.group(1))
+        optimized = onnx.load(path)
+    before = {(n.domain or "", n.op_type) for n in model.graph.node}
+    added = sorted({f"{d}.{t}" for d, t in ((n.domain or "", n.op_type) for n in optimized.graph.node)
+                    if d not in ("", "ai.onnx") and (d, t) not in before})
+    if added:
+        raise RuntimeError(f"quant_pre_process: Onyx's optimizer wrote non-standard ops {added}; "
+                           "run with skip_optimization=True")
+    return optimized

@@ -9,18 +9,20 @@ def _w(rng, *shape, gain=1.0):
     return (rng.normal(size=shape) * gain / np.sqrt(fan_in)).astype(np.float32)
 
 
-def conv_net(seed=0, batch="N", bad_weight=None, size=16):
+def conv_net(seed=0, batch="N", bad_weight=None, size=16, bad_layer="W2"):
     """x[N,3,size,size] -> Conv+Relu -> Conv+Relu -> MaxPool -> Conv -> Add(skip) -> Sigmoid ->
-    GlobalAveragePool -> Reshape -> Gemm -> y[N,10]. bad_weight: a value planted in conv2's
-    weights (one huge element ruins per-tensor weight quantization of that layer only)."""
+    GlobalAveragePool -> Reshape -> Gemm -> y[N,10]. bad_weight: a value planted in the weights
+    named bad_layer (W2: conv2, W3: conv3); one huge element ruins per-tensor weight
+    quantization of that layer only."""
     rng = np.random.default_rng(seed)
     w2 = _w(rng, 16, 16, 3, 3)
+    w3 = _w(rng, 16, 16, 3, 3, gain=2.0)
     if bad_weight is not None:
-        w2[3, 5, 1, 1] = bad_weight
+        {"W2": w2, "W3": w3}[bad_layer][3, 5, 1, 1] = bad_weight
     inits = [numpy_helper.from_array(a, n) for a, n in [
         (_w(rng, 16, 3, 3, 3, gain=2.0), "W1"), (rng.normal(size=16).astype(np.float32) * 0.1, "B1"),
         (w2, "W2"), (rng.normal(size=16).astype(np.float32) * 0.1, "B2"),
-        (_w(rng, 16, 16, 3, 3, gain=2.0), "W3"), (_w(rng, 10, 16, gain=2.0), "Wf"),
+        (w3, "W3"), (_w(rng, 10, 16, gain=2.0), "Wf"),
         (rng.normal(size=10).astype(np.float32) * 0.1, "Bf"), (np.array([0, -1], np.int64), "shape")]]
     nodes = [
         helper.make_node("Conv", ["x", "W1", "B1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
