@@ -358,7 +358,7 @@ def _plan_dynamic(node, inits, is_act, options, skip):
 
 def assign_params(plan, ranges):
     """Activation scale and zero point per tensor from the calibrated ranges; a direct op's
-    output takes its input's, a QOperator Softmax output the fixed [0, 1) range."""
+    output takes its input's, a Softmax output the fixed range [0, 1] (QOperator: scale 1/256)."""
     o = plan.options
     for p in plan.nodes:
         if p.kind == "dynamic":
@@ -371,7 +371,11 @@ def assign_params(plan, ranges):
             if p.kind == "direct":
                 plan.act_params[t] = plan.act_params[p.node.input[0]]
             elif p.node.op_type == "Softmax" and o.quant_format == QuantFormat.QOperator:
-                plan.act_params[t] = compute_qparams(0.0, 1.0 - 1.0 / 256, o.activation_type)
+                plan.act_params[t] = compute_qparams(0.0, 1.0 - 1.0 / 256, o.activation_type)  # scale 1/256
+            elif p.node.op_type == "Softmax":
+                # [0, 1] whatever the calibration saw: runtimes fuse DQ -> Softmax -> Q into
+                # QLinearSoftmax, whose lookup table assumes an output range from 0 to 1
+                plan.act_params[t] = compute_qparams(0.0, 1.0, o.activation_type)
             else:
                 plan.act_params[t] = _act_qparams(plan, ranges, t)
 
