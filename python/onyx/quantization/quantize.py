@@ -19,8 +19,10 @@ STATIC_KEYS = {
     "CalibPercentile": 99.999, "CalibNumBins": None, "CalibNumQuantizedBins": 128,
 }
 DYNAMIC_KEYS = {"WeightSymmetric": None, "EnableSubgraph": False, "MatMulConstBOnly": True,
-                "QDQOpTypePerChannelSupportToAxis": {}, "ActivationSymmetric": False}
-QDQ_ONLY_KEYS = ("AddQDQPairToWeight", "OpTypesToExcludeOutputQuantization", "DedicatedQDQPair")
+                "ActivationSymmetric": False}
+# QDQ only: the QOperator ops fix the per-channel axis (QLinearConv: output channels, QGemm: N)
+QDQ_ONLY_KEYS = ("AddQDQPairToWeight", "OpTypesToExcludeOutputQuantization", "DedicatedQDQPair",
+                 "QDQOpTypePerChannelSupportToAxis")
 
 
 class QuantizeResult:
@@ -172,7 +174,7 @@ def dynamic_quantize(model_input, op_types_to_quantize=None, per_channel=False, 
         dynamic=True, quant_format=QuantFormat.QOperator, op_types=_check_types(op_types_to_quantize, what, DYNAMIC_OPS),
         per_channel=bool(per_channel), reduce_range=bool(reduce_range), weight_type=_qtype(weight_type, "weight_type"),
         activation_type=QuantType.QUInt8.tensor_type, nodes_to_quantize=nodes_to_quantize,
-        nodes_to_exclude=nodes_to_exclude, per_channel_axis=x["QDQOpTypePerChannelSupportToAxis"],
+        nodes_to_exclude=nodes_to_exclude,
         weight_symmetric=(weight_type == QuantType.QInt8) if x["WeightSymmetric"] is None else bool(x["WeightSymmetric"]))
     model = _load(model_input)
     _check_opset(model, per_channel, what, 11)

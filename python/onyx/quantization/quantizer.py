@@ -221,6 +221,9 @@ def build_plan(model, options):
                 if src is None and not options.force_quantize_no_input_check:
                     skip(node, "its input is not quantized (ForceQuantizeNoInputCheck forces it)")
                     continue
+                if qop and op == "MaxPool" and ai_onnx_opset(model) < 12:
+                    skip(node, "MaxPool takes 8-bit tensors from opset 12")
+                    continue
                 p = NodePlan(node, "direct")
                 p.inputs[0] = "act"
             plan.nodes.append(p)
@@ -449,6 +452,11 @@ def weight_quant(plan, p, i):
 
 def bias_quant(plan, p, input_scale, weight_qp):
     b = _init_array(plan.float_model, p.orig.input[2]).astype(np.float32)
+    if weight_qp.scale.ndim and weight_qp.scale.shape != b.shape:
+        raise ValueError(f"node {p.name!r} ({p.orig.op_type}): its weight is quantized per channel along axis "
+                         f"{weight_qp.axis} ({weight_qp.scale.size} scales) but its bias has {b.size} entries, one "
+                         "per output channel: QDQOpTypePerChannelSupportToAxis must name the output-channel axis "
+                         "(or set QuantizeBias=False)")
     q, scale = quantize_bias(b, input_scale, weight_qp.scale)
     return q, scale
 

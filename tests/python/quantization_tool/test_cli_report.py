@@ -165,3 +165,36 @@ def test_errors(work, args, message):
     args = [data if a == "CALIB" else a for a in args]
     proc = onyx_quantize(args[0], model_path, "-o", os.path.join(work, "q.onnx"), *args[1:])
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+
+
+def test_more_cli_options_reach_the_quantizer(work):
+    model_path = save_model(qm.conv_net(), "float.onnx")
+    feeds = qm.feeds_for(qm.conv_net(), 4)
+    data = write_npy(os.path.join(work, "calib"), feeds)
+    out = os.path.join(work, "q.onnx")
+    proc = onyx_quantize("static", model_path, "-o", out, "--calibration-data", data, "--max-samples", "1",
+                         "--reduce-range", "--weight-type", "quint8", "--nodes-to-quantize", "conv1",
+                         "--external-data")
+    assert proc.returncode == 0, proc.stderr
+    assert os.path.exists(out + ".data")
+    q = onnx.load(out)
+    inits = {i.name: numpy_helper.to_array(i) for i in q.graph.initializer}
+    x0 = feeds[0]["x"]  # --max-samples 1: the first feed's range only
+    assert float(inits["x_scale"]) == pytest.approx((x0.max() - x0.min()) / 255, rel=1e-6)
+    assert inits["W1_quantized"].dtype == np.uint8 and inits["W1_quantized"].max() == 127  # 7 bits
+    assert [n.name for n in q.graph.node if n.op_type == "Conv" and "W1" not in n.input[1]] == ["conv2", "conv3"]
+    # --calibrate-method percentile with --extra CalibPercentile: a narrower input range
+    proc = onyx_quantize("static", model_path, "-o", out, "--calibration-data", data, "--calibrate-method",
+                         "percentile", "--extra", "CalibPercentile=95")
+    assert proc.returncode == 0, proc.stderr
+    x = np.stack([f["x"] for f in feeds])
+    scale = float(numpy_helper.to_array(next(i for i in onnx.load(out).graph.initializer if i.name == "x_scale")))
+    assert scale < 0.8 * (x.max() - x.min()) / 255
+    # dynamic: --op-types and --reduce-range reach quantize_dynamic
+    proc = onyx_quantize("dynamic", model_path, "-o", out, "--op-types", "Conv", "--reduce-range")
+    assert proc.returncode == 0, proc.stderr
+    q = onnx.load(out)
+    assert sum(n.op_type == "ConvInteger" for n in q.graph.node) == 3 and not any(
+        n.op_type == "MatMulInteger" for n in q.graph.node)
+    w = numpy_helper.to_array(next(i for i in q.graph.initializer if i.name == "W1_quantized"))
+    assert np.abs(w.astype(int)).max() == 64

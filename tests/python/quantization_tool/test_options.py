@@ -151,6 +151,11 @@ def test_per_channel_axis_option():
     assert qm.initializer(quantize(model, feeds, per_channel=True), "Wa_scale").shape == (24,)
     m = quantize(model, feeds, per_channel=True, extra_options={"QDQOpTypePerChannelSupportToAxis": {"MatMul": 0}})
     assert qm.initializer(m, "Wa_scale").shape == (32,)
+    with pytest.raises(ValueError, match="output-channel axis"):  # conv1's bias has one entry per output channel
+        quantize(per_channel=True, extra_options={"QDQOpTypePerChannelSupportToAxis": {"Conv": 1}})
+    m = quantize(per_channel=True, extra_options={"QDQOpTypePerChannelSupportToAxis": {"Conv": 1},
+                                                  "QuantizeBias": False})
+    assert qm.initializer(m, "W1_scale").shape == (3,)
 
 
 # --- QDQ placement -----------------------------------------------------------------------------
@@ -318,6 +323,8 @@ def test_quant_pre_process(tmp_path):
     ({"calibration_providers": ["CUDAExecutionProvider"]}, "calibration_providers"),
     ({"op_types_to_quantize": ["LSTM"]}, "LSTM"),
     ({"quant_format": QOP, "extra_options": {"DedicatedQDQPair": True}}, "DedicatedQDQPair"),
+    ({"quant_format": QOP, "extra_options": {"QDQOpTypePerChannelSupportToAxis": {"Conv": 1}}},
+     "QDQOpTypePerChannelSupportToAxis"),
     ({"extra_options": {"CalibMovingAverage": True}, "calibrate_method": CalibrationMethod.Entropy},
      "CalibMovingAverage"),
 ])
@@ -331,6 +338,20 @@ def test_dynamic_refusals():
         dynamic_quantize(qm.mlp_net(), extra_options={"ActivationSymmetric": True})
     with pytest.raises(ValueError, match="Gemm"):
         dynamic_quantize(qm.mlp_net(), op_types_to_quantize=["Gemm"])
+    with pytest.raises(ValueError, match="MatMulConstBOnly=False"):
+        dynamic_quantize(qm.mlp_net(), extra_options={"MatMulConstBOnly": False})
+    with pytest.raises(ValueError, match="AddQDQPairToWeight"):  # a static-only key
+        dynamic_quantize(qm.mlp_net(), extra_options={"AddQDQPairToWeight": True})
+
+
+def test_dynamic_weight_symmetric_and_axis_options():
+    model = qm.mlp_net()
+    sym = dynamic_quantize(model, per_channel=True).model
+    assert not np.any(qm.initializer(sym, "Wa_zero_point")) and qm.initializer(sym, "Wa_scale").shape == (24,)
+    asym = dynamic_quantize(model, per_channel=True, extra_options={"WeightSymmetric": False}).model
+    assert np.any(qm.initializer(asym, "Wa_zero_point"))
+    with pytest.raises(ValueError, match="QDQOpTypePerChannelSupportToAxis"):  # QDQ's key
+        dynamic_quantize(model, per_channel=True, extra_options={"QDQOpTypePerChannelSupportToAxis": {"MatMul": 0}})
 
 
 def test_per_channel_needs_opset_13():
@@ -340,8 +361,15 @@ def test_per_channel_needs_opset_13():
         quantize(model, qm.feeds_for(model, 2, batch=2), per_channel=True)
 
 
-def test_missing_onnx_names_the_install(monkeypatch):
-    from onyx.quantization._onnx import onnx_module
-    monkeypatch.setitem(sys.modules, "onnx", None)
-    with pytest.raises(ImportError, match="pip install onnx"):
-        onnx_module()
+def test_without_onnx_the_import_works_and_the_call_names_the_install(tmp_path):
+    """In a fresh interpreter where `import onnx` fails: onyx.quantization imports, quantize_static
+    raises an ImportError that names `pip install onnx`."""
+    import subprocess
+    code = ("import sys; sys.modules['onnx'] = None\n"
+            "import onyx.quantization as q\n"
+            "try:\n    q.quantize_static('m.onnx', 'o.onnx', None)\n"
+            "except ImportError as e:\n    print('IMPORT-ERROR', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert proc.returncode == 0, proc.stderr
+    assert "IMPORT-ERROR" in proc.stdout and "pip install onnx" in proc.stdout
