@@ -110,6 +110,26 @@ def name_nodes(graph):
             taken.add(name)
 
 
+def constants_to_initializers(graph):
+    """Constant nodes holding a tensor (`value`) become initializers, so that weights and biases
+    exported as Constant nodes (paddle2onnx, some tf2onnx graphs) are quantized like stored ones."""
+    onnx = onnx_module()
+    outputs = {o.name for o in graph.output}
+    keep = []
+    for node in graph.node:
+        value = [a for a in node.attribute if a.name == "value" and a.type == onnx.AttributeProto.TENSOR]
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and value and node.output[0] not in outputs:
+            t = onnx.TensorProto()
+            t.CopyFrom(value[0].t)
+            t.name = node.output[0]
+            graph.initializer.append(t)
+        else:
+            keep.append(node)
+    if len(keep) != len(graph.node):
+        del graph.node[:]
+        graph.node.extend(keep)
+
+
 def ai_onnx_opset(model):
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
@@ -146,6 +166,7 @@ def build_plan(model, options):
     """Chooses the nodes to quantize and the role of each of their inputs (no ranges yet)."""
     onnx = onnx_module()
     graph = model.graph
+    constants_to_initializers(graph)
     name_nodes(graph)
     types = tensor_types(model)
     inits = {i.name: i for i in graph.initializer}
@@ -350,10 +371,7 @@ def _plan_dynamic(node, inits, is_act, options, skip):
         return None
     p.inputs = {0: "act", 1: "weight"}
     if len(node.input) > 2 and node.input[2]:
-        if node.input[2] not in inits:
-            skip(node, "its bias is not an initializer")
-            return None
-        p.inputs[2] = "fbias"
+        p.inputs[2] = "fbias"  # stays float: added after the integer convolution
     if options.per_channel:
         p.axis = _weight_axis(node, options, rank)
     return p
@@ -744,8 +762,13 @@ def write_dynamic(plan):
         if 2 in p.inputs:
             pre = w.unique(y + "_nobias")
             out.append(w.node("Mul", [cast, scale], [pre], node.name + "_output_scale_mul"))
-            b = _init_array(plan.float_model, node.input[2]).astype(np.float32)
-            bn = w.const(node.input[2] + "_reshaped", b.reshape([1, -1] + [1] * (len(qa.shape) - 2)))
+            bias, bshape = node.input[2], [1, -1] + [1] * (len(qa.shape) - 2)
+            if any(i.name == bias for i in plan.float_model.graph.initializer):
+                bn = w.const(bias + "_reshaped", _init_array(plan.float_model, bias).astype(np.float32).reshape(bshape))
+            else:  # a computed bias (a Constant node's output, say): reshaped at run time
+                bn = w.unique(bias + "_reshaped")
+                shape = w.const(bias + "_shape", np.array(bshape, np.int64))
+                out.append(w.node("Reshape", [bias, shape], [bn], node.name + "_bias_reshape"))
             out.append(w.node("Add", [pre, bn], [y], node.name + "_bias_add"))
         else:
             out.append(w.node("Mul", [cast, scale], [y], node.name + "_output_scale_mul"))

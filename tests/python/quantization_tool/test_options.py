@@ -373,3 +373,15 @@ def test_without_onnx_the_import_works_and_the_call_names_the_install(tmp_path):
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert proc.returncode == 0, proc.stderr
     assert "IMPORT-ERROR" in proc.stdout and "pip install onnx" in proc.stdout
+
+
+def test_constant_node_weights_are_quantized():
+    """Weights exported as Constant nodes (paddle2onnx does) are quantized like initializers."""
+    model = qm.conv_net()
+    w1 = [i for i in model.graph.initializer if i.name == "W1"][0]
+    model.graph.node.insert(0, helper.make_node("Constant", [], ["W1"], name="w1_const", value=w1))
+    model.graph.initializer.remove(w1)
+    m = quantize(model, quant_format=QOP)
+    assert ops(m).count("QLinearConv") == 3 and "Constant" not in ops(m)
+    np.testing.assert_array_equal(qm.initializer(m, "W1_quantized"), qm.initializer(quantize(quant_format=QOP),
+                                                                                    "W1_quantized"))
