@@ -200,3 +200,60 @@ def _check_opset(model, per_channel, what, minimum):
     if per_channel and opset < 13:
         raise ValueError(f"{what}: per_channel=True needs ai.onnx opset 13 or later (DequantizeLinear's axis); "
                          f"the model has {opset}")
+
+
+class StaticQuantConfig:
+    """quantize_static's arguments in one object, for quantize() (ONNX Runtime's class)."""
+
+    def __init__(self, calibration_data_reader, calibrate_method=CalibrationMethod.MinMax,
+                 quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                 op_types_to_quantize=None, nodes_to_quantize=None, nodes_to_exclude=None, per_channel=False,
+                 reduce_range=False, use_external_data_format=False, calibration_providers=None, extra_options=None):
+        self.calibration_data_reader = calibration_data_reader
+        self.calibrate_method = calibrate_method
+        self.quant_format = quant_format
+        self.activation_type = activation_type
+        self.weight_type = weight_type
+        self.op_types_to_quantize = op_types_to_quantize
+        self.nodes_to_quantize = nodes_to_quantize
+        self.nodes_to_exclude = nodes_to_exclude
+        self.per_channel = per_channel
+        self.reduce_range = reduce_range
+        self.use_external_data_format = use_external_data_format
+        self.calibration_providers = calibration_providers
+        self.extra_options = extra_options or {}
+
+
+class DynamicQuantConfig:
+    """quantize_dynamic's arguments in one object, for quantize() (ONNX Runtime's class)."""
+
+    def __init__(self, weight_type=QuantType.QInt8, op_types_to_quantize=None, nodes_to_quantize=None,
+                 nodes_to_exclude=None, per_channel=False, reduce_range=False, use_external_data_format=False,
+                 extra_options=None):
+        self.weight_type = weight_type
+        self.op_types_to_quantize = op_types_to_quantize
+        self.nodes_to_quantize = nodes_to_quantize
+        self.nodes_to_exclude = nodes_to_exclude
+        self.per_channel = per_channel
+        self.reduce_range = reduce_range
+        self.use_external_data_format = use_external_data_format
+        self.extra_options = extra_options or {}
+
+
+def quantize(model_input, model_output, quant_config):
+    """quantize_static or quantize_dynamic, as the config's class says."""
+    c = quant_config
+    if isinstance(c, StaticQuantConfig):
+        quantize_static(model_input, model_output, c.calibration_data_reader, quant_format=c.quant_format,
+                        op_types_to_quantize=c.op_types_to_quantize, per_channel=c.per_channel,
+                        reduce_range=c.reduce_range, activation_type=c.activation_type, weight_type=c.weight_type,
+                        nodes_to_quantize=c.nodes_to_quantize, nodes_to_exclude=c.nodes_to_exclude,
+                        use_external_data_format=c.use_external_data_format, calibrate_method=c.calibrate_method,
+                        calibration_providers=c.calibration_providers, extra_options=c.extra_options)
+    elif isinstance(c, DynamicQuantConfig):
+        quantize_dynamic(model_input, model_output, op_types_to_quantize=c.op_types_to_quantize,
+                         per_channel=c.per_channel, reduce_range=c.reduce_range, weight_type=c.weight_type,
+                         nodes_to_quantize=c.nodes_to_quantize, nodes_to_exclude=c.nodes_to_exclude,
+                         use_external_data_format=c.use_external_data_format, extra_options=c.extra_options)
+    else:
+        raise TypeError(f"quant_config must be a StaticQuantConfig or a DynamicQuantConfig, got {type(c).__name__}")

@@ -385,3 +385,17 @@ def test_constant_node_weights_are_quantized():
     assert ops(m).count("QLinearConv") == 3 and "Constant" not in ops(m)
     np.testing.assert_array_equal(qm.initializer(m, "W1_quantized"), qm.initializer(quantize(quant_format=QOP),
                                                                                     "W1_quantized"))
+
+
+def test_quantize_with_configs_matches_the_functions(tmp_path):
+    model = qm.conv_net()
+    feeds = qm.feeds_for(model, 3)
+    a, b = str(tmp_path / "a.onnx"), str(tmp_path / "b.onnx")
+    oq.quantize(model, a, oq.StaticQuantConfig(qm.ListReader(feeds), quant_format=QOP, per_channel=True))
+    oq.quantize_static(model, b, qm.ListReader(feeds), quant_format=QOP, per_channel=True)
+    assert onnx.load(a).SerializeToString() == onnx.load(b).SerializeToString()
+    assert "QLinearConv" in ops(onnx.load(a))
+    oq.quantize(model, a, oq.DynamicQuantConfig(op_types_to_quantize=["Conv"]))
+    assert "ConvInteger" in ops(onnx.load(a))
+    with pytest.raises(TypeError, match="quant_config"):
+        oq.quantize(model, a, {"per_channel": True})

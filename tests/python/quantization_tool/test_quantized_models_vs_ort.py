@@ -56,6 +56,7 @@ def integer_tensors(result):
 
 
 def compare(result, feeds, float_rtol=None):
+    onnx.checker.check_model(result.model, full_check=True)  # valid ONNX, types and shapes included
     path = save_model(result.model, "quantized.onnx")
     steps = output_steps(result.model)
     for feed in feeds:
