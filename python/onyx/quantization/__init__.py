@@ -1,8 +1,8 @@
 """onyx.quantization: ONNX Runtime's quantization tool under the same names (quantize_dynamic,
 quantize_static, quantize with StaticQuantConfig / DynamicQuantConfig, CalibrationDataReader,
-QuantType, QuantFormat, CalibrationMethod, quant_pre_process), writing standard QDQ or QOperator models. Needs the `onnx` package
-(pip install onnx). What it supports and what it leaves out: docs/quantization.md."""
-from onyx.quantization.calibrate import calibrate  # noqa: F401
+QuantType, QuantFormat, CalibrationMethod, quant_pre_process), writing standard QDQ or QOperator
+models. Needs the `onnx` package (pip install onnx). What it supports and what it leaves out:
+docs/quantization.md."""
 from onyx.quantization.preprocess import quant_pre_process
 from onyx.quantization.quant_types import CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType
 from onyx.quantization.quantize import (DynamicQuantConfig, StaticQuantConfig, quantize, quantize_dynamic,

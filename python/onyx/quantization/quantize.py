@@ -77,6 +77,13 @@ def _check_types(types, what, allowed):
     return types
 
 
+def _weight_symmetric(weight_type, extra):
+    """WeightSymmetric, by default True for signed weights (ONNX Runtime's default)."""
+    if extra["WeightSymmetric"] is None:
+        return weight_type == QuantType.QInt8
+    return bool(extra["WeightSymmetric"])
+
+
 def _qtype(value, name):
     if not isinstance(value, QuantType):
         raise TypeError(f"{name} must be a QuantType, got {value!r}")
@@ -109,7 +116,7 @@ def static_quantize(model_input, calibration_data_reader=None, quant_format=Quan
         activation_type=_qtype(activation_type, "activation_type"), weight_type=wtype,
         nodes_to_quantize=nodes_to_quantize, nodes_to_exclude=nodes_to_exclude,
         activation_symmetric=bool(x["ActivationSymmetric"]),
-        weight_symmetric=(weight_type == QuantType.QInt8) if x["WeightSymmetric"] is None else bool(x["WeightSymmetric"]),
+        weight_symmetric=_weight_symmetric(weight_type, x),
         force_quantize_no_input_check=bool(x["ForceQuantizeNoInputCheck"]),
         matmul_const_b_only=bool(x["MatMulConstBOnly"]), add_qdq_pair_to_weight=bool(x["AddQDQPairToWeight"]),
         op_types_no_output=x["OpTypesToExcludeOutputQuantization"], dedicated_qdq_pair=bool(x["DedicatedQDQPair"]),
@@ -171,11 +178,12 @@ def dynamic_quantize(model_input, op_types_to_quantize=None, per_channel=False, 
         raise ValueError(f"{what}: extra_options ActivationSymmetric=True is not supported: dynamic activations "
                          "are uint8 with a computed zero point (DynamicQuantizeLinear)")
     options = Options(
-        dynamic=True, quant_format=QuantFormat.QOperator, op_types=_check_types(op_types_to_quantize, what, DYNAMIC_OPS),
+        dynamic=True, quant_format=QuantFormat.QOperator,
+        op_types=_check_types(op_types_to_quantize, what, DYNAMIC_OPS),
         per_channel=bool(per_channel), reduce_range=bool(reduce_range), weight_type=_qtype(weight_type, "weight_type"),
         activation_type=QuantType.QUInt8.tensor_type, nodes_to_quantize=nodes_to_quantize,
         nodes_to_exclude=nodes_to_exclude,
-        weight_symmetric=(weight_type == QuantType.QInt8) if x["WeightSymmetric"] is None else bool(x["WeightSymmetric"]))
+        weight_symmetric=_weight_symmetric(weight_type, x))
     model = _load(model_input)
     _check_opset(model, per_channel, what, 11)
     plan = build_plan(model, options)

@@ -63,7 +63,8 @@ class Report:
         return [r["node"] for r in self.rows[:n]]
 
     def text(self):
-        lines = [f"{'node':<32} {'op':<18} {'local SNR dB':>12} {'local rel':>10} {'accum SNR dB':>12} {'accum rel':>10}"]
+        lines = [f"{'node':<32} {'op':<18} {'local SNR dB':>12} {'local rel':>10} "
+                 f"{'accum SNR dB':>12} {'accum rel':>10}"]
         for r in self.rows:
             lo, ac = r["local"], r["accumulated"]
             lines.append(f"{r['node'][:32]:<32} {r['op'][:18]:<18} {lo.snr:12.2f} {lo.rel:10.4f} "

@@ -166,7 +166,8 @@ def test_qlinearadd_tie_rounds_like_ort():
     node = helper.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"], domain="com.microsoft")
     graph = helper.make_graph([node], "tie", [helper.make_tensor_value_info("a", onnx.TensorProto.INT8, [4])],
                               [helper.make_tensor_value_info("y", onnx.TensorProto.INT8, [4])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("com.microsoft", 1)])
     path = save_model(model, "qlinearadd_tie.onnx")
     feed = {"a": np.array([-34, -33, -35, 0], np.int8)}
     np.testing.assert_array_equal(run_onyx(path, feed)[0], run_ort(path, feed)[0])
