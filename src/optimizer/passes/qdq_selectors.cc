@@ -28,7 +28,8 @@ bool ReadParams(GraphEditor& editor, const ir::Node& node, DataType type, QuantP
   p.axis = AttrInt(node, "axis", 1);
   if (node.inputs.size() == 3 && !node.inputs[2].empty()) {
     auto zp = ConstValue(editor, node.inputs[2]);
-    if (!zp || zp->dtype() != type || zp->size() != scale->size() || zp->rank() != scale->rank()) return false;
+    if (!zp || zp->dtype() != type || zp->size() != scale->size()) return false;
+    if (zp->size() != 1 && zp->rank() != scale->rank()) return false;  // [1] and scalar mix; per-axis ones match
     p.zero_point = node.inputs[2];
   }
   *params = p;

@@ -188,6 +188,51 @@ TEST(QdqFusion, Int16GroupsStayAsTheyAre) {
   EXPECT_EQ(OpCount(run.ops_after, "Add"), 1);
 }
 
+TEST(QdqFusion, SubgraphsFuseTheirOwnGroupsAndKeepOuterDequantizesTheyRead) {
+  // Main graph: x -> DQ -> xd -> Add(xd, xd) -> Q -> y. An If reads xd from its else branch
+  // (Q(xd)); its then branch has a group of its own over outer-scope values: DQ(x) -> Mul -> Q.
+  Qdq m;
+  m.b.Input("x", DataType::kUInt8, {2, 3}).Input("cond", DataType::kBool, {});
+  m.Params("p", 1.0f / 8, DataType::kUInt8, 100).Params("q", 1.0f / 4, DataType::kUInt8, 128);
+  m.DQ("x", "p", "xd");
+  m.b.Node("Add", {"xd", "xd"}, {"s"});
+  m.Q("s", "q", "y");
+  auto branch = [](const std::string& name, bool group) {
+    auto g = std::make_shared<ir::Graph>();
+    g->name = name;
+    auto add = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+      auto node = std::make_unique<ir::Node>();
+      node->op_type = op;
+      node->name = name + "_" + op;
+      node->inputs = std::move(in);
+      node->outputs = {out};
+      g->AddNode(std::move(node));
+    };
+    if (group) {
+      add("DequantizeLinear", {"x", "p_s", "p_z"}, "bd");
+      add("Mul", {"bd", "bd"}, "bm");
+      add("QuantizeLinear", {"bm", "q_s", "q_z"}, name + "_out");
+    } else {
+      add("QuantizeLinear", {"xd", "q_s", "q_z"}, name + "_out");
+    }
+    g->outputs.push_back({name + "_out", ModelBuilder::Type(DataType::kUInt8, {2, 3}), ""});
+    ir::Attribute a{group ? "then_branch" : "else_branch", ir::AttrType::kGraph};
+    a.g = g;
+    return a;
+  };
+  m.b.Node("If", {"cond"}, {"picked"}).attributes = {branch("then", true), branch("else", false)};
+  m.b.Output("y", DataType::kUInt8, {2, 3}).Output("picked", DataType::kUInt8, {2, 3});
+  const std::string bytes = m.b.Bytes();
+  auto run = RunPasses(bytes, kQdqPasses);
+  EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.QLinearAdd"), 1);
+  EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.QLinearMul"), 1);  // inside the then branch
+  EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 1);           // xd, read by the else branch
+  EXPECT_EQ(OpCount(run.ops_after, "QuantizeLinear"), 1);             // the else branch's
+  for (bool cond : {true, false})
+    ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes,
+                                  {{"x", U8({2, 3}, 14)}, {"cond", Tensor::Scalar<bool>(DataType::kBool, cond)}});
+}
+
 // a(u8) -> DQ -> MatMul(DQ(w int8)) -> [Q -> y | y float]
 std::string QdqMatMul(bool quantized_output, bool extra_reader = false) {
   Qdq m;
