@@ -109,3 +109,41 @@ def test_fusion_off_keeps_the_qdq_graph_float():
     # Float arithmetic between the Q/DQ pairs rounds differently from the integer kernels: a few
     # output steps apart after eight quantized layers, not more.
     assert float(np.max(np.abs(fused - unfused))) <= 4 * qm.dequantize_scale(path, "y")
+
+
+@pytest.mark.parametrize("extra", ["shared_dq", "float_result", "q_output"])
+def test_graph_outputs_in_the_middle_keep_onnxruntimes_graph_and_results(extra):
+    """A value in the middle of the quantized graph is also a graph output: a DQ read by two
+    nodes (the fused readers take its integer input, the DQ stays), the float result of an Add
+    (its group stays float, as in ORT) or a Q's integer output (the fused node writes it)."""
+    import onnx
+    from onnx import helper
+    path = qm.quantize_static_qdq(qm.cnn_float(), qm.cnn_feed, f"cnn_mid_{extra}", int_output=False)
+    model = onnx.load(path)
+    readers = {}
+    for node in model.graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    producer = {o: n for n in model.graph.node for o in n.output}
+    if extra == "shared_dq":
+        name = next(n.output[0] for n in model.graph.node
+                    if n.op_type == "DequantizeLinear" and len(readers.get(n.output[0], [])) >= 2)
+        elem = onnx.TensorProto.FLOAT
+    elif extra == "float_result":
+        name = next(n.output[0] for n in model.graph.node if n.op_type == "Add")
+        elem = onnx.TensorProto.FLOAT
+    else:
+        name = next(n.output[0] for n in model.graph.node
+                    if n.op_type == "QuantizeLinear" and producer.get(n.input[0]) is not None
+                    and producer[n.input[0]].op_type == "Concat")
+        elem = onnx.TensorProto.UINT8
+    model.graph.output.append(helper.make_tensor_value_info(name, elem, None))
+    path = save_model(model, f"cnn_mid_{extra}_out.onnx")
+    check_same_graph_as_ort(path)
+    feed = qm.cnn_feed(3)
+    expected, got = run_ort(path, feed), run_onyx(path, feed)
+    assert np.max(np.abs(got[0] - expected[0])) <= qm.dequantize_scale(path, "y") * 1.0001
+    if elem == onnx.TensorProto.UINT8:
+        assert np.array_equal(got[1], expected[1])
+    else:
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-6, atol=1e-6)
