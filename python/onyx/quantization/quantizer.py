@@ -17,8 +17,10 @@ REMOVABLE_OPS = {"Relu", "Clip"}
 # Ops with their own output range: which inputs are quantized activations.
 OWN_OUTPUT_OPS = {"Conv": [0], "Gemm": [0], "MatMul": [0, 1], "Add": [0, 1], "Mul": [0, 1], "Concat": None,
                   "AveragePool": [0], "GlobalAveragePool": [0], "Sigmoid": [0], "LeakyRelu": [0], "Softmax": [0]}
-STATIC_OPS = set(OWN_OUTPUT_OPS) | DIRECT_OPS | REMOVABLE_OPS
-DYNAMIC_OPS = {"MatMul", "Conv"}
+# Gather from a constant table (an embedding): the table is stored 8-bit, the gathered rows
+# dequantized after the Gather.
+STATIC_OPS = set(OWN_OUTPUT_OPS) | DIRECT_OPS | REMOVABLE_OPS | {"Gather"}
+DYNAMIC_OPS = {"MatMul", "Conv", "Gather"}
 QOP_NAMES = {"Conv": ("QLinearConv", ""), "MatMul": ("QLinearMatMul", ""), "Gemm": ("QGemm", MS_DOMAIN),
              "Add": ("QLinearAdd", MS_DOMAIN), "Mul": ("QLinearMul", MS_DOMAIN),
              "Concat": ("QLinearConcat", MS_DOMAIN), "AveragePool": ("QLinearAveragePool", MS_DOMAIN),
@@ -58,12 +60,12 @@ class NodePlan:
 
     def __init__(self, node, kind):
         self.node = node
-        self.kind = kind  # "own", "direct", "activation" (a kept Relu/Clip), "dynamic"
+        self.kind = kind  # "own", "direct", "activation" (a kept Relu/Clip), "dynamic", "gather"
         self.orig = onnx_module().NodeProto()
         self.orig.CopyFrom(node)  # the float node as it was (the writers edit `node`)
         self.inputs = {}  # input index -> "act" | "weight" | "bias" | "const"
         self.axis = None  # per-channel axis of the weight input
-        self.outputs = list(node.output[:1]) if kind != "dynamic" else []
+        self.outputs = list(node.output[:1]) if kind not in ("dynamic", "gather") else []
         self.fused = None  # the Relu/Clip node folded into this one
 
     @property
@@ -202,7 +204,16 @@ def build_plan(model, options):
         if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
             continue
         if not all(is_float(o) for o in node.output[:1]):
-            skip(node, "its output is not float32 (or its type is unknown)")
+            if node.output[0] not in types:  # a known non-float output is no candidate at all
+                skip(node, "the type of its output is unknown (ONNX shape inference could not tell)")
+            continue
+        if op == "Gather":
+            if node.input[0] in inits and is_float(node.input[0]):
+                p = NodePlan(node, "gather")
+                p.inputs = {0: "weight"}
+                plan.nodes.append(p)
+            elif is_act(node.input[0]):
+                skip(node, "its data is not a constant table")
             continue
         if options.dynamic:
             p = _plan_dynamic(node, inits, is_act, options, skip)
@@ -552,6 +563,8 @@ def write_qdq(plan):
         if node.name in plan.removed:
             continue
         p = plans.get(node.name)
+        if p is not None and p.kind == "gather":
+            node, p = _emit_gather(w, out, plan, p, node), None
         if p is not None:
             if p.fused is not None:
                 node.output[0] = p.fused.output[0]
@@ -637,6 +650,9 @@ def write_qoperator(plan):
         if p is None:
             out.append(node)
             continue
+        if p.kind == "gather":
+            out.append(_emit_gather(w, out, plan, p, node))
+            continue
         op = node.op_type
         y = p.outputs[0]
         qy = w.unique(y + "_quantized")
@@ -702,6 +718,20 @@ def write_qoperator(plan):
     return model
 
 
+def _emit_gather(w, out, plan, p, node):
+    """Gather on the 8-bit table (appended to out); returns the DequantizeLinear writing the
+    node's output."""
+    qp, qa = weight_quant(plan, p, 0)
+    table, y = p.orig.input[0], node.output[0]
+    s, z = w.scale_zp(table, qp)
+    gathered = w.unique(y + "_quantized")
+    new = _copy_node(node, w)
+    new.input[0] = w.const(table + "_quantized", qa)
+    new.output[0] = gathered
+    out.append(new)
+    return w.node("DequantizeLinear", [gathered, s, z], [y], y + "_DequantizeLinear")
+
+
 def _reads_quantized(p, t):
     return any(p.node.input[i] == t and role == "act" for i, role in p.inputs.items())
 
@@ -727,6 +757,9 @@ def write_dynamic(plan):
         p = plans.get(node.name)
         if p is None:
             out.append(node)
+            continue
+        if p.kind == "gather":
+            out.append(_emit_gather(w, out, plan, p, node))
             continue
         x, y = node.input[0], node.output[0]
         if x not in dyn:

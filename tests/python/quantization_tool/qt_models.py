@@ -105,3 +105,25 @@ def initializer(model, name):
 
 def nodes_of(model, op_type):
     return [n for n in model.graph.node if n.op_type == op_type]
+
+
+def embed_net(seed=2, vocab=50, width=16):
+    """ids[N,8] (int64) -> Gather from an embedding table -> MatMul -> Add -> Relu -> y[N,8,8]."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (rng.normal(size=(vocab, width)).astype(np.float32), "E"), (_w(rng, width, 8), "W"),
+        (rng.normal(size=8).astype(np.float32) * 0.1, "b")]]
+    nodes = [
+        helper.make_node("Gather", ["E", "ids"], ["emb"], name="embed", axis=0),
+        helper.make_node("MatMul", ["emb", "W"], ["m"], name="proj"),
+        helper.make_node("Add", ["m", "b"], ["a"], name="bias"),
+        helper.make_node("Relu", ["a"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(nodes, "embed_net", [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8, 8])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def embed_feeds(count, seed=5, batch=2, vocab=50):
+    rng = np.random.default_rng(seed)
+    return [{"ids": rng.integers(0, vocab, size=(batch, 8), dtype=np.int64)} for _ in range(count)]

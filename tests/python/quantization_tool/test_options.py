@@ -399,3 +399,15 @@ def test_quantize_with_configs_matches_the_functions(tmp_path):
     assert "ConvInteger" in ops(onnx.load(a))
     with pytest.raises(TypeError, match="quant_config"):
         oq.quantize(model, a, {"per_channel": True})
+
+
+def test_gather_follows_op_types_and_weight_options():
+    model = qm.embed_net()
+    table = qm.initializer(model, "E")
+    m = dynamic_quantize(model, weight_type=QuantType.QUInt8).model
+    q, scale, zp = (qm.initializer(m, n) for n in ("E_quantized", "E_scale", "E_zero_point"))
+    assert q.dtype == np.uint8 and float(scale) == pytest.approx((table.max() - table.min()) / 255, rel=1e-6)
+    m = dynamic_quantize(model, op_types_to_quantize=["MatMul"]).model
+    assert [n.input[0] for n in qm.nodes_of(m, "Gather")] == ["E"]
+    m = static_quantize(model, qm.ListReader(qm.embed_feeds(2)), nodes_to_exclude=["embed"]).model
+    assert [n.input[0] for n in qm.nodes_of(m, "Gather")] == ["E"]

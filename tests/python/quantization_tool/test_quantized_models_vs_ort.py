@@ -37,8 +37,9 @@ def with_integer_outputs(model, names):
 
 
 def integer_tensors(result):
-    """Quantized activations of a model onyx.quantization wrote: QuantizeLinear outputs of
-    activations, the QLinear ops' 8-bit outputs, the integer ops' int32 outputs."""
+    """Quantized tensors of a model onyx.quantization wrote: QuantizeLinear outputs of
+    activations, the QLinear ops' 8-bit outputs, the integer ops' int32 outputs, the rows gathered
+    from 8-bit tables."""
     model = result.model
     inits = {i.name for i in model.graph.initializer}
     act_type = {}
@@ -49,6 +50,8 @@ def integer_tensors(result):
             act_type[n.output[0]] = onnx.TensorProto.INT32
         if n.op_type == "DynamicQuantizeLinear":
             act_type[n.output[0]] = onnx.TensorProto.UINT8
+        if n.op_type == "Gather" and n.input[0] in inits:  # rows of an 8-bit table
+            act_type[n.output[0]] = result.plan.options.weight_type
     for t, (q, _, _) in result.plan.qnames.items():
         act_type[q] = result.plan.options.activation_type
     graph_outputs = {o.name for o in model.graph.output}
@@ -171,3 +174,18 @@ def test_qlinearadd_tie_rounds_like_ort():
     path = save_model(model, "qlinearadd_tie.onnx")
     feed = {"a": np.array([-34, -33, -35, 0], np.int8)}
     np.testing.assert_array_equal(run_onyx(path, feed)[0], run_ort(path, feed)[0])
+
+
+@pytest.mark.parametrize("mode", ["QDQ", "QOperator", "dynamic"])
+def test_embedding_gather(mode):
+    """A Gather from a constant table reads the 8-bit table and dequantizes the rows it took."""
+    model = qm.embed_net()
+    if mode == "dynamic":
+        result = dynamic_quantize(model)
+    else:
+        result = static_quantize(model, qm.ListReader(qm.embed_feeds(6)), quant_format=getattr(QuantFormat, mode))
+    gather = [n for n in result.model.graph.node if n.op_type == "Gather"]
+    assert len(gather) == 1 and gather[0].input[0] == "E_quantized"
+    assert onnx.numpy_helper.to_array(
+        next(i for i in result.model.graph.initializer if i.name == "E_quantized")).dtype == np.int8
+    compare(result, qm.embed_feeds(2, seed=8), float_rtol=1e-5 if mode == "dynamic" else None)
