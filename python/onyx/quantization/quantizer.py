@@ -487,6 +487,12 @@ def bias_quant(plan, p, input_scale, weight_qp):
                          "per output channel: QDQOpTypePerChannelSupportToAxis must name the output-channel axis "
                          "(or set QuantizeBias=False)")
     q, scale = quantize_bias(b, input_scale, weight_qp.scale)
+    limit = np.iinfo(np.int32).max
+    ratio = np.abs(b.astype(np.float64)) / scale.astype(np.float64)
+    if np.any(ratio > limit):
+        raise ValueError(f"node {p.name!r} ({p.orig.op_type}): its bias does not fit int32 at scale input scale x "
+                         f"weight scale (largest |bias| / scale = {float(ratio.max()):.3g}); set "
+                         "extra_options QuantizeBias=False, or exclude the node")
     return q, scale
 
 

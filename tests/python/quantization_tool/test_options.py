@@ -145,6 +145,16 @@ def test_quantize_bias_off_keeps_float_bias():
     assert qm.initializer(quantize(), "B1_quantized").dtype == np.int32
 
 
+def test_bias_that_does_not_fit_int32_raises():
+    model = qm.conv_net()
+    for i in model.graph.initializer:
+        if i.name == "B1":
+            i.CopyFrom(numpy_helper.from_array(np.full(16, 3e8, np.float32), "B1"))
+    with pytest.raises(ValueError, match="does not fit int32"):
+        quantize(model)
+    assert "B1" in qm.nodes_of(quantize(model, extra_options={"QuantizeBias": False}), "Conv")[0].input
+
+
 def test_per_channel_axis_option():
     model = qm.mlp_net()
     feeds = qm.feeds_for(model, 4, batch=2)
