@@ -4,6 +4,8 @@ must be at least as accurate against the float model (output SNR, top-1 agreemen
 margin for rounding-level differences (SNR_MARGIN_DB, TOP1_MARGIN).
 
 `pytest -s` prints the table docs/quantization.md quotes."""
+import os
+
 import numpy as np
 import pytest
 
@@ -63,20 +65,25 @@ def real_classifier():
     """PaddleOCR's text-direction classifier (a real MobileNetV3 export, 0.6 MB, opset 9) moved
     to opset 13 and through onyx.quantization.quant_pre_process (ONNX Runtime's quantizer needs
     its Constant-node biases folded first): both quantizers get the same float model."""
+    import shutil
+    import tempfile
+
     import onnx
     from onnx import version_converter
-    from onyx_harness import require_shared
+    from onyx_harness import _work_dir, require_shared
     ort = require_ort()
     src = require_shared("models", "real", "ch_ppocr_mobile_v2.0_cls_infer.onnx")
     model = version_converter.convert_version(onnx.load(src), 13)
     model.ir_version = 8
-    raw = save_model(model, "cls_opset13.onnx")
-    path = raw.replace("cls_opset13.onnx", "cls_pre.onnx")
+    folder = tempfile.mkdtemp(dir=_work_dir(), prefix="cls-")  # module-wide: the per-test folder is not set yet
+    raw, path = os.path.join(folder, "cls_opset13.onnx"), os.path.join(folder, "cls_pre.onnx")
+    onnx.save(model, raw)
     oq.quant_pre_process(raw, path)
     rng = np.random.default_rng(21)
     calib = [{"x": rng.uniform(-1, 1, size=(1, 3, 48, 192)).astype(np.float32)} for _ in range(16)]
     test_x = rng.uniform(-1, 1, size=(200, 3, 48, 192)).astype(np.float32)
-    return ort, path, calib, test_x
+    yield ort, path, calib, test_x
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("fmt,per_channel", [("QDQ", False), ("QDQ", True), ("QOperator", False),
