@@ -6,6 +6,9 @@
 // MaxPool, ReduceMax and ReduceMin need a positive scale (a negative one reverses the order).
 // Resize only in "nearest" mode (ORT drops the pair for every mode; an integer linear resize
 // rounds differently from the float one, so Onyx keeps those float).
+// Split runs on the integers when every output is read only by a Q with the DQ's parameters
+// (ORT's SplitSelector with equal parameters), and ArgMax reads a DQ's integers directly (ORT's
+// "drop DQ" rule; Onyx also asks for a positive scale, which keeps the order of the values).
 // And DQ -> Q pairs with equal constant scalar parameters (a round trip that changes nothing)
 // are removed, as ORT's QDQFinalCleanupTransformer does; Q -> DQ pairs stay (removing them skips
 // a rounding: ORT does it only with session.enable_quant_qdq_cleanup).
@@ -51,6 +54,10 @@ class QdqDropFusion final : public Pass {
       if (!qdq::Live(ctx.editor, node)) continue;  // removed by an earlier rewrite of this round
       if (IsOnnxOp(node, "DequantizeLinear", 10)) {
         rewrites += RemoveDequantizeQuantize(ctx, node);
+      } else if (IsOnnxOp(node, "Split", 2)) {
+        rewrites += DropAroundSplit(ctx, node);
+      } else if (IsOnnxOp(node, "ArgMax", 1)) {
+        rewrites += DropBeforeArgMax(ctx, node);
       } else if (const DropRule* rule = FindRule(*node)) {
         rewrites += Drop(ctx, node, *rule);
       }
@@ -88,6 +95,50 @@ class QdqDropFusion final : public Pass {
     ir::Node* moved = AddFusedNode(editor, original.op_type, "", original.opset, inputs, {result});
     for (const auto& a : original.attributes) moved->attributes.push_back(a.Clone());
     ++ctx.counts["integer " + original.op_type];
+    return 1;
+  }
+
+  static int DropAroundSplit(PassContext& ctx, ir::Node* split) {
+    GraphEditor& editor = ctx.editor;
+    QuantParams in;
+    ir::Node* dq = qdq::DequantizeOf(editor, split->inputs.empty() ? std::string() : split->inputs[0], &in);
+    if (dq == nullptr || split->outputs.empty()) return 0;
+    for (size_t i = 1; i < split->inputs.size(); ++i)
+      if (IsOnnxOp(editor.Producer(split->inputs[i]), "DequantizeLinear")) return 0;
+    std::vector<ir::Node*> qs;
+    for (const auto& out : split->outputs) {
+      QuantParams p;
+      ir::Node* q = out.empty() ? nullptr : qdq::SoleQuantizeReader(editor, out, &p);
+      if (q == nullptr || !qdq::SameScalarParams(editor, in, p)) return 0;
+      qs.push_back(q);
+    }
+    if (!CanRun(ctx, "Split", "", split->opset)) return 0;
+    std::vector<std::string> inputs = split->inputs, outputs;
+    inputs[0] = dq->inputs[0];
+    for (ir::Node* q : qs) outputs.push_back(q->outputs[0]);
+    const ir::Node original = *split;
+    std::vector<ir::Node*> removed = qs;
+    removed.push_back(split);
+    RemoveAll(editor, removed);
+    qdq::RemoveUnusedDequantizes(editor, {dq});
+    ir::Node* moved = AddFusedNode(editor, "Split", "", original.opset, inputs, outputs);
+    for (const auto& a : original.attributes) moved->attributes.push_back(a.Clone());
+    ++ctx.counts["integer Split"];
+    return 1;
+  }
+
+  static int DropBeforeArgMax(PassContext& ctx, ir::Node* argmax) {
+    GraphEditor& editor = ctx.editor;
+    if (argmax->inputs.size() != 1 || argmax->outputs.size() != 1) return 0;
+    QuantParams in;
+    ir::Node* dq = qdq::DequantizeOf(editor, argmax->inputs[0], &in);
+    // The DQ read only here (ORT's node group), per tensor with a positive scale.
+    if (dq == nullptr || SoleReader(editor, dq->outputs[0]) != argmax) return 0;
+    auto scale = qdq::ScalarScale(editor, in);
+    if (!scale || !(*scale > 0)) return 0;  // (DequantizeOf checked the zero point: a constant)
+    editor.SetInput(argmax, 0, dq->inputs[0]);
+    editor.RemoveNode(dq);
+    ++ctx.counts["integer ArgMax"];
     return 1;
   }
 

@@ -10,7 +10,8 @@ namespace {
 
 using namespace test;
 
-const std::vector<std::string> kQdqPasses = {"QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion", "QdqDropFusion"};
+const std::vector<std::string> kQdqPasses = {"QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion",
+                                             "QdqDropFusion"};
 
 Tensor U8(const Shape& shape, uint32_t seed, int lo = 0, int hi = 255) {
   Tensor t(DataType::kUInt8, shape);
@@ -421,6 +422,79 @@ TEST(QdqFusion, DataMovementRunsOnTheIntegersWhenDqAndQAgree) {
     EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 1);
     EXPECT_EQ(OpCount(run.ops_after, "QuantizeLinear"), 1);
   }
+}
+
+// x(u8) -> DQ -> MatMul(DQ(w)) -> Relu or Clip(lo, hi) -> Q(zero point zp) -> y
+std::string QdqMatMulActivation(const std::string& act, int zp, float lo = 0, float hi = 0) {
+  Qdq m;
+  m.b.Input("a", DataType::kUInt8, {3, 8}).Output("y", DataType::kUInt8, {3, 5});
+  m.Params("a", 1.0f / 16, DataType::kUInt8, 100).Params("w", 1.0f / 8, DataType::kInt8, 0);
+  m.Params("y", 1.0f / 2, DataType::kUInt8, zp);
+  m.b.Initializer("w", I8({8, 5}, 2)).Initializer("lo", Scalar(lo)).Initializer("hi", Scalar(hi));
+  m.DQ("a", "a", "ad");
+  m.DQ("w", "w", "wd");
+  m.b.Node("MatMul", {"ad", "wd"}, {"mm"});
+  if (act == "Relu") m.b.Node("Relu", {"mm"}, {"r"});
+  else m.b.Node("Clip", {"mm", "lo", "hi"}, {"r"});
+  m.Q("r", "y", "y");
+  return m.b.Bytes();
+}
+
+TEST(QdqFusion, ReluAndClipTheQuantizeMakesRedundantGoAndTheGroupFuses) {
+  // Relu before a Q whose zero point is the lowest code; Clip wider than the Q's range
+  // [0.5 (0 - 10), 0.5 (255 - 10)] = [-5, 122.5].
+  for (const auto& bytes : {QdqMatMulActivation("Relu", 0), QdqMatMulActivation("Clip", 10, -6.0f, 200.0f)}) {
+    auto run = RunPasses(bytes, kQdqPasses);
+    EXPECT_EQ(OpCount(run.ops_after, "Relu") + OpCount(run.ops_after, "Clip"), 0);
+    EXPECT_EQ(OpCount(run.ops_after, "QLinearMatMul"), 1);
+    ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"a", U8({3, 8}, 15)}});
+  }
+  // A Relu before a zero point of 10 and a Clip narrower than the range change values: kept
+  // (the MatMul, read by no Q then, becomes MatMulIntegerToFloat, as in ORT).
+  for (const auto& bytes : {QdqMatMulActivation("Relu", 10), QdqMatMulActivation("Clip", 10, -4.0f, 200.0f),
+                            QdqMatMulActivation("Clip", 10, -6.0f, 100.0f)}) {
+    auto run = RunPasses(bytes, kQdqPasses);
+    EXPECT_EQ(OpCount(run.ops_after, "Relu") + OpCount(run.ops_after, "Clip"), 1);
+    EXPECT_EQ(OpCount(run.ops_after, "QLinearMatMul"), 0);
+    EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.MatMulIntegerToFloat"), 1);
+    ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"a", U8({3, 8}, 18)}});
+  }
+}
+
+TEST(QdqFusion, SplitRunsOnTheIntegersWhenEveryOutputIsRequantizedAlike) {
+  auto model = [](float second_scale) {
+    Qdq m;
+    m.b.Input("x", DataType::kUInt8, {2, 6}).Output("y0", DataType::kUInt8, {2, 3}).Output("y1", DataType::kUInt8, {2, 3});
+    m.Params("p", 0.5f, DataType::kUInt8, 7).Params("q", second_scale, DataType::kUInt8, 7);
+    m.DQ("x", "p", "xd");
+    m.b.Node("Split", {"xd"}, {"s0", "s1"}).attributes.push_back(IntAttr("axis", 1));
+    m.Q("s0", "p", "y0");
+    m.Q("s1", "q", "y1");
+    return m.b.Bytes();
+  };
+  const std::string bytes = model(0.5f);
+  auto run = RunPasses(bytes, kQdqPasses);
+  EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"Split", 1}}));
+  ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"x", U8({2, 6}, 16)}});
+  run = RunPasses(model(0.25f), kQdqPasses);  // one output requantized differently
+  EXPECT_EQ(OpCount(run.ops_after, "QuantizeLinear"), 2);
+}
+
+TEST(QdqFusion, ArgMaxReadsTheIntegersUnderAPositiveScale) {
+  auto model = [](float scale) {
+    Qdq m;
+    m.b.Input("x", DataType::kUInt8, {2, 6}).Output("y", DataType::kInt64, {2, 1});
+    m.Params("p", scale, DataType::kUInt8, 7);
+    m.DQ("x", "p", "xd");
+    m.b.Node("ArgMax", {"xd"}, {"y"}).attributes.push_back(IntAttr("axis", 1));
+    return m.b.Bytes();
+  };
+  const std::string bytes = model(0.5f);
+  auto run = RunPasses(bytes, kQdqPasses);
+  EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"ArgMax", 1}}));
+  ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"x", U8({2, 6}, 17)}});
+  run = RunPasses(model(-0.5f), kQdqPasses);  // a negative scale reverses the order: kept
+  EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 1);
 }
 
 // x(u8) -> DQ(p) -> Q(q) -> y [and the Q's output read by a Relu-free DQ too]
