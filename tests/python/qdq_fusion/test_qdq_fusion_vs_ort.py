@@ -147,3 +147,36 @@ def test_graph_outputs_in_the_middle_keep_onnxruntimes_graph_and_results(extra):
         assert np.array_equal(got[1], expected[1])
     else:
         np.testing.assert_allclose(got[1], expected[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,per_column", [("MatMul", False), ("MatMul", True), ("Gemm", False), ("Gemm", True)])
+def test_float_output_matmul_and_gemm_fuse_like_onnxruntime(op, per_column):
+    """x -> Q -> DQ -> MatMul / Gemm(DQ(int8 weights) [, DQ(int32 bias)]) -> float y: no Q after
+    the product, so ORT makes MatMulIntegerToFloat / QGemm with a float output; Onyx too."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    k, n = 16, 6
+    w = rng.integers(-60, 60, size=(n, k) if op == "Gemm" else (k, n), dtype=np.int8)
+    ws = (rng.uniform(0.01, 0.03, size=n) if per_column else np.array(0.02)).astype(np.float32)
+    xs = np.float32(0.05)
+    inits = [numpy_helper.from_array(a, name) for name, a in [
+        ("xs", np.array(xs)), ("xz", np.array(120, np.uint8)), ("w", w), ("ws", ws),
+        ("wz", np.zeros(ws.shape, np.int8)), ("b", rng.integers(-500, 500, size=n).astype(np.int32)),
+        ("bs", (xs * ws).astype(np.float32)), ("bz", np.zeros(ws.shape, np.int32))]]
+    axis = 0 if op == "Gemm" else 1
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=axis)]
+    if op == "Gemm":
+        nodes += [helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bd"], axis=0),
+                  helper.make_node("Gemm", ["xd", "wd", "bd"], ["y"], transB=1)]
+    else:
+        nodes.append(helper.make_node("MatMul", ["xd", "wd"], ["y"]))
+    graph = helper.make_graph(nodes, "float_out", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, k])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, n])], inits)
+    path = save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"{op}_{per_column}.onnx")
+    ops = check_same_graph_as_ort(path)
+    assert ops.get("com.microsoft.QGemm" if op == "Gemm" else "com.microsoft.MatMulIntegerToFloat") == 1, ops
+    feed = {"x": rng.standard_normal((3, k)).astype(np.float32)}
+    np.testing.assert_allclose(run_onyx(path, feed)[0], run_ort(path, feed)[0], rtol=1e-5, atol=1e-5)
