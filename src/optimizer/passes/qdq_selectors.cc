@@ -48,6 +48,12 @@ ir::Node* DequantizeOf(GraphEditor& editor, const std::string& value, QuantParam
     auto zp = ConstValue(editor, dq->inputs[2]);
     if (!zp) return nullptr;
     type = zp->dtype();
+  } else if (const Tensor* t = editor.Constant(dq->inputs[0])) {
+    type = t->dtype();
+  } else if (const ir::Node* q = editor.Producer(dq->inputs[0]); IsOnnxOp(q, "QuantizeLinear", 10)) {
+    QuantParams qp;  // the Q's output type, without inferring the graph's types after each rewrite
+    if (!ReadQuantize(editor, *q, &qp)) return nullptr;
+    type = qp.type;
   } else {
     type = ElemType(editor, dq->inputs[0]);
   }
