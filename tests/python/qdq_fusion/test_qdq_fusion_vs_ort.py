@@ -180,3 +180,43 @@ def test_float_output_matmul_and_gemm_fuse_like_onnxruntime(op, per_column):
     assert ops.get("com.microsoft.QGemm" if op == "Gemm" else "com.microsoft.MatMulIntegerToFloat") == 1, ops
     feed = {"x": rng.standard_normal((3, k)).astype(np.float32)}
     np.testing.assert_allclose(run_onyx(path, feed)[0], run_ort(path, feed)[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["Conv", "Gemm"])
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_float_bias_is_quantized_like_onnxruntime(op, per_channel, activation):
+    """DQ(x), DQ(w), float bias -> Conv / Gemm [-> Relu] -> Q: ORT's WeightBiasQuantization turns
+    the bias into DQ(int32) with scale x_scale * w_scale, and the group fuses (or, int8 on x86-64,
+    stays float with the rounded bias); Onyx gives the same graph and the same integers."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(6)
+    u8 = activation == "QUInt8"
+    qt = np.uint8 if u8 else np.int8
+    m = 6
+    w = rng.integers(-40, 40, size=(m, 4, 3, 3) if op == "Conv" else (m, 16), dtype=np.int8)
+    ws = (rng.uniform(0.005, 0.02, size=m) if per_channel else np.array(0.01)).astype(np.float32)
+    consts = {"xs": np.array(0.04, np.float32), "xz": np.array(128 if u8 else 0, qt), "w": w, "ws": ws,
+              "wz": np.zeros(ws.shape, np.int8), "b": rng.standard_normal(m).astype(np.float32),
+              "ys": np.array(0.05, np.float32), "yz": np.array(0 if u8 else -128, qt)}
+    inits = [numpy_helper.from_array(a, name) for name, a in consts.items()]
+    shape = [1, 4, 6, 6] if op == "Conv" else [3, 16]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node(op, ["xd", "wd", "b"], ["c"], **({"pads": [1, 1, 1, 1]} if op == "Conv" else {"transB": 1})),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("QuantizeLinear", ["r", "ys", "yz"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    out_type = TensorProto.UINT8 if u8 else TensorProto.INT8
+    graph = helper.make_graph(nodes, "float_bias", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("yq", out_type, None)], inits)
+    path = save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+                      f"bias_{op}_{per_channel}_{activation}.onnx")
+    ops = check_same_graph_as_ort(path)
+    assert "Relu" not in ops, ops
+    if u8:
+        assert ops.get("QLinearConv" if op == "Conv" else "com.microsoft.QGemm") == 1, ops
+    check_against_ort(path, [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(2)], 0.05)

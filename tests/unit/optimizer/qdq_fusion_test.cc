@@ -10,7 +10,7 @@ namespace {
 
 using namespace test;
 
-const std::vector<std::string> kQdqPasses = {"QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion",
+const std::vector<std::string> kQdqPasses = {"QdqBiasQuantization", "QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion",
                                              "QdqDropFusion"};
 
 Tensor U8(const Shape& shape, uint32_t seed, int lo = 0, int hi = 255) {
@@ -64,6 +64,7 @@ struct ConvOptions {
   bool extra_reader = false;      // the float Conv result is read by another node too
   bool x_scale_is_input = false;  // x's scale is a graph input, not a constant
   bool dq_x_is_output = false;    // the DQ of x is a graph output too (a shared DQ)
+  bool float_bias = false;        // the bias is a float initializer, not a DQ
 };
 
 // x(u8) -> DQ -> Conv(DQ(w int8), DQ(b int32)) -> Q -> y
@@ -82,7 +83,10 @@ std::string QdqConv(const ConvOptions& o) {
   m.b.Node("DequantizeLinear", {"x", o.x_scale_is_input ? "xs_in" : "x_s", "x_z"}, {"xd"});
   m.DQ("w", "w", "wd").attributes.push_back(IntAttr("axis", o.w_axis));
   std::vector<std::string> conv_in = {"xd", "wd"};
-  if (o.bias) {
+  if (o.float_bias) {
+    m.b.Initializer("bf", Tensor::FromVector<float>(DataType::kFloat, {3}, {0.3f, -0.05f, 0.0f}));
+    conv_in.push_back("bf");
+  } else if (o.bias) {
     m.b.Initializer("b", Tensor::FromVector<int32_t>(DataType::kInt32, {3}, {40, -7, 0}));
     std::vector<float> bs(3, o.bias_scale);
     if (o.per_channel) bs = {o.bias_scale, 2 * o.bias_scale, o.bias_scale};
@@ -122,6 +126,30 @@ TEST(QdqFusion, ConvBecomesQLinearConvPerTensorAndPerChannel) {
       ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"x", U8({1, 4, 5, 5}, 3)}});
     }
   }
+}
+
+TEST(QdqFusion, AFloatBiasIsQuantizedAsOnnxRuntimeDoesWhenTheResultGoesToAQ) {
+  ConvOptions o;
+  o.float_bias = true;
+  for (bool per_channel : {false, true}) {
+    o.per_channel = per_channel;
+    const std::string bytes = QdqConv(o);
+    auto run = RunPasses(bytes, kQdqPasses);
+    auto conv = FindNode(run.optimized_bytes, "QLinearConv");
+    ASSERT_NE(conv, nullptr) << per_channel;
+    ASSERT_EQ(conv->inputs.size(), 9u);
+    // bias / (x_scale * w_scale) = 0.3 * 128 = 38.4 -> 38, -6.4 -> -6, 0 (channel 1 at twice the scale: -3.2 -> -3)
+    auto loaded = LoadModelFromBytes(run.optimized_bytes.data(), run.optimized_bytes.size());
+    const Tensor& b = loaded->graph->initializers.at(conv->inputs[8]);
+    ASSERT_EQ(b.dtype(), DataType::kInt32);
+    EXPECT_EQ(b.data<int32_t>()[0], 38);
+    EXPECT_EQ(b.data<int32_t>()[1], per_channel ? -3 : -6);
+  }
+  // The float result is read elsewhere too: no Q-only path, the bias stays float.
+  o.per_channel = false;
+  o.extra_reader = true;
+  auto run = RunPasses(QdqConv(o), kQdqPasses);
+  EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 2);  // x and w only
 }
 
 TEST(QdqFusion, ConvFusionIsRecordedInTheProvenance) {
