@@ -97,7 +97,7 @@ def test_fusion_off_keeps_the_qdq_graph_float():
     stay float between DQ and Q and the model still runs, close to the fused result."""
     path = qm.quantize_static_qdq(qm.cnn_float(), qm.cnn_feed, "cnn_off")
     disabled = ["--disable", "QdqConvMatMulFusion", "--disable", "QdqOpFusion", "--disable", "QdqDropFusion",
-                "--disable", "QdqS8ToU8", "--disable", "QdqClipReluElimination"]
+                "--disable", "QdqS8ToU8", "--disable", "QdqClipReluElimination", "--disable", "QdqBiasQuantization"]
     unfused_model = qm.onyx_optimize(path, *disabled)
     ops = qm.op_counts(unfused_model)
     assert not any(op.startswith(("QLinear", "com.microsoft.Q")) for op in ops), ops
