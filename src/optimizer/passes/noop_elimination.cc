@@ -98,6 +98,11 @@ class NoOpElimination final : public Pass {
       if (!s) return false;
       steps = *s;
     }
+    // Lists of other lengths are the kernel's error to report, not a no-op (a fuzzed model
+    // with fewer axes than starts read past the axes here).
+    if (ends->size() != starts->size() || axes.size() != starts->size() ||
+        (!steps.empty() && steps.size() != starts->size()))
+      return false;
     const int64_t rank = static_cast<int64_t>(dims->size());
     for (size_t i = 0; i < starts->size(); ++i) {
       int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];

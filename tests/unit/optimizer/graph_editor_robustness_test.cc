@@ -48,7 +48,16 @@ TEST(GraphEditorRobustness, SessionsRejectOrRunMutatedGraphsAtEveryLevel) {
   concat_ranks.Node("Concat", {"a", "b"}, {"c"}).attributes.push_back(test::IntAttr("axis", 1));
   concat_ranks.Node("Reshape", {"c", "c"}, {"y"});
 
-  for (auto* b : {&shape_without_input, &concat_ranks}) {
+  // Found by the session fuzzer: a Slice with one axis for two starts and ends; NoOpElimination
+  // read past the axes (AddressSanitizer: heap-buffer-overflow, SEGV in the fuzz build).
+  test::ModelBuilder slice_short_axes;
+  slice_short_axes.Input("x", DataType::kFloat, {2, 3}).Output("y", DataType::kFloat, {});
+  slice_short_axes.Initializer("starts", Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {0, 0}));
+  slice_short_axes.Initializer("ends", Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {9, 9}));
+  slice_short_axes.Initializer("axes", Tensor::FromVector<int64_t>(DataType::kInt64, {1}, {0}));
+  slice_short_axes.Node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+
+  for (auto* b : {&shape_without_input, &concat_ranks, &slice_short_axes}) {
     const std::string bytes = b->Bytes();
     for (auto level : {GraphOptimizationLevel::kDisabled, GraphOptimizationLevel::kBasic,
                        GraphOptimizationLevel::kExtended, GraphOptimizationLevel::kAll}) {
