@@ -28,6 +28,21 @@ Shape BroadcastShapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
+Shape BroadcastShapes(const Shape& a, const Shape& b) {
+  const Shape& longer = a.size() >= b.size() ? a : b;
+  const Shape& shorter = a.size() >= b.size() ? b : a;
+  Shape out = longer;
+  const size_t offset = longer.size() - shorter.size();
+  for (size_t i = 0; i < shorter.size(); ++i) {
+    int64_t& o = out[offset + i];
+    const int64_t d = shorter[i];
+    if (d == o || d == 1) continue;
+    if (o != 1) return BroadcastShapes(std::vector<Shape>{a, b});  // throws, naming both
+    o = d;
+  }
+  return out;
+}
+
 std::vector<int64_t> BroadcastStrides(const Shape& in_shape, const Shape& out_shape) {
   const size_t rank = out_shape.size();
   std::vector<int64_t> strides(rank, 0);

@@ -12,6 +12,8 @@ namespace onyx {
 
 // The broadcast of all shapes; throws Error(kRuntime) naming them when they do not broadcast.
 Shape BroadcastShapes(const std::vector<Shape>& shapes);
+// The same for two shapes, without building a list of them (run on every binary op's Run).
+Shape BroadcastShapes(const Shape& a, const Shape& b);
 
 // For an input of `in_shape` broadcast to `out_shape`: the element stride of each output
 // dimension in the input (0 where the input is broadcast).

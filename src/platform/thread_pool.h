@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "onyx/threading.h"
@@ -62,6 +63,17 @@ class ThreadPool {
 
   // As above, but tolerates a null pool (runs inline).
   static void For(ThreadPool* pool, int64_t n, double cost_per_item, const RangeFn& fn);
+  // The same for any callable, passed on by reference: a lambda with more than two captures
+  // made a std::function allocate on every call (per-node overhead of small kernels).
+  template <typename Fn, typename = std::enable_if_t<!std::is_same_v<std::decay_t<Fn>, RangeFn>>>
+  static void For(ThreadPool* pool, int64_t n, double cost_per_item, Fn&& fn) {
+    if (pool == nullptr) {
+      if (n > 0) fn(int64_t{0}, n);
+      return;
+    }
+    const RangeFn by_reference = std::ref(fn);
+    pool->ParallelFor(n, cost_per_item, by_reference);
+  }
 
   // Linux thread ids of the workers, in worker order (to read their CPU time or affinity).
   std::vector<int> WorkerThreadIds() const;

@@ -159,9 +159,48 @@ class BroadcastPlan {
 
 // out[i] = f(a[i], b[i]) over broadcast shapes, with contiguous fast paths for the common run
 // kinds (both advance, one operand fixed) so the compiler can vectorize them.
+// How two operands meet the output when no broadcast walk is needed: both laid out as the
+// output (kSame), or one a single element and the other laid out as the output. An operand that
+// broadcasts to the output with as many elements differs from it by 1s only ([16] and [1, 16]),
+// so the element counts decide. The caller has checked that both broadcast to out_shape.
+enum class SimpleOperands { kSame, kScalarA, kScalarB, kOther };
+
+inline SimpleOperands ClassifyOperands(const Shape& out_shape, const Shape& a_shape, const Shape& b_shape) {
+  const int64_t n = ShapeSize(out_shape), na = ShapeSize(a_shape), nb = ShapeSize(b_shape);
+  if (na == n && nb == n) return SimpleOperands::kSame;
+  if (na == n && nb == 1) return SimpleOperands::kScalarB;
+  if (nb == n && na == 1) return SimpleOperands::kScalarA;
+  return SimpleOperands::kOther;
+}
+
 template <typename TA, typename TB, typename TO, typename F>
 void BinaryLoop(ThreadPool* pool, const Shape& out_shape, const TA* pa, const Shape& a_shape, const TB* pb,
                 const Shape& b_shape, TO* po, double cost, F f) {
+  // The common cases go straight to the pool: building the broadcast plan costs more than a
+  // small tensor's arithmetic (per-node overhead of models of many small ops).
+  switch (ClassifyOperands(out_shape, a_shape, b_shape)) {
+    case SimpleOperands::kSame:
+      ThreadPool::For(pool, ShapeSize(out_shape), cost, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], pb[i]);
+      });
+      return;
+    case SimpleOperands::kScalarB: {
+      const TB bv = pb[0];
+      ThreadPool::For(pool, ShapeSize(out_shape), cost, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) po[i] = f(pa[i], bv);
+      });
+      return;
+    }
+    case SimpleOperands::kScalarA: {
+      const TA av = pa[0];
+      ThreadPool::For(pool, ShapeSize(out_shape), cost, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) po[i] = f(av, pb[i]);
+      });
+      return;
+    }
+    case SimpleOperands::kOther:
+      break;
+  }
   BroadcastPlan plan(out_shape, {a_shape, b_shape});
   plan.Run(pool, cost, [&](int64_t o, const int64_t* in, const bool* adv, int64_t n) {
     const TA* ra = pa + in[0];
@@ -205,6 +244,31 @@ inline void VecBinaryLoop(ThreadPool* pool, const Shape& out_shape, const float*
     }
     return x;
   };
+  switch (ClassifyOperands(out_shape, a_shape, b_shape)) {  // no broadcast walk (see BinaryLoop)
+    case SimpleOperands::kSame:
+      ThreadPool::For(pool, ShapeSize(out_shape), kVecCheapCost, [&](int64_t begin, int64_t end) {
+        if (end - begin >= kShortRun)
+          return linalg::VecBinary(op, pa + begin, pb + begin, po + begin, static_cast<size_t>(end - begin));
+        for (int64_t i = begin; i < end; ++i) po[i] = scalar(pa[i], pb[i]);
+      });
+      return;
+    case SimpleOperands::kScalarB:
+      ThreadPool::For(pool, ShapeSize(out_shape), kVecCheapCost, [&](int64_t begin, int64_t end) {
+        if (end - begin >= kShortRun)
+          return linalg::VecBinaryScalar(op, pa + begin, pb[0], po + begin, static_cast<size_t>(end - begin));
+        for (int64_t i = begin; i < end; ++i) po[i] = scalar(pa[i], pb[0]);
+      });
+      return;
+    case SimpleOperands::kScalarA:
+      ThreadPool::For(pool, ShapeSize(out_shape), kVecCheapCost, [&](int64_t begin, int64_t end) {
+        if (end - begin >= kShortRun)
+          return linalg::VecScalarBinary(op, pa[0], pb + begin, po + begin, static_cast<size_t>(end - begin));
+        for (int64_t i = begin; i < end; ++i) po[i] = scalar(pa[0], pb[i]);
+      });
+      return;
+    case SimpleOperands::kOther:
+      break;
+  }
   BroadcastPlan plan(out_shape, {a_shape, b_shape});
   plan.Run(pool, kVecCheapCost, [&](int64_t o, const int64_t* in, const bool* adv, int64_t n) {
     const float* ra = pa + in[0];
@@ -269,8 +333,9 @@ struct LegacyBroadcast {
 inline BinaryShapes ResolveBinaryShapes(const KernelContext& ctx, const Shape& a, const Shape& b,
                                         const LegacyBroadcast& legacy) {
   if (!legacy.legacy) {
+    if (a == b) return {a, a, b};  // no broadcast to resolve
     try {
-      const Shape out = BroadcastShapes({a, b});
+      const Shape out = BroadcastShapes(a, b);
       return {out, a, b};
     } catch (const Error& e) {
       ctx.Fail(e.what());
