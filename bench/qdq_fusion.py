@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 
-QDQ_PASSES = ["QdqBiasQuantization", "QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion", "QdqDropFusion", "QdqDynamicMatMulFusion"]
+QDQ_PASSES = ["QdqPropagation", "QdqBiasQuantization", "QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion", "QdqDropFusion", "QdqDynamicMatMulFusion"]
 
 
 def cpu_model():

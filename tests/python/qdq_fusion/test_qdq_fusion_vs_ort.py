@@ -97,7 +97,8 @@ def test_fusion_off_keeps_the_qdq_graph_float():
     stay float between DQ and Q and the model still runs, close to the fused result."""
     path = qm.quantize_static_qdq(qm.cnn_float(), qm.cnn_feed, "cnn_off")
     disabled = ["--disable", "QdqConvMatMulFusion", "--disable", "QdqOpFusion", "--disable", "QdqDropFusion",
-                "--disable", "QdqS8ToU8", "--disable", "QdqClipReluElimination", "--disable", "QdqBiasQuantization"]
+                "--disable", "QdqS8ToU8", "--disable", "QdqClipReluElimination", "--disable", "QdqBiasQuantization",
+                "--disable", "QdqPropagation"]
     unfused_model = qm.onyx_optimize(path, *disabled)
     ops = qm.op_counts(unfused_model)
     assert not any(op.startswith(("QLinear", "com.microsoft.Q")) for op in ops), ops
@@ -220,3 +221,47 @@ def test_float_bias_is_quantized_like_onnxruntime(op, per_channel, activation):
     if u8:
         assert ops.get("QLinearConv" if op == "Conv" else "com.microsoft.QGemm") == 1, ops
     check_against_ort(path, [{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(2)], 0.05)
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward", "both"])
+def test_qdq_pairs_are_carried_across_data_movement_like_onnxruntime(direction):
+    """Q/DQ pairs only around the convs (as some exporters write them): ORT's QDQ propagation
+    carries the DQ forward / the Q backward across MaxPool, Reshape, Transpose, Squeeze,
+    Unsqueeze and Slice so those run on the integers and the groups beyond them fuse; Onyx gives
+    the same graph and the same integers."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(7)
+    consts = {"xs": np.array(0.04, np.float32), "xz": np.array(128, np.uint8),
+              "w1": rng.integers(-40, 40, size=(8, 4, 3, 3), dtype=np.int8), "w1s": np.array(0.01, np.float32),
+              "w2": rng.integers(-40, 40, size=(6, 8, 1, 1), dtype=np.int8), "w2s": np.array(0.01, np.float32),
+              "wz": np.array(0, np.int8), "ys": np.array(0.05, np.float32), "yz": np.array(128, np.uint8),
+              "zs": np.array(0.03, np.float32), "zz": np.array(128, np.uint8),
+              "flat": np.array([1, 6, 16], np.int64)}
+    inits = [numpy_helper.from_array(a, name) for name, a in consts.items()]
+    n = helper.make_node
+    nodes = [n("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), n("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             n("DequantizeLinear", ["w1", "w1s", "wz"], ["w1d"]), n("DequantizeLinear", ["w2", "w2s", "wz"], ["w2d"]),
+             n("Conv", ["xd", "w1d"], ["c1"], pads=[1, 1, 1, 1])]
+    if direction == "backward":  # Conv -> MaxPool -> Q: the Q goes back before the MaxPool
+        nodes += [n("MaxPool", ["c1"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+                  n("QuantizeLinear", ["p", "ys", "yz"], ["pq"]), n("DequantizeLinear", ["pq", "ys", "yz"], ["pd"])]
+    else:  # Conv -> Q -> DQ -> MaxPool -> Conv: the DQ goes forward past the MaxPool
+        nodes += [n("QuantizeLinear", ["c1", "ys", "yz"], ["c1q"]), n("DequantizeLinear", ["c1q", "ys", "yz"], ["c1d"]),
+                  n("MaxPool", ["c1d"], ["pd"], kernel_shape=[2, 2], strides=[2, 2])]
+    nodes.append(n("Conv", ["pd", "w2d"], ["c2"]))
+    if direction == "forward":
+        nodes += [n("QuantizeLinear", ["c2", "zs", "zz"], ["zq"]), n("DequantizeLinear", ["zq", "zs", "zz"], ["zd"]),
+                  n("Reshape", ["zd", "flat"], ["r"]), n("Transpose", ["r"], ["y"], perm=[0, 2, 1])]
+    else:  # c2 -> Reshape -> Transpose -> Q: the Q goes back to the Conv
+        nodes += [n("Reshape", ["c2", "flat"], ["r"]), n("Transpose", ["r"], ["u"], perm=[0, 2, 1]),
+                  n("QuantizeLinear", ["u", "zs", "zz"], ["zq"]), n("DequantizeLinear", ["zq", "zs", "zz"], ["y"])]
+    graph = helper.make_graph(nodes, "propagation", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    path = save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), f"prop_{direction}.onnx")
+    ops = check_same_graph_as_ort(path)
+    assert ops.get("QLinearConv") == 2, ops
+    for _ in range(2):
+        feed = {"x": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)}
+        expected, got = run_ort(path, feed)[0], run_onyx(path, feed)[0]
+        assert float(np.max(np.abs(got - expected))) <= 0.03 * 1.0001

@@ -10,7 +10,8 @@ namespace {
 
 using namespace test;
 
-const std::vector<std::string> kQdqPasses = {"QdqBiasQuantization", "QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion",
+const std::vector<std::string> kQdqPasses = {"QdqPropagation",      "QdqBiasQuantization", "QdqClipReluElimination",
+                                             "QdqS8ToU8",           "QdqConvMatMulFusion", "QdqOpFusion",
                                              "QdqDropFusion"};
 
 Tensor U8(const Shape& shape, uint32_t seed, int lo = 0, int hi = 255) {
@@ -523,6 +524,38 @@ TEST(QdqFusion, ArgMaxReadsTheIntegersUnderAPositiveScale) {
   ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"x", U8({2, 6}, 17)}});
   run = RunPasses(model(-0.5f), kQdqPasses);  // a negative scale reverses the order: kept
   EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 1);
+}
+
+TEST(QdqFusion, QdqPairsAreCarriedForwardOnlyAlongSingleReaderEdges) {
+  // x -> DQ -> Transpose -> Relu -> y, with the DQ also read by a Neg (`shared`) or the Transpose
+  // result a graph output too (`transposed_is_output`).
+  auto model = [](bool shared, bool transposed_is_output) {
+    Qdq m;
+    m.b.Input("x", DataType::kUInt8, {2, 3}).Output("y", DataType::kFloat, {3, 2});
+    m.Params("p", 0.5f, DataType::kUInt8, 7);
+    m.DQ("x", "p", "xd");
+    m.b.Node("Transpose", {"xd"}, {"t"}).attributes.push_back(IntsAttr("perm", {1, 0}));
+    m.b.Node("Relu", {"t"}, {"y"});
+    if (shared) {
+      m.b.Node("Neg", {"xd"}, {"n"});
+      m.b.Output("n", DataType::kFloat, {2, 3});
+    }
+    if (transposed_is_output) m.b.Output("t", DataType::kFloat, {3, 2});
+    return m.b.Bytes();
+  };
+  const std::string bytes = model(false, false);
+  auto run = RunPasses(bytes, kQdqPasses);
+  // Transpose then runs on the integers; the pair's DQ feeds the Relu.
+  EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 1);
+  EXPECT_EQ(OpCount(run.ops_after, "QuantizeLinear"), 0);
+  auto dq = FindNode(run.optimized_bytes, "DequantizeLinear");
+  ASSERT_NE(dq, nullptr);
+  EXPECT_NE(dq->inputs[0], "x");  // it reads the integer Transpose's result
+  ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"x", U8({2, 3}, 19)}});
+  for (const auto& [shared, out] : std::vector<std::pair<bool, bool>>{{true, false}, {false, true}}) {
+    run = RunPasses(model(shared, out), {"QdqPropagation"});
+    EXPECT_EQ(OpCount(run.ops_after, "QuantizeLinear"), 0) << shared << out;
+  }
 }
 
 // x(u8) -> DQ(p) -> Q(q) -> y [and the Q's output read by a Relu-free DQ too]
