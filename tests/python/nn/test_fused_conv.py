@@ -178,3 +178,21 @@ def test_residual_with_wrong_shape_fails_cleanly():
     model.ir_version = 8
     with pytest.raises(RuntimeError, match="Z must have the output's shape"):
         run_onyx(save_model(model, "fusedconv_bad_z.onnx"), {"X": x, "Z": rand(1, 3)})
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_conv_over_zero_input_channels_gives_the_bias(with_bias):
+    """X [3, 0, 5] and a fed W [4, 0, 5]: each output is a sum over no channels, so its channel's
+    bias (or 0), through Relu. The tiled kernels divided by the channel count: the session fuzz
+    harness stopped on SIGFPE (tests/fuzz/regressions/session/conv_over_zero_input_channels.onnx)."""
+    bias = np.array([1.5, -2.0, 0.0, 3.25], np.float32)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 0, 5]),
+              helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 0, 5])]
+    conv_inputs = ["x", "w"] + (["b"] if with_bias else [])
+    nodes = [helper.make_node("Conv", conv_inputs, ["c"]), helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph(nodes, "conv0", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(bias, "b")] if with_bias else [])
+    path = save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "conv0.onnx")
+    got = run_onyx(path, {"x": np.zeros((3, 0, 5), np.float32), "w": np.zeros((4, 0, 5), np.float32)})[0]
+    expected = np.broadcast_to(np.maximum(bias if with_bias else 0 * bias, 0)[None, :, None], (3, 4, 1))
+    np.testing.assert_array_equal(got, expected)

@@ -169,3 +169,26 @@ def test_tfidf_string_pool():
     for index, count in tfidf_tf_reference(row, pool, 1, 2, 1).items():
         want[index] = count
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("min_n", [1, 2])
+def test_tfidf_huge_max_skip_count_counts_what_fits_at_once(min_n):
+    """max_skip_count 2^62 counts exactly what max_skip_count = row length counts, at once: the
+    skips past the row were looped over one by one (a fuzzed model kept a session busy for over
+    a minute; tests/fuzz/regressions/session/tfidf_huge_max_skip_count.onnx)."""
+    import time
+    pool = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7, 2, 3, 5, 4]
+    results, paths = [], []
+    for skip in (12, 2**62):
+        node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=min_n, max_gram_length=3,
+                                max_skip_count=skip, ngram_counts=[0, 4, 8],
+                                ngram_indexes=list(range(10)), pool_int64s=pool)
+        path = model(node, [helper.make_tensor_value_info("x", TensorProto.INT32, [2, 12])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], 9, f"tfidf_skip_{skip}_{min_n}")
+        paths.append(path)
+        feeds = {"x": np.random.default_rng(4).integers(2, 9, (2, 12)).astype(np.int32)}
+        start = time.monotonic()
+        results.append(run_onyx(path, feeds)[0])
+        assert time.monotonic() - start < 10
+    np.testing.assert_array_equal(results[0], results[1])
+    assert_outputs_close(run_ort(paths[0], feeds), [results[0]])

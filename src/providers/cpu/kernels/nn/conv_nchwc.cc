@@ -121,6 +121,8 @@ class NchwcConv final : public OpKernel {
     if (w->dtype() != DataType::kFloat) info.Fail("W must be float");
     if ((w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
       info.Fail(StrCat("W must be [M, C / group, (kh,) kw] with M divisible by group, got ", ShapeToString(w->shape())));
+    if (w->dim(0) == 0 || w->dim(1) == 0)
+      info.Fail(StrCat("W ", ShapeToString(w->shape()), " has no output or input channels"));
     weight_shape_ = w->shape();
     linalg::Conv2dShape s;
     s.out_channels = w->dim(0);

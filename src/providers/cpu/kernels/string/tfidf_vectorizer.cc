@@ -122,7 +122,10 @@ class TfIdfVectorizer final : public OpKernel {
   template <typename Item>
   void CountRow(const Item* row, int64_t cols, int64_t* freq) const {
     int64_t min_n = min_n_;
-    for (int64_t skip = 1; skip <= max_skip_ + 1; ++skip) {
+    for (int64_t skip = 1; skip - 1 <= max_skip_; ++skip) {
+      // Past this skip no n-gram of min_n items fits in the row: a max_skip_count of 2^62 (a
+      // fuzzed model) looped that long here.
+      if (min_n > 1 && skip > (cols - 1) / (min_n - 1)) break;
       for (int64_t start = 0; start < cols; ++start) {
         if (start + skip * (min_n - 1) >= cols) break;
         std::string key;
