@@ -1,40 +1,36 @@
-// Q8DepthwiseChannel's and Q8Requantize's variant: the ISA the SGEMM runs now (so ForceIsa / ONYX_LINALG_ISA test
+// Q8Depthwise's and Q8Requantize's variant: the ISA the SGEMM runs now (so ForceIsa / ONYX_LINALG_ISA test
 // each one).
 #include <string>
 
 #include "linalg/gemm.h"
 #include "linalg/q8_dwconv.h"
+#include "linalg/q8_dwconv_impl.h"
 
 namespace onyx::linalg {
 
-void Q8DepthwiseChannelScalar(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp,
-                              const int32_t* w, int32_t* plane, int32_t* acc);
-void Q8RequantizeScalar(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point,
-                        bool out_signed, uint8_t* out);
+#define ONYX_Q8_DWCONV_DECLARE(Isa)                                                                               \
+  void Q8Depthwise##Isa(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp, \
+                        const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch);            \
+  void Q8Requantize##Isa(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point,        \
+                         bool out_signed, uint8_t* out);
+ONYX_Q8_DWCONV_DECLARE(Scalar)
 #if defined(__x86_64__)
-void Q8RequantizeAvx2(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point,
-                      bool out_signed, uint8_t* out);
-void Q8RequantizeAvx512(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point,
-                        bool out_signed, uint8_t* out);
-void Q8DepthwiseChannelAvx2(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
-                            int32_t* plane, int32_t* acc);
-void Q8DepthwiseChannelAvx512(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp,
-                              const int32_t* w, int32_t* plane, int32_t* acc);
+ONYX_Q8_DWCONV_DECLARE(Avx2)
+ONYX_Q8_DWCONV_DECLARE(Avx512)
 #endif
+#undef ONYX_Q8_DWCONV_DECLARE
 
-int64_t Q8DepthwisePlaneSize(const Q8DepthwiseShape& s) {
-  return ((s.oh - 1) * s.sy + (s.kh - 1) * s.dy + 1) * ((s.ow - 1) * s.sx + (s.kw - 1) * s.dx + 1);
-}
+int64_t Q8DepthwiseScratchSize(const Q8DepthwiseShape& s) { return Q8DepthwiseLayout(s).scratch; }
 
-void Q8DepthwiseChannel(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
-                        int32_t* plane, int32_t* acc) {
-  auto fn = &Q8DepthwiseChannelScalar;
+void Q8Depthwise(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
+                 const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch) {
+  auto fn = &Q8DepthwiseScalar;
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
-  if (isa == "avx512") fn = &Q8DepthwiseChannelAvx512;
-  if (isa == "avx2") fn = &Q8DepthwiseChannelAvx2;
+  if (isa == "avx512") fn = &Q8DepthwiseAvx512;
+  if (isa == "avx2") fn = &Q8DepthwiseAvx2;
 #endif
-  fn(s, x, x_signed, x_zp, w, plane, acc);
+  fn(s, count, x, x_signed, x_zp, w, rq, out, scratch);
 }
 
 void Q8Requantize(const int32_t* acc, int64_t count, int32_t bias, float scale, int32_t zero_point, bool out_signed,

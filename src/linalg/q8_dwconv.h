@@ -1,8 +1,13 @@
-// One channel of a 2-D int8 depthwise convolution, exact in int32:
-//   acc[y, x] = sum_{i, j} (X[y * sy + i * dy - top, x * sx + j * dx - left] - x_zp) * w[i, j]
-// with the padding contributing nothing. X is copied once into a zero-padded int32 plane of
-// X - x_zp; each output row is then a sum of kh * kw shifted plane rows, plain loops compiled
-// per ISA (q8_dwconv_<isa>.cc) so they vectorize with that ISA's integer multiplies.
+// 2-D int8 depthwise convolution, exact in int32, for a run of channels:
+//   acc[c, y, x] = sum_{i, j} (X[c, y * sy + i * dy - top, x * sx + j * dx - left] - x_zp) * w[c, i, j]
+// with the padding contributing nothing; then either stored as int32 (ConvInteger) or
+// requantized to int8/uint8 with the channel's bias and scale (QLinearConv) while it is in cache.
+//
+// Each channel is copied once into a zero-padded int32 plane of X - x_zp, split into stride
+// phases (plane row r in phase r % sy, column c in phase c % sx), so that every tap reads one
+// contiguous run of the plane: the output is computed over the whole plane width (the columns
+// past ow are computed and dropped), one long vectorizable loop per kernel row. Plain loops
+// compiled per ISA (q8_dwconv_<isa>.cc).
 #pragma once
 
 #include <cstdint>
@@ -14,14 +19,24 @@ struct Q8DepthwiseShape {
   int64_t sy = 1, sx = 1, dy = 1, dx = 1, top = 0, left = 0;
 };
 
-// int32 values of scratch Q8DepthwiseChannel needs.
-int64_t Q8DepthwisePlaneSize(const Q8DepthwiseShape& s);
+// The requantization of a run of channels: out = clamp(nearbyint(float(acc + bias[c]) *
+// scale[c]) + zero_point), int8 when out_signed else uint8 (bias may be null).
+struct Q8DepthwiseRequant {
+  const int32_t* bias = nullptr;
+  const float* scale = nullptr;
+  int32_t zero_point = 0;
+  bool out_signed = false;
+};
 
-// x: [ih, iw] codes (int8 when x_signed, else uint8); w: [kh * kw] weights minus their zero
-// point; plane: Q8DepthwisePlaneSize(s) int32 of scratch; acc: [oh, ow]. Runs the ISA the SGEMM
-// uses now (ForceIsa / ONYX_LINALG_ISA apply).
-void Q8DepthwiseChannel(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
-                        int32_t* plane, int32_t* acc);
+// int32 values of scratch Q8Depthwise needs (one channel's plane and accumulators).
+int64_t Q8DepthwiseScratchSize(const Q8DepthwiseShape& s);
+
+// Channels [0, count): x + c * ih * iw (codes, int8 when x_signed, else uint8); w + c * kh * kw
+// (weights minus their zero point); out + c * oh * ow: int32 when rq is null, else the
+// requantized bytes with rq->bias[c] and rq->scale[c]. scratch: Q8DepthwiseScratchSize(s) int32.
+// Runs the ISA the SGEMM uses now (ForceIsa / ONYX_LINALG_ISA apply), chosen once a call.
+void Q8Depthwise(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
+                 const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch);
 
 // out[i] = clamp(nearbyint(float(acc[i] + bias) * scale) + zero_point) as int8 (out_signed) or
 // uint8: the requantization of q8_gemm.h's Q8Output::kQuantized, for one run of values.

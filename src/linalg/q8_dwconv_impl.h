@@ -1,57 +1,37 @@
-// Q8DepthwiseChannel's body, instantiated by each ISA file with its compiler flags (plain loops
-// the compiler vectorizes). Internal linkage on purpose (see f32_gemm_tile_impl.h).
+// Q8Depthwise's body, instantiated by each ISA file with its compiler flags (plain loops the
+// compiler vectorizes). Internal linkage on purpose (see f32_gemm_tile_impl.h).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "linalg/q8_dwconv.h"
 
 namespace onyx::linalg {
 namespace {
 
-inline int64_t PlaneHeight(const Q8DepthwiseShape& s) { return (s.oh - 1) * s.sy + (s.kh - 1) * s.dy + 1; }
-inline int64_t PlaneWidth(const Q8DepthwiseShape& s) { return (s.ow - 1) * s.sx + (s.kw - 1) * s.dx + 1; }
+// The phase-split plane of one channel (q8_dwconv.h): plane row r (of ph) is row r / sy of row
+// phase r % sy; within a row, column c (of pw) is column c / sx of column phase c % sx. A row
+// holds sx phases of pwp columns (row_stride = sx * pwp), a row phase phh rows. Output (y, x)
+// accumulates at y * row_stride + x, so acc spans (oh - 1) * row_stride + ow values. Scratch:
+// the plane, acc, one plane row (pw int32) and acc's requantized bytes.
+struct Q8DepthwisePlane {
+  int64_t ph, pw, phh, pwp, row_stride, phase_size, plane, acc, scratch;
+};
 
-template <int kUnused = 0>
-void Q8DepthwiseChannelImpl(const Q8DepthwiseShape& s, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* w,
-                            int32_t* plane, int32_t* acc) {
-  const int64_t ph = PlaneHeight(s), pw = PlaneWidth(s);
-  // Columns [x0, x1) of a plane row come from the image, the rest is padding.
-  const int64_t x0 = std::min(pw, s.left), x1 = std::max(x0, std::min(pw, s.left + s.iw));
-  for (int64_t y = 0; y < ph; ++y) {
-    const int64_t sy_in = y - s.top;
-    int32_t* dst = plane + y * pw;
-    if (sy_in < 0 || sy_in >= s.ih) {
-      std::fill(dst, dst + pw, 0);
-      continue;
-    }
-    std::fill(dst, dst + x0, 0);
-    std::fill(dst + x1, dst + pw, 0);
-    const uint8_t* src = x + sy_in * s.iw - s.left;
-    if (x_signed)
-      for (int64_t xx = x0; xx < x1; ++xx) dst[xx] = static_cast<int8_t>(src[xx]) - x_zp;
-    else
-      for (int64_t xx = x0; xx < x1; ++xx) dst[xx] = src[xx] - x_zp;
-  }
-  for (int64_t y = 0; y < s.oh; ++y) {
-    int32_t* o = acc + y * s.ow;
-    std::fill(o, o + s.ow, 0);
-    for (int64_t i = 0; i < s.kh; ++i) {
-      const int32_t* row = plane + (y * s.sy + i * s.dy) * pw;
-      for (int64_t j = 0; j < s.kw; ++j) {
-        const int32_t wv = w[i * s.kw + j];
-        const int32_t* src = row + j * s.dx;
-        // uint32: the int32 wrap ONNX allows, without signed-overflow UB.
-        auto* uo = reinterpret_cast<uint32_t*>(o);
-        if (s.sx == 1)
-          for (int64_t xx = 0; xx < s.ow; ++xx) uo[xx] += static_cast<uint32_t>(wv) * static_cast<uint32_t>(src[xx]);
-        else
-          for (int64_t xx = 0; xx < s.ow; ++xx)
-            uo[xx] += static_cast<uint32_t>(wv) * static_cast<uint32_t>(src[xx * s.sx]);
-      }
-    }
-  }
+inline Q8DepthwisePlane Q8DepthwiseLayout(const Q8DepthwiseShape& s) {
+  Q8DepthwisePlane l;
+  l.ph = (s.oh - 1) * s.sy + (s.kh - 1) * s.dy + 1;
+  l.pw = (s.ow - 1) * s.sx + (s.kw - 1) * s.dx + 1;
+  l.phh = (l.ph + s.sy - 1) / s.sy;
+  l.pwp = (l.pw + s.sx - 1) / s.sx;
+  l.row_stride = s.sx * l.pwp;
+  l.phase_size = l.phh * l.row_stride;
+  l.plane = s.sy * l.phase_size;
+  l.acc = (s.oh - 1) * l.row_stride + s.ow;
+  l.scratch = l.plane + l.acc + l.pw + (l.acc + 3) / 4;
+  return l;
 }
 
 template <int kUnused = 0>
@@ -64,6 +44,115 @@ void Q8RequantizeImpl(const int32_t* __restrict acc, int64_t count, int32_t bias
     const auto total = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(bias));
     const float f = std::min(std::max(static_cast<float>(total) * scale, lo), hi);
     out[i] = static_cast<uint8_t>(static_cast<int32_t>((f + kMagic) - kMagic) + zero_point);
+  }
+}
+
+// One channel's plane of X - x_zp (zero in the padding and in the unused phase cells).
+template <typename T>
+inline void FillPlane(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const T* __restrict x, int32_t x_zp,
+                      int32_t* __restrict plane) {
+  // Columns [x0, x1) of a plane row come from the image, the rest is padding.
+  const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw));
+  if (s.sx == 1 && s.sy == 1) {
+    for (int64_t y = 0; y < l.ph; ++y) {
+      const int64_t sy_in = y - s.top;
+      int32_t* dst = plane + y * l.pw;
+      if (sy_in < 0 || sy_in >= s.ih) {
+        std::fill(dst, dst + l.pw, 0);
+        continue;
+      }
+      std::fill(dst, dst + x0, 0);
+      std::fill(dst + x1, dst + l.pw, 0);
+      const T* src = x + sy_in * s.iw - s.left;
+      for (int64_t xx = x0; xx < x1; ++xx) dst[xx] = static_cast<int32_t>(src[xx]) - x_zp;
+    }
+    return;
+  }
+  // Each image row goes through `line` (pw int32, padded), then into its column phases.
+  std::fill(plane, plane + l.plane, 0);
+  int32_t* line = plane + l.plane + l.acc;
+  std::fill(line, line + x0, 0);
+  std::fill(line + x1, line + l.pw, 0);
+  for (int64_t y = std::max<int64_t>(0, s.top); y < std::min(l.ph, s.top + s.ih); ++y) {
+    const T* src = x + (y - s.top) * s.iw - s.left;
+    for (int64_t xx = x0; xx < x1; ++xx) line[xx] = static_cast<int32_t>(src[xx]) - x_zp;
+    int32_t* row = plane + (y % s.sy) * l.phase_size + (y / s.sy) * l.row_stride;
+    if (s.sx == 1) {
+      std::memcpy(row, line, static_cast<size_t>(l.pw) * sizeof(int32_t));
+    } else if (s.sx == 2) {  // a constant stride: the compiler deinterleaves with permutes
+      const int64_t pairs = l.pw / 2;
+      int32_t* __restrict even = row;
+      int32_t* __restrict odd = row + l.pwp;
+      for (int64_t q = 0; q < pairs; ++q) {
+        even[q] = line[2 * q];
+        odd[q] = line[2 * q + 1];
+      }
+      if (l.pw % 2 != 0) even[pairs] = line[l.pw - 1];
+    } else {
+      for (int64_t c = 0; c < l.pw; ++c) row[(c % s.sx) * l.pwp + c / s.sx] = line[c];
+    }
+  }
+}
+
+// Where tap (i, j) of output 0 reads the plane; output t reads it at + t.
+inline int64_t TapOffset(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, int64_t i, int64_t j) {
+  const int64_t r = i * s.dy, c = j * s.dx;
+  return (r % s.sy) * l.phase_size + (r / s.sy) * l.row_stride + (c % s.sx) * l.pwp + c / s.sx;
+}
+
+// acc[0:n] = sum over the taps of w * plane run (uint32: the int32 wrap ONNX allows without
+// signed-overflow UB); three taps a pass for the common 3-wide kernels.
+inline void AccumulateTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const int32_t* __restrict plane,
+                           const int32_t* __restrict w, uint32_t* __restrict acc) {
+  const int64_t n = l.acc;
+  std::fill(acc, acc + n, 0u);
+  for (int64_t i = 0; i < s.kh; ++i) {
+    int64_t j = 0;
+    for (; j + 3 <= s.kw; j += 3) {
+      const auto* p0 = reinterpret_cast<const uint32_t*>(plane + TapOffset(s, l, i, j));
+      const auto* p1 = reinterpret_cast<const uint32_t*>(plane + TapOffset(s, l, i, j + 1));
+      const auto* p2 = reinterpret_cast<const uint32_t*>(plane + TapOffset(s, l, i, j + 2));
+      const auto w0 = static_cast<uint32_t>(w[i * s.kw + j]), w1 = static_cast<uint32_t>(w[i * s.kw + j + 1]),
+                 w2 = static_cast<uint32_t>(w[i * s.kw + j + 2]);
+      for (int64_t t = 0; t < n; ++t) acc[t] += w0 * p0[t] + w1 * p1[t] + w2 * p2[t];
+    }
+    for (; j < s.kw; ++j) {
+      const auto* p0 = reinterpret_cast<const uint32_t*>(plane + TapOffset(s, l, i, j));
+      const auto w0 = static_cast<uint32_t>(w[i * s.kw + j]);
+      for (int64_t t = 0; t < n; ++t) acc[t] += w0 * p0[t];
+    }
+  }
+}
+
+template <int kUnused = 0>
+void Q8DepthwiseImpl(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
+                     const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch) {
+  const Q8DepthwisePlane l = Q8DepthwiseLayout(s);
+  int32_t* plane = scratch;
+  auto* acc = reinterpret_cast<uint32_t*>(scratch + l.plane);
+  const int64_t in_size = s.ih * s.iw, out_size = s.oh * s.ow, taps = s.kh * s.kw;
+  for (int64_t c = 0; c < count; ++c) {
+    const uint8_t* xc = x + c * in_size;
+    if (x_signed) FillPlane(s, l, reinterpret_cast<const int8_t*>(xc), x_zp, plane);
+    else FillPlane(s, l, xc, x_zp, plane);
+    AccumulateTaps(s, l, plane, w + c * taps, acc);
+    const auto* a = reinterpret_cast<const int32_t*>(acc);
+    if (rq == nullptr) {
+      int32_t* o = static_cast<int32_t*>(out) + c * out_size;
+      for (int64_t y = 0; y < s.oh; ++y)
+        std::memcpy(o + y * s.ow, a + y * l.row_stride, static_cast<size_t>(s.ow) * sizeof(int32_t));
+      continue;
+    }
+    uint8_t* o = static_cast<uint8_t*>(out) + c * out_size;
+    const int32_t bias = rq->bias != nullptr ? rq->bias[c] : 0;
+    if (l.row_stride == s.ow) {  // 1-wide kernels at stride 1: the rows are contiguous
+      Q8RequantizeImpl(a, out_size, bias, rq->scale[c], rq->zero_point, rq->out_signed, o);
+      continue;
+    }
+    // All of acc in one vectorized run (the columns past ow too), then the rows' bytes.
+    auto* bytes = reinterpret_cast<uint8_t*>(scratch + l.plane + l.acc + l.pw);
+    Q8RequantizeImpl(a, l.acc, bias, rq->scale[c], rq->zero_point, rq->out_signed, bytes);
+    for (int64_t y = 0; y < s.oh; ++y) std::memcpy(o + y * s.ow, bytes + y * l.row_stride, static_cast<size_t>(s.ow));
   }
 }
 

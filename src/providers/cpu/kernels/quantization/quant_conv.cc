@@ -262,21 +262,31 @@ void Im2RowHwc(const ConvGeometry& g, const uint8_t* xt, int64_t p0, int64_t cou
   });
 }
 
-// A 2-D depthwise convolution, channel by channel on linalg's per-ISA loop (q8_dwconv.h).
-void Depthwise2dInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
-                      int32_t* acc, ThreadPool* pool) {
+// A 2-D depthwise convolution on linalg's per-ISA loop (q8_dwconv.h), a run of channels of one
+// image at a time; int32 into out, or requantized with rq (scale and bias per output channel).
+void Depthwise2d(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
+                 const linalg::Q8DepthwiseRequant* rq, void* out, size_t out_elem_size, ThreadPool* pool) {
   linalg::Q8DepthwiseShape s;
   s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
   s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
   s.top = g.pad_begin[0], s.left = g.pad_begin[1];
-  ThreadPool::For(pool, g.batch * g.out_channels, 2.0 * static_cast<double>(g.out_size * g.kernel_size),
-                  [&](int64_t b0, int64_t b1) {
-                    std::vector<int32_t> plane(static_cast<size_t>(linalg::Q8DepthwisePlaneSize(s)));
-                    for (int64_t bc = b0; bc < b1; ++bc)
-                      linalg::Q8DepthwiseChannel(s, x + bc * g.in_size, x_signed, x_zp,
-                                                 wc + (bc % g.out_channels) * g.kernel_size, plane.data(),
-                                                 acc + bc * g.out_size);
-                  });
+  const int64_t m = g.out_channels;
+  ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size * g.kernel_size), [&](int64_t b0, int64_t b1) {
+    std::vector<int32_t> scratch(static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s)));
+    for (int64_t bc = b0; bc < b1;) {
+      const int64_t ch = bc % m, count = std::min(b1 - bc, m - ch);  // channels of one image
+      linalg::Q8DepthwiseRequant r;
+      if (rq != nullptr) {
+        r = *rq;
+        r.scale += ch;
+        if (r.bias != nullptr) r.bias += ch;
+      }
+      linalg::Q8Depthwise(s, count, x + bc * g.in_size, x_signed, x_zp, wc + ch * g.kernel_size,
+                          rq != nullptr ? &r : nullptr, static_cast<uint8_t*>(out) + bc * g.out_size * out_elem_size,
+                          scratch.data());
+      bc += count;
+    }
+  });
 }
 
 // Depthwise convolution in int32 (one input channel per output channel): acc[n, m, out...].
@@ -316,9 +326,9 @@ void DepthwiseInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int3
                   });
 }
 
-// The convolution through the int8 GEMM (or the depthwise loop). `out` says what to write;
-// its c points at y; for the depthwise path the int32 result goes to `acc` and the caller
-// finishes it.
+// The convolution through the int8 GEMM (or the depthwise loops). `out` says what to write;
+// its c points at y. The 2-D depthwise path requantizes as `out` says; in other ranks the
+// depthwise int32 result goes to `depthwise_acc` and the caller finishes it.
 void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, int32_t x_zp, const QuantWeights& w,
               const linalg::Q8Output& out, size_t out_elem_size, int32_t* depthwise_acc) {
   const auto* xb = static_cast<const uint8_t*>(x.raw_data());
@@ -326,8 +336,14 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, int32_
   ThreadPool* pool = ctx.thread_pool();
   const size_t nd = g.in.size();
   if (!w.depthwise.empty()) {
-    if (nd == 2) Depthwise2dInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
-    else DepthwiseInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
+    if (nd == 2) {
+      linalg::Q8DepthwiseRequant rq;
+      rq.bias = out.bias_int, rq.scale = out.scale, rq.zero_point = out.zero_point, rq.out_signed = out.out_signed;
+      Depthwise2d(g, xb, x_signed, x_zp, w.depthwise.data(), out.kind == linalg::Q8Output::kQuantized ? &rq : nullptr,
+                  out.c, out_elem_size, pool);
+    } else {
+      DepthwiseInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
+    }
     return;
   }
   const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group, depth = cg * g.kernel_size;
@@ -454,10 +470,12 @@ class QLinearConv final : public OpKernel {
     out.out_signed = y.dtype() == DataType::kInt8;
     QuantWeights scratch;
     const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch);
-    std::vector<int32_t> acc(qw.depthwise.empty() ? 0 : static_cast<size_t>(y.size()));
+    // Depthwise in other ranks than 2-D: the int32 result, requantized below.
+    const bool depthwise_int32 = !qw.depthwise.empty() && g.in.size() != 2;
+    std::vector<int32_t> acc(depthwise_int32 ? static_cast<size_t>(y.size()) : 0);
     ConvInt8(ctx, g, x, static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, 1, acc.data());
     if (acc.empty()) return;
-    // The depthwise path's int32 result, requantized as the GEMM's output stage does it.
+    // The N-d depthwise path's int32 result, requantized as the GEMM's output stage does it.
     auto* yb = static_cast<uint8_t*>(y.raw_data());
     ThreadPool::For(ctx.thread_pool(), g.batch * g.out_channels, 4.0 * static_cast<double>(g.out_size),
                     [&](int64_t b0, int64_t b1) {

@@ -1,0 +1,138 @@
+// Q8Depthwise (2-D int8 depthwise convolution) for every ISA variant against a direct loop over
+// the definition: odd sizes, strides 1-3, dilations, asymmetric padding, int8 and uint8 input
+// with zero points, per-channel weights; the int32 result and the requantized int8/uint8 one
+// (per-channel scale and bias, rounding half to even, saturation) against the formula applied
+// here to the reference's int32 result.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "linalg/gemm.h"
+#include "linalg/q8_dwconv.h"
+
+namespace onyx::linalg {
+namespace {
+
+class Q8DepthwiseVariant : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const auto isas = SupportedSgemmIsas();
+    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
+      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
+    ASSERT_TRUE(ForceIsa(GetParam()));
+  }
+  void TearDown() override { ForceIsa("auto"); }
+};
+
+struct Case {
+  int64_t ih, iw, kh, kw, sy, sx, dy, dx, top, left, bottom, right;
+  bool x_signed;
+};
+
+Q8DepthwiseShape ShapeOf(const Case& c) {
+  Q8DepthwiseShape s;
+  s.ih = c.ih, s.iw = c.iw, s.kh = c.kh, s.kw = c.kw, s.sy = c.sy, s.sx = c.sx, s.dy = c.dy, s.dx = c.dx;
+  s.top = c.top, s.left = c.left;
+  s.oh = (c.ih + c.top + c.bottom - ((c.kh - 1) * c.dy + 1)) / c.sy + 1;
+  s.ow = (c.iw + c.left + c.right - ((c.kw - 1) * c.dx + 1)) / c.sx + 1;
+  return s;
+}
+
+// The definition, one output at a time.
+std::vector<int32_t> Reference(const Q8DepthwiseShape& s, int64_t channels, const std::vector<uint8_t>& x,
+                               bool x_signed, int32_t x_zp, const std::vector<int32_t>& w) {
+  std::vector<int32_t> out(static_cast<size_t>(channels * s.oh * s.ow));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t y = 0; y < s.oh; ++y)
+      for (int64_t xo = 0; xo < s.ow; ++xo) {
+        int64_t sum = 0;
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t j = 0; j < s.kw; ++j) {
+            const int64_t yy = y * s.sy + i * s.dy - s.top, xx = xo * s.sx + j * s.dx - s.left;
+            if (yy < 0 || yy >= s.ih || xx < 0 || xx >= s.iw) continue;
+            const uint8_t b = x[static_cast<size_t>((c * s.ih + yy) * s.iw + xx)];
+            const int32_t v = x_signed ? static_cast<int8_t>(b) : b;
+            sum += static_cast<int64_t>(v - x_zp) * w[static_cast<size_t>((c * s.kh + i) * s.kw + j)];
+          }
+        out[static_cast<size_t>((c * s.oh + y) * s.ow + xo)] = static_cast<int32_t>(sum);
+      }
+  return out;
+}
+
+void Check(const Case& k, uint32_t seed) {
+  const Q8DepthwiseShape s = ShapeOf(k);
+  ASSERT_GT(s.oh, 0);
+  ASSERT_GT(s.ow, 0);
+  const int64_t channels = 5;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255), wv(-255, 255);
+  std::vector<uint8_t> x(static_cast<size_t>(channels * s.ih * s.iw));
+  for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+  std::vector<int32_t> w(static_cast<size_t>(channels * s.kh * s.kw));
+  for (auto& v : w) v = wv(rng);  // weights minus a zero point: the whole 9-bit range
+  const int32_t x_zp = k.x_signed ? -3 : 131;
+  const std::vector<int32_t> ref = Reference(s, channels, x, k.x_signed, x_zp, w);
+  std::vector<int32_t> scratch(static_cast<size_t>(Q8DepthwiseScratchSize(s)));
+
+  std::vector<int32_t> got(ref.size(), -1);
+  Q8Depthwise(s, channels, x.data(), k.x_signed, x_zp, w.data(), nullptr, got.data(), scratch.data());
+  ASSERT_EQ(got, ref);
+
+  // Requantized: a scale per channel that spreads the sums over the output range and past it.
+  std::vector<float> scale(static_cast<size_t>(channels));
+  std::vector<int32_t> bias(static_cast<size_t>(channels));
+  int64_t peak = 1;
+  for (int32_t v : ref) peak = std::max<int64_t>(peak, std::abs(static_cast<int64_t>(v)));
+  for (int64_t c = 0; c < channels; ++c) {
+    scale[static_cast<size_t>(c)] = static_cast<float>((100.0 + 60.0 * static_cast<double>(c)) / peak);
+    bias[static_cast<size_t>(c)] = static_cast<int32_t>(c * 977) - 1500;
+  }
+  for (bool out_signed : {false, true}) {
+    Q8DepthwiseRequant rq;
+    rq.bias = bias.data(), rq.scale = scale.data(), rq.zero_point = out_signed ? 5 : 120, rq.out_signed = out_signed;
+    std::vector<uint8_t> q(ref.size(), 0xAB);
+    Q8Depthwise(s, channels, x.data(), k.x_signed, x_zp, w.data(), &rq, q.data(), scratch.data());
+    const int64_t out_size = s.oh * s.ow;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const auto c = static_cast<size_t>(static_cast<int64_t>(i) / out_size);
+      const float f = static_cast<float>(ref[i] + bias[c]) * scale[c];
+      const float r = std::nearbyint(f) + static_cast<float>(rq.zero_point);
+      const float lo = out_signed ? -128.0f : 0.0f, hi = out_signed ? 127.0f : 255.0f;
+      const auto expect = static_cast<int32_t>(std::min(std::max(r, lo), hi));
+      const int32_t have = out_signed ? static_cast<int8_t>(q[i]) : q[i];
+      ASSERT_EQ(have, expect) << "at " << i << " (channel " << c << "), out_signed " << out_signed;
+    }
+  }
+}
+
+TEST_P(Q8DepthwiseVariant, Stride1Padded3x3) {
+  Check({7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false}, 1);
+  Check({13, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true}, 2);
+  Check({1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false}, 3);
+}
+
+TEST_P(Q8DepthwiseVariant, Stride2AsymmetricPadding) {
+  Check({14, 14, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, false}, 4);  // TF-style SAME at stride 2
+  Check({15, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true}, 5);
+  Check({112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false}, 6);
+}
+
+TEST_P(Q8DepthwiseVariant, OddKernelsStridesAndDilations) {
+  Check({11, 9, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, false}, 7);
+  Check({12, 19, 5, 2, 3, 2, 1, 2, 1, 0, 2, 3, true}, 8);
+  Check({10, 10, 3, 3, 1, 3, 2, 1, 2, 0, 2, 0, false}, 9);
+  Check({9, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true}, 10);
+  Check({9, 8, 1, 1, 2, 3, 1, 1, 0, 0, 0, 0, false}, 11);
+  Check({6, 40, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, true}, 12);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, Q8DepthwiseVariant, ::testing::Values("avx512", "avx2", "scalar"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace onyx::linalg
