@@ -124,7 +124,11 @@ class GraphPlan::StepContext final : public KernelContext {
         }
         if (written_[slice.concat_slot] == kPreallocated) {
           Tensor& whole = slots_[slice.concat_slot].tensor();
-          if (whole.holder() != nullptr)
+          // The slice must lie inside the Concat output as made: shapes the plan inferred can
+          // differ from the ones a Run meets in a malformed model (a mutated stride wrote past it).
+          const int64_t slice_bytes = StorageBytes(dtype, ShapeSize(shape));
+          if (whole.holder() != nullptr && whole.shape() == slice.concat_shape &&
+              slice.byte_offset >= 0 && slice.byte_offset + slice_bytes <= whole.byte_size())
             return Tensor::View(dtype, shape, static_cast<char*>(whole.raw_data()) + slice.byte_offset, whole.holder());
         }
       }

@@ -418,7 +418,7 @@ def mutate_source(onyx, source, seed, count, work, keep=None, jobs=2, timeout=30
                           "stderr": stderr.decode("utf-8", "backslashreplace")[-600:]}
                 if keep:
                     record["file"] = name.replace(":", "_") + ".onnx"
-                    os.replace(path, os.path.join(keep, record["file"]))
+                    shutil.move(path, os.path.join(keep, record["file"]))  # work may be another file system
                 kept.append(record)
                 log(f"  {verdict}: {name} ({desc}): {record['stderr'][-200:]!r}")
             if os.path.exists(path):
