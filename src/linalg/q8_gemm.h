@@ -68,6 +68,40 @@ struct Q8Output {
 void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t* a_zero_points, bool a_zero_per_row,
             const PackedQ8B& b, const Q8Output& out, ThreadPool* pool);
 
+// The weight-stationary form, for NCHW convolutions: W [M, K] (output channels by C x kernel,
+// row-major, ONNX's weight order) is packed once as the left operand and the right operand X
+// [K, N] (channels or im2col rows by pixels, row-major) is read per call, so C [M, N] is the
+// NCHW output itself, written in contiguous runs with no transposes:
+//   acc[i, j] = sum_k (W[i, k] - w_zero[i]) * (X[k, j] - x_zero)
+// Only Q8Output::kInt32 and kQuantized; there `scale` (one, or M when scale_per_column) and
+// `bias_int` ([M]) are per row of C, the output channel; `transposed` must be false. One
+// microkernel, AVX-512 VNNI (q8_gemm_w_avx512_vnni_8x32.cc): Q8GemmWAvailable says whether the
+// int8 selection runs it now; elsewhere the callers use Q8Gemm.
+class PackedQ8W {
+ public:
+  PackedQ8W() = default;
+  PackedQ8W(int64_t m, int64_t k, const void* w, bool w_signed, const int32_t* zero_points, bool zero_per_row);
+
+  int64_t m() const { return m_; }
+  int64_t k() const { return k_; }
+  bool empty() const { return !packed_; }
+  size_t bytes() const { return data_.size() * sizeof(float); }
+
+ private:
+  friend struct Q8PackedWAccess;
+  bool packed_ = false;
+  int64_t m_ = 0, k_ = 0;
+  AlignedFloats data_;  // [M / 8][K / 4][8][4] int8 codes (uint8 W stored - 128), viewed as bytes
+  // Per row: the sum over k of the stored codes, and the stored zero point.
+  std::vector<int32_t> row_sums_, row_zero_;
+};
+
+bool Q8GemmWAvailable();
+
+// x is [K, N] with row stride ldx, int8 when x_signed else uint8, zero point x_zero.
+void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_t ldx, int32_t x_zero,
+             const Q8Output& out, ThreadPool* pool);
+
 // Microkernel selection, best first: "avx512vnni", "avx2", "scalar". The default follows the
 // SGEMM's ISA (ForceIsa / ONYX_LINALG_ISA), taking the best int8 kernel within it; ForceQ8Isa
 // picks one by name (false, changing nothing, when unknown or unsupported; "" or "auto" restores

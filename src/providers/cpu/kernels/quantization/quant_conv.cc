@@ -117,13 +117,17 @@ void CheckPerChannel(KernelContext& ctx, const char* what, const Tensor* t, int6
 // Output pixels per im2col tile: bounds the scratch (pixels x C/group x kernel bytes).
 constexpr int64_t kPixelTile = 1024;
 
-// The prepared weights: one packed int8 GEMM operand per group (B = W_group^T, [C/group *
-// kernel, M/group], zero points per output channel), or for a depthwise convolution (one input
-// and one output channel per group) the weights minus their zero points.
+// The prepared weights: for a 2-D convolution where the int8 GEMM has the weight-stationary
+// kernel (q8_gemm.h's Q8GemmW, AVX-512 VNNI), one packed W_group [M/group, C/group * kernel] per
+// group, run over the NCHW image (pointwise) or its k-major im2col; otherwise one packed int8
+// GEMM operand per group (B = W_group^T, [C/group * kernel, M/group], zero points per output
+// channel) run over channels-last rows; for a depthwise convolution (one input and one output
+// channel per group) the weights minus their zero points.
 struct QuantWeights {
+  std::vector<linalg::PackedQ8W> nchw;
   std::vector<linalg::PackedQ8B> groups;
   std::vector<int32_t> depthwise;  // [M, kernel]
-  bool empty() const { return groups.empty() && depthwise.empty(); }
+  bool empty() const { return nchw.empty() && groups.empty() && depthwise.empty(); }
 };
 
 bool IsDepthwise(int64_t channels, int64_t out_channels, int64_t group) {
@@ -143,6 +147,14 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
         const uint8_t v = bytes[ch * per + r];
         q.depthwise[static_cast<size_t>(ch * per + r)] = (is_signed ? static_cast<int8_t>(v) : v) - zp(ch);
       }
+    return q;
+  }
+  if (w.rank() == 4 && linalg::Q8GemmWAvailable()) {
+    for (int64_t g = 0; g < group; ++g) {
+      std::vector<int32_t> zps(static_cast<size_t>(mg));
+      for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
+      q.nchw.emplace_back(mg, per, bytes + g * mg * per, is_signed, zps.data(), true);
+    }
     return q;
   }
   // 2-D weights go channels-last, [M, kh, kw, C/group], the order of Im2RowHwc's rows.
@@ -262,6 +274,74 @@ void Im2RowHwc(const ConvGeometry& g, const uint8_t* xt, int64_t p0, int64_t cou
   });
 }
 
+// Rows [0, depth) of the k-major im2col of a 2-D convolution for output rows [oy0, oy1) of one
+// image and group: row (c, i, j) holds, for each of those output pixels, the input code under
+// kernel tap (i, j) of channel c, x_zp in the padding.
+void Im2ColRows(const ConvGeometry& g, const uint8_t* image, int64_t oy0, int64_t oy1, uint8_t x_zp, uint8_t* col,
+                ThreadPool* pool) {
+  const int64_t cg = g.channels / g.group, kh = g.kernel[0], kw = g.kernel[1], ks = kh * kw;
+  const int64_t ih = g.in[0], iw = g.in[1], ow = g.out[1], n = (oy1 - oy0) * ow;
+  const int64_t sy = g.stride[0], sx = g.stride[1];
+  ThreadPool::For(pool, cg * ks, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r / ks, i = r % ks / kw, j = r % kw;
+      const uint8_t* xc = image + c * g.in_size;
+      uint8_t* dst = col + r * n;
+      // Output columns [lo, hi) read inside the image: ox * sx + off in [0, iw).
+      const int64_t off = j * g.dilation[1] - g.pad_begin[1];
+      const int64_t hi = off > iw - 1 ? 0 : std::min(ow, (iw - 1 - off) / sx + 1);
+      const int64_t lo = std::min(hi, off >= 0 ? int64_t{0} : CeilDiv(-off, sx));
+      for (int64_t oy = oy0; oy < oy1; ++oy, dst += ow) {
+        const int64_t y = oy * sy - g.pad_begin[0] + i * g.dilation[0];
+        if (y < 0 || y >= ih) {
+          std::memset(dst, x_zp, static_cast<size_t>(ow));
+          continue;
+        }
+        std::memset(dst, x_zp, static_cast<size_t>(lo));
+        std::memset(dst + hi, x_zp, static_cast<size_t>(ow - hi));
+        const uint8_t* row = xc + y * iw;
+        if (sx == 1) std::memcpy(dst + lo, row + lo + off, static_cast<size_t>(hi - lo));
+        else
+          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = row[ox * sx + off];
+      }
+    }
+  });
+}
+
+// A 2-D convolution on the weight-stationary int8 GEMM: C [M/group, pixels] is the NCHW output.
+void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
+              const linalg::Q8Output& out, size_t out_elem_size, ThreadPool* pool) {
+  const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group, depth = cg * g.kernel_size;
+  const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
+                         g.pad_begin[1] == 0 && g.out_size == g.in_size;
+  // Output rows per im2col block: about 1 MiB of codes.
+  const int64_t ow = g.out[1], oh = g.out[0];
+  const int64_t block_rows = std::clamp<int64_t>((int64_t{1} << 20) / std::max<int64_t>(1, depth * ow), 1, oh);
+  std::vector<uint8_t> col(pointwise ? 0 : static_cast<size_t>(depth * block_rows * ow));
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t grp = 0; grp < g.group; ++grp) {
+      const uint8_t* image = xb + (n * g.channels + grp * cg) * g.in_size;
+      linalg::Q8Output o = out;
+      o.transposed = false;
+      o.ldc = g.out_size;
+      if (o.scale_per_column) o.scale += grp * mg;
+      if (o.bias_int != nullptr) o.bias_int += grp * mg;
+      uint8_t* y = static_cast<uint8_t*>(out.c) + (n * g.out_channels + grp * mg) * g.out_size * out_elem_size;
+      const linalg::PackedQ8W& pw = w.nchw[static_cast<size_t>(grp)];
+      if (pointwise) {
+        o.c = y;
+        linalg::Q8GemmW(pw, g.out_size, image, x_signed, g.in_size, x_zp, o, pool);
+        continue;
+      }
+      for (int64_t oy0 = 0; oy0 < oh; oy0 += block_rows) {
+        const int64_t oy1 = std::min(oh, oy0 + block_rows), count = (oy1 - oy0) * ow;
+        Im2ColRows(g, image, oy0, oy1, static_cast<uint8_t>(x_zp), col.data(), pool);
+        o.c = y + oy0 * ow * out_elem_size;
+        linalg::Q8GemmW(pw, count, col.data(), x_signed, count, x_zp, o, pool);
+      }
+    }
+}
+
 // A 2-D depthwise convolution on linalg's per-ISA loop (q8_dwconv.h), a run of channels of one
 // image at a time; int32 into out, or requantized with rq (scale and bias per output channel).
 void Depthwise2d(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
@@ -344,6 +424,10 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, int32_
     } else {
       DepthwiseInt32(g, xb, x_signed, x_zp, w.depthwise.data(), depthwise_acc, pool);
     }
+    return;
+  }
+  if (!w.nchw.empty()) {
+    ConvNchw(g, xb, x_signed, x_zp, w, out, out_elem_size, pool);
     return;
   }
   const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group, depth = cg * g.kernel_size;

@@ -1,0 +1,190 @@
+// The weight-stationary int8 GEMM (q8_gemm.h's Q8GemmW) on AVX-512 VNNI: tiles of 8 output
+// channels (rows of C) by 32 pixels (columns). vpdpbusd multiplies 4 uint8 codes of X (a vector
+// of 16 pixels) by 4 int8 codes of one W row (broadcast), exactly, into int32 lanes.
+//
+// Codes as in q8_gemm.cc: X stored as uint8 (int8 X + 128), W as int8 (uint8 W - 128), with
+// zx' = zx + 128 for int8 X and zw' = zw - 128 for uint8 W:
+//   acc = sum w'x' - zw' (sum_k x' - K zx') - zx' sum_k w'
+// X is packed a 32-pixel panel at a time ([K / 4][32][4], its pixel sums taken by vpdpbusd with
+// ones while it is in L1) and every 8-row W panel passes it; the tile's rows are finished in
+// registers (zero points, bias, scale, clamp, round half to even, zero point) and stored as
+// contiguous runs of the NCHW output.
+#if defined(__x86_64__)
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as maybe uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "base/int_math.h"
+#include "linalg/q8_gemm.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+
+struct Q8PackedWAccess {
+  static const int8_t* Data(const PackedQ8W& p) { return reinterpret_cast<const int8_t*>(p.data_.data()); }
+  static const int32_t* RowSums(const PackedQ8W& p) { return p.row_sums_.data(); }
+  static const int32_t* RowZero(const PackedQ8W& p) { return p.row_zero_.data(); }
+};
+
+namespace {
+
+constexpr int kMr = 8, kNr = 32, kGroup = 4;
+
+// Columns [j0, j0 + cols) of X into panel [kg][32][4] (stored codes; zeros past K and cols).
+void PackXPanel(const uint8_t* x, bool x_signed, int64_t ldx, int64_t k, int64_t j0, int cols, uint8_t* panel) {
+  const int64_t whole = cols == kNr ? k / kGroup : 0, kg = CeilDiv(k, int64_t{kGroup});
+  const __m256i flip = _mm256_set1_epi8(x_signed ? static_cast<char>(0x80) : 0);
+  for (int64_t q = 0; q < whole; ++q) {
+    const uint8_t* r = x + 4 * q * ldx + j0;
+    const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r)), flip);
+    const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + ldx)), flip);
+    const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 2 * ldx)), flip);
+    const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 3 * ldx)), flip);
+    const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+    const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+    const __m256i u0 = _mm256_unpacklo_epi16(t0, t2), u1 = _mm256_unpackhi_epi16(t0, t2);  // px 0-3|16-19, 4-7|20-23
+    const __m256i u2 = _mm256_unpacklo_epi16(t1, t3), u3 = _mm256_unpackhi_epi16(t1, t3);  // px 8-11|24-27, 12-15|28-31
+    auto* o = reinterpret_cast<__m256i*>(panel + q * kNr * kGroup);
+    _mm256_store_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_store_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_store_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_store_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+  }
+  if (whole == kg) return;
+  const uint8_t f = x_signed ? 0x80 : 0;
+  std::memset(panel + whole * kNr * kGroup, 0, static_cast<size_t>((kg - whole) * kNr * kGroup));
+  for (int64_t p = whole * kGroup; p < k; ++p) {
+    const uint8_t* r = x + p * ldx + j0;
+    uint8_t* o = panel + (p / kGroup) * kNr * kGroup + p % kGroup;
+    for (int c = 0; c < cols; ++c) o[c * kGroup] = r[c] ^ f;
+  }
+}
+
+// The panel's pixel code sums (16 lanes each half).
+void PanelSums(const uint8_t* panel, int64_t kg, __m512i* s0, __m512i* s1) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+  for (int64_t q = 0; q < kg; ++q) {
+    a = _mm512_dpbusd_epi32(a, _mm512_load_si512(panel + q * 128), ones);
+    b = _mm512_dpbusd_epi32(b, _mm512_load_si512(panel + q * 128 + 64), ones);
+  }
+  *s0 = a;
+  *s1 = b;
+}
+
+struct Tile {
+  __m512i c[kMr][2];
+};
+
+inline void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, Tile& t) {
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) t.c[r][0] = t.c[r][1] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < kg; ++q, w += kMr * kGroup, xp += kNr * kGroup) {
+    const __m512i x0 = _mm512_load_si512(xp);
+    const __m512i x1 = _mm512_load_si512(xp + 64);
+#pragma GCC unroll 8
+    for (int r = 0; r < kMr; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, w + r * kGroup, sizeof(quad));
+      const __m512i wv = _mm512_set1_epi32(quad);
+      t.c[r][0] = _mm512_dpbusd_epi32(t.c[r][0], x0, wv);
+      t.c[r][1] = _mm512_dpbusd_epi32(t.c[r][1], x1, wv);
+    }
+  }
+}
+
+}  // namespace
+
+void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_t ldx, int32_t x_zero,
+             const Q8Output& out, ThreadPool* pool) {
+  const int64_t m = w.m(), k = w.k();
+  if (m <= 0 || n <= 0) return;
+  if (w.empty()) throw std::invalid_argument("Q8GemmW: W is not packed");
+  if (out.kind == Q8Output::kFloat || out.transposed) throw std::invalid_argument("Q8GemmW: unsupported output");
+  const int64_t kg = CeilDiv(k, int64_t{kGroup});
+  const int64_t col_panels = CeilDiv(n, int64_t{kNr}), row_panels = CeilDiv(m, int64_t{kMr});
+  // Row chunks: enough tasks for the threads when there are few pixel panels.
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  int64_t chunks = 1;
+  while (chunks < row_panels && col_panels * chunks < 4 * threads) chunks *= 2;
+  chunks = std::min(chunks, row_panels);
+  const int64_t per_chunk = CeilDiv(row_panels, chunks);
+  const int8_t* wdata = Q8PackedWAccess::Data(w);
+  const int32_t* row_sums = Q8PackedWAccess::RowSums(w);
+  const int32_t* row_zero = Q8PackedWAccess::RowZero(w);
+  const auto* xb = static_cast<const uint8_t*>(x);
+  const int32_t zx = x_zero + (x_signed ? 128 : 0);
+  const bool quantized = out.kind == Q8Output::kQuantized;
+  const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
+  const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
+  const double cost = 2.0 * static_cast<double>(per_chunk * kMr) * static_cast<double>(kg * kGroup) * kNr;
+  ThreadPool::For(pool, col_panels * chunks, cost, [&](int64_t t0, int64_t t1) {
+    auto* panel = static_cast<uint8_t*>(_mm_malloc(static_cast<size_t>(std::max<int64_t>(1, kg) * kNr * kGroup), 64));
+    Tile tile;
+    __m512i xs0 = _mm512_setzero_si512(), xs1 = _mm512_setzero_si512();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t cp = t / chunks, chunk = t % chunks;
+      const int64_t j0 = cp * kNr;
+      const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
+      if (t == t0 || chunk == 0) {
+        PackXPanel(xb, x_signed, ldx, k, j0, cols, panel);
+        __m512i s0, s1;
+        PanelSums(panel, kg, &s0, &s1);
+        // sum_k x' - K zx', per pixel
+        const __m512i kz =
+            _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(k) * static_cast<uint32_t>(zx)));
+        xs0 = _mm512_sub_epi32(s0, kz);
+        xs1 = _mm512_sub_epi32(s1, kz);
+      }
+      const __mmask16 m0 = static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
+      const __mmask16 m1 = static_cast<__mmask16>(cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+      const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
+      for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
+        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, tile);
+        const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
+        for (int r = 0; r < rows; ++r) {
+          const int64_t i = rp * kMr + r;
+          const __m512i zw = _mm512_set1_epi32(row_zero[i]);
+          const __m512i wz =
+              _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i])));
+          __m512i v0 = _mm512_sub_epi32(_mm512_sub_epi32(tile.c[r][0], _mm512_mullo_epi32(zw, xs0)), wz);
+          __m512i v1 = _mm512_sub_epi32(_mm512_sub_epi32(tile.c[r][1], _mm512_mullo_epi32(zw, xs1)), wz);
+          if (!quantized) {
+            auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;
+            _mm512_mask_storeu_epi32(c, m0, v0);
+            _mm512_mask_storeu_epi32(c + 16, m1, v1);
+            continue;
+          }
+          const __m512i bias = _mm512_set1_epi32(out.bias_int != nullptr ? out.bias_int[i] : 0);
+          const __m512 sc = _mm512_set1_ps(out.scale[out.scale_per_column ? i : 0]);
+          const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+          const __m512i zp = _mm512_set1_epi32(out.zero_point);
+          auto requant = [&](__m512i v) {
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), sc);
+            f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);  // clamped in float first, as ORT does
+            // Rounded half to even (the default rounding mode), then the zero point: within [0, 255]
+            // or [-128, 127], so the low byte is the code.
+            return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
+          };
+          auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;
+          _mm_mask_storeu_epi8(c, m0, requant(v0));
+          _mm_mask_storeu_epi8(c + 16, m1, requant(v1));
+        }
+      }
+    }
+    _mm_free(panel);
+  });
+}
+
+}  // namespace onyx::linalg
+#endif  // __x86_64__
