@@ -2,6 +2,10 @@
 // compiler vectorizes). Internal linkage on purpose (see f32_gemm_tile_impl.h).
 #pragma once
 
+#if defined(__AVX2__) || defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -15,10 +19,13 @@ namespace {
 // phase r % sy; within a row, column c (of pw) is column c / sx of column phase c % sx. A row
 // holds sx phases of pwp columns (row_stride = sx * pwp), a row phase phh rows. Output (y, x)
 // accumulates at y * row_stride + x, so acc spans (oh - 1) * row_stride + ow values. Scratch:
-// the plane, acc, one plane row (pw int32) and acc's requantized bytes.
+// the plane, acc, one plane row (pw int32), acc's requantized bytes, the pair plane (below) and
+// the converted image, with room for the vector loops' last partial vectors.
 struct Q8DepthwisePlane {
   int64_t ph, pw, phh, pwp, row_stride, phase_size, plane, acc, scratch;
 };
+
+constexpr int64_t kPad = 16;  // a vector of int32
 
 inline Q8DepthwisePlane Q8DepthwiseLayout(const Q8DepthwiseShape& s) {
   Q8DepthwisePlane l;
@@ -30,7 +37,7 @@ inline Q8DepthwisePlane Q8DepthwiseLayout(const Q8DepthwiseShape& s) {
   l.phase_size = l.phh * l.row_stride;
   l.plane = s.sy * l.phase_size;
   l.acc = (s.oh - 1) * l.row_stride + s.ow;
-  l.scratch = l.plane + l.acc + l.pw + (l.acc + 3) / 4;
+  l.scratch = l.plane + l.acc + kPad + l.pw + (l.acc + kPad + 3) / 4 + l.plane + kPad + s.ih * s.iw;
   return l;
 }
 
@@ -47,12 +54,16 @@ void Q8RequantizeImpl(const int32_t* __restrict acc, int64_t count, int32_t bias
   }
 }
 
-// One channel's plane of X - x_zp (zero in the padding and in the unused phase cells).
+// One channel's plane of X - x_zp (zero in the padding and in the unused phase cells). The image
+// is converted in one run into `image` (ih * iw int32: rows of 7 to 56 pixels would leave most
+// of a per-row loop in its scalar tail), then copied row by row; `line` is one plane row.
 template <typename T>
 inline void FillPlane(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const T* __restrict x, int32_t x_zp,
-                      int32_t* __restrict plane) {
+                      int32_t* __restrict plane, int32_t* __restrict line, int32_t* __restrict image) {
+  for (int64_t i = 0; i < s.ih * s.iw; ++i) image[i] = static_cast<int32_t>(x[i]) - x_zp;
   // Columns [x0, x1) of a plane row come from the image, the rest is padding.
   const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw));
+  const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
   if (s.sx == 1 && s.sy == 1) {
     for (int64_t y = 0; y < l.ph; ++y) {
       const int64_t sy_in = y - s.top;
@@ -63,19 +74,16 @@ inline void FillPlane(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
       }
       std::fill(dst, dst + x0, 0);
       std::fill(dst + x1, dst + l.pw, 0);
-      const T* src = x + sy_in * s.iw - s.left;
-      for (int64_t xx = x0; xx < x1; ++xx) dst[xx] = static_cast<int32_t>(src[xx]) - x_zp;
+      if (run != 0) std::memcpy(dst + x0, image + sy_in * s.iw + (x0 - s.left), run);
     }
     return;
   }
   // Each image row goes through `line` (pw int32, padded), then into its column phases.
   std::fill(plane, plane + l.plane, 0);
-  int32_t* line = plane + l.plane + l.acc;
   std::fill(line, line + x0, 0);
   std::fill(line + x1, line + l.pw, 0);
   for (int64_t y = std::max<int64_t>(0, s.top); y < std::min(l.ph, s.top + s.ih); ++y) {
-    const T* src = x + (y - s.top) * s.iw - s.left;
-    for (int64_t xx = x0; xx < x1; ++xx) line[xx] = static_cast<int32_t>(src[xx]) - x_zp;
+    if (run != 0) std::memcpy(line + x0, image + (y - s.top) * s.iw + (x0 - s.left), run);
     int32_t* row = plane + (y % s.sy) * l.phase_size + (y / s.sy) * l.row_stride;
     if (s.sx == 1) {
       std::memcpy(row, line, static_cast<size_t>(l.pw) * sizeof(int32_t));
@@ -124,18 +132,98 @@ inline void AccumulateTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l,
   }
 }
 
+// Pairs of taps on 16-bit products: plane values (X - x_zp) and weights (w - w_zp) are within
+// [-255, 255], so two taps (i, j) and (i, j + 1) are one vpmaddwd over the pair plane
+//   pairs[t] = plane[t] (low 16 bits) | plane[t + delta] (high 16 bits),
+// delta being how far tap (i, j + 1) reads from tap (i, j) (1 at stride 1, a phase apart at
+// stride 2), and a last odd tap is a pair with weight 0. Sums of two products fit int32.
+struct PairTap {
+  int64_t offset;  // into pairs
+  int32_t w2;      // w[i, j] (low 16 bits) | w[i, j + 1] (high 16 bits)
+};
+constexpr int kMaxPairTaps = 64;
+
+// The kernel's pair taps and delta, or 0 when the taps are not evenly spaced pairs.
+inline int MakePairTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const int32_t* w, PairTap* taps,
+                        int64_t* delta) {
+  *delta = s.kw > 1 ? TapOffset(s, l, 0, 1) - TapOffset(s, l, 0, 0) : 1;
+  if (*delta <= 0 || s.kh * ((s.kw + 1) / 2) > kMaxPairTaps) return 0;
+  for (int64_t j = 0; j + 1 < s.kw; j += 2)
+    if (TapOffset(s, l, 0, j + 1) - TapOffset(s, l, 0, j) != *delta) return 0;
+  int count = 0;
+  for (int64_t i = 0; i < s.kh; ++i)
+    for (int64_t j = 0; j < s.kw; j += 2) {
+      const uint32_t lo = static_cast<uint16_t>(w[i * s.kw + j]);
+      const uint32_t hi = j + 1 < s.kw ? static_cast<uint16_t>(w[i * s.kw + j + 1]) : 0u;
+      taps[count++] = {TapOffset(s, l, i, j), static_cast<int32_t>(lo | hi << 16)};
+    }
+  return count;
+}
+
+inline void MakePairs(const int32_t* __restrict plane, int64_t size, int64_t delta, uint32_t* __restrict pairs) {
+  const int64_t full = std::max<int64_t>(0, size - delta);
+  for (int64_t t = 0; t < full; ++t)
+    pairs[t] = static_cast<uint16_t>(plane[t]) | static_cast<uint32_t>(plane[t + delta]) << 16;
+  for (int64_t t = full; t < size; ++t) pairs[t] = static_cast<uint16_t>(plane[t]);
+  std::fill(pairs + size, pairs + size + kPad, 0u);
+}
+
+// acc[0:n] (rounded up to whole vectors) = sum over the pair taps.
+inline void PairSums(const uint32_t* pairs, const PairTap* taps, int count, int64_t n, int32_t* acc) {
+#if defined(__AVX512BW__)
+  for (int64_t t = 0; t < n; t += 16) {
+    __m512i v = _mm512_setzero_si512();
+    for (int k = 0; k < count; ++k)
+      v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(pairs + taps[k].offset + t),
+                                                 _mm512_set1_epi32(taps[k].w2)));
+    _mm512_storeu_si512(acc + t, v);
+  }
+#elif defined(__AVX2__)
+  for (int64_t t = 0; t < n; t += 8) {
+    __m256i v = _mm256_setzero_si256();
+    for (int k = 0; k < count; ++k)
+      v = _mm256_add_epi32(v, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                                     pairs + taps[k].offset + t)),
+                                                 _mm256_set1_epi32(taps[k].w2)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + t), v);
+  }
+#else
+  for (int64_t t = 0; t < n; ++t) {
+    uint32_t v = 0;
+    for (int k = 0; k < count; ++k) {
+      const uint32_t p = pairs[taps[k].offset + t], w2 = static_cast<uint32_t>(taps[k].w2);
+      v += static_cast<uint32_t>(static_cast<int16_t>(p & 0xFFFF) * static_cast<int16_t>(w2 & 0xFFFF) +
+                                 static_cast<int16_t>(p >> 16) * static_cast<int16_t>(w2 >> 16));
+    }
+    acc[t] = static_cast<int32_t>(v);
+  }
+#endif
+}
+
 template <int kUnused = 0>
 void Q8DepthwiseImpl(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
                      const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch) {
   const Q8DepthwisePlane l = Q8DepthwiseLayout(s);
   int32_t* plane = scratch;
   auto* acc = reinterpret_cast<uint32_t*>(scratch + l.plane);
+  auto* bytes = reinterpret_cast<uint8_t*>(scratch + l.plane + l.acc + kPad + l.pw);
+  auto* pairs = reinterpret_cast<uint32_t*>(scratch + l.plane + l.acc + kPad + l.pw + (l.acc + kPad + 3) / 4);
   const int64_t in_size = s.ih * s.iw, out_size = s.oh * s.ow, taps = s.kh * s.kw;
+  int32_t* line = scratch + l.plane + l.acc + kPad;
+  int32_t* image = reinterpret_cast<int32_t*>(pairs + l.plane + kPad);
+  PairTap pair_taps[kMaxPairTaps];
   for (int64_t c = 0; c < count; ++c) {
     const uint8_t* xc = x + c * in_size;
-    if (x_signed) FillPlane(s, l, reinterpret_cast<const int8_t*>(xc), x_zp, plane);
-    else FillPlane(s, l, xc, x_zp, plane);
-    AccumulateTaps(s, l, plane, w + c * taps, acc);
+    if (x_signed) FillPlane(s, l, reinterpret_cast<const int8_t*>(xc), x_zp, plane, line, image);
+    else FillPlane(s, l, xc, x_zp, plane, line, image);
+    int64_t delta = 0;
+    const int pair_count = MakePairTaps(s, l, w + c * taps, pair_taps, &delta);
+    if (pair_count > 0) {
+      MakePairs(plane, l.plane, delta, pairs);
+      PairSums(pairs, pair_taps, pair_count, l.acc, reinterpret_cast<int32_t*>(acc));
+    } else {
+      AccumulateTaps(s, l, plane, w + c * taps, acc);
+    }
     const auto* a = reinterpret_cast<const int32_t*>(acc);
     if (rq == nullptr) {
       int32_t* o = static_cast<int32_t*>(out) + c * out_size;
@@ -150,7 +238,6 @@ void Q8DepthwiseImpl(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x,
       continue;
     }
     // All of acc in one vectorized run (the columns past ow too), then the rows' bytes.
-    auto* bytes = reinterpret_cast<uint8_t*>(scratch + l.plane + l.acc + l.pw);
     Q8RequantizeImpl(a, l.acc, bias, rq->scale[c], rq->zero_point, rq->out_signed, bytes);
     for (int64_t y = 0; y < s.oh; ++y) std::memcpy(o + y * s.ow, bytes + y * l.row_stride, static_cast<size_t>(s.ow));
   }
