@@ -154,11 +154,14 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
         const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
         for (int r = 0; r < rows; ++r) {
           const int64_t i = rp * kMr + r;
-          const __m512i zw = _mm512_set1_epi32(row_zero[i]);
           const __m512i wz =
               _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i])));
-          __m512i v0 = _mm512_sub_epi32(_mm512_sub_epi32(tile.c[r][0], _mm512_mullo_epi32(zw, xs0)), wz);
-          __m512i v1 = _mm512_sub_epi32(_mm512_sub_epi32(tile.c[r][1], _mm512_mullo_epi32(zw, xs1)), wz);
+          __m512i v0 = _mm512_sub_epi32(tile.c[r][0], wz), v1 = _mm512_sub_epi32(tile.c[r][1], wz);
+          if (row_zero[i] != 0) {  // symmetric int8 weights (the common case) skip the multiplies
+            const __m512i zw = _mm512_set1_epi32(row_zero[i]);
+            v0 = _mm512_sub_epi32(v0, _mm512_mullo_epi32(zw, xs0));
+            v1 = _mm512_sub_epi32(v1, _mm512_mullo_epi32(zw, xs1));
+          }
           if (!quantized) {
             auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;
             _mm512_mask_storeu_epi32(c, m0, v0);

@@ -1,8 +1,8 @@
 // Q8GemmW (the weight-stationary int8 GEMM of NCHW convolutions) against Q8GemmReference on odd
-// sizes: all four signedness pairs, weight zero points per row or per tensor, strided X and C,
-// K not a multiple of 4, pixels not a multiple of the tile, threads; the requantized output
-// (per-row scale and bias, rounding half to even, saturation) against the formula applied here
-// to the reference's int32 result. Runs where the CPU has AVX-512 VNNI.
+// sizes: all four signedness pairs, weight zero points per row, per tensor or zero, strided X
+// and C, K not a multiple of 4, pixels not a multiple of the tile, threads; the requantized
+// output (per-row scale and bias, rounding half to even, saturation) against the formula applied
+// here to the reference's int32 result. Runs where the CPU has AVX-512 VNNI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@ namespace {
 struct Problem {
   int64_t m, n, k;
   bool w_signed, x_signed, zp_per_row;
+  bool symmetric = false;  // weight zero points 0 (the path without their multiplies)
 };
 
 class Q8GemmWTest : public ::testing::Test {
@@ -41,7 +42,7 @@ void Check(const Problem& p, uint32_t seed, ThreadPool* pool = nullptr) {
   for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
   for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
   std::vector<int32_t> w_zp(static_cast<size_t>(p.zp_per_row ? p.m : 1));
-  for (auto& z : w_zp) z = p.w_signed ? byte(rng) - 128 : byte(rng);
+  for (auto& z : w_zp) z = p.symmetric ? 0 : p.w_signed ? byte(rng) - 128 : byte(rng);
   const int32_t x_zp = p.x_signed ? -7 : 133;
   std::vector<int32_t> ref(static_cast<size_t>(p.m * p.n));
   Q8GemmReference(p.m, p.n, p.k, w.data(), p.w_signed, p.k, w_zp.data(), p.zp_per_row, false, x.data(), p.x_signed,
@@ -106,6 +107,7 @@ TEST_F(Q8GemmWTest, MatchesReferenceOnOddSizesAllSignedness) {
         Check({7, 33, 27, ws, xs, per_row}, seed++);
         Check({17, 64, 32, ws, xs, per_row}, seed++);
         Check({9, 95, 6, ws, xs, per_row}, seed++);
+        Check({11, 45, 19, ws, xs, per_row, true}, seed++);
       }
 }
 
