@@ -22,7 +22,8 @@ namespace {
 // the plane, acc, one plane row (pw int32), acc's requantized bytes, the pair plane (below) and
 // the converted image, with room for the vector loops' last partial vectors.
 struct Q8DepthwisePlane {
-  int64_t ph, pw, phh, pwp, row_stride, phase_size, plane, acc, scratch;
+  int64_t ph, pw, phh, pwp, row_stride, phase_size, plane, acc;
+  int64_t acc_at, line_at, bytes_at, pairs_at, image_at, scratch;  // scratch offsets (int32) and size
 };
 
 constexpr int64_t kPad = 16;  // a vector of int32
@@ -37,7 +38,12 @@ inline Q8DepthwisePlane Q8DepthwiseLayout(const Q8DepthwiseShape& s) {
   l.phase_size = l.phh * l.row_stride;
   l.plane = s.sy * l.phase_size;
   l.acc = (s.oh - 1) * l.row_stride + s.ow;
-  l.scratch = l.plane + l.acc + kPad + l.pw + (l.acc + kPad + 3) / 4 + l.plane + kPad + s.ih * s.iw;
+  l.acc_at = l.plane;
+  l.line_at = l.acc_at + l.acc + kPad;
+  l.bytes_at = l.line_at + l.pw + s.dx + kPad;
+  l.pairs_at = l.bytes_at + (l.acc + kPad + 3) / 4;
+  l.image_at = l.pairs_at + l.plane + kPad;
+  l.scratch = l.image_at + s.ih * s.iw;
   return l;
 }
 
@@ -54,13 +60,11 @@ void Q8RequantizeImpl(const int32_t* __restrict acc, int64_t count, int32_t bias
   }
 }
 
-// One channel's plane of X - x_zp (zero in the padding and in the unused phase cells). The image
-// is converted in one run into `image` (ih * iw int32: rows of 7 to 56 pixels would leave most
-// of a per-row loop in its scalar tail), then copied row by row; `line` is one plane row.
-template <typename T>
-inline void FillPlane(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const T* __restrict x, int32_t x_zp,
-                      int32_t* __restrict plane, int32_t* __restrict line, int32_t* __restrict image) {
-  for (int64_t i = 0; i < s.ih * s.iw; ++i) image[i] = static_cast<int32_t>(x[i]) - x_zp;
+// One channel's plane of X - x_zp (zero in the padding and in the unused phase cells) from its
+// image converted in one run (ConvertImage: rows of 7 to 56 pixels would leave most of a per-row
+// loop in its scalar tail), copied row by row; `line` is one plane row.
+inline void FillPlane(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, int32_t* __restrict plane,
+                      int32_t* __restrict line, const int32_t* __restrict image) {
   // Columns [x0, x1) of a plane row come from the image, the rest is padding.
   const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw));
   const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
@@ -132,24 +136,20 @@ inline void AccumulateTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l,
   }
 }
 
-// Pairs of taps on 16-bit products: plane values (X - x_zp) and weights (w - w_zp) are within
-// [-255, 255], so two taps (i, j) and (i, j + 1) are one vpmaddwd over the pair plane
-//   pairs[t] = plane[t] (low 16 bits) | plane[t + delta] (high 16 bits),
-// delta being how far tap (i, j + 1) reads from tap (i, j) (1 at stride 1, a phase apart at
-// stride 2), and a last odd tap is a pair with weight 0. Sums of two products fit int32.
+// Pairs of taps on 16-bit products: plane values (X - x_zp) and weights (w - w_zp) lie in
+// [-255, 255], so taps (i, j) and (i, j + 1) are one vpmaddwd over the pair plane, laid out as
+// the plane (same phases), whose value at plane column c is
+//   plane[c] (low 16 bits) | plane[c + dx] (high 16 bits),
+// and a last odd tap is a pair with weight 0. Sums of two products fit int32.
 struct PairTap {
   int64_t offset;  // into pairs
   int32_t w2;      // w[i, j] (low 16 bits) | w[i, j + 1] (high 16 bits)
 };
 constexpr int kMaxPairTaps = 64;
 
-// The kernel's pair taps and delta, or 0 when the taps are not evenly spaced pairs.
-inline int MakePairTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const int32_t* w, PairTap* taps,
-                        int64_t* delta) {
-  *delta = s.kw > 1 ? TapOffset(s, l, 0, 1) - TapOffset(s, l, 0, 0) : 1;
-  if (*delta <= 0 || s.kh * ((s.kw + 1) / 2) > kMaxPairTaps) return 0;
-  for (int64_t j = 0; j + 1 < s.kw; j += 2)
-    if (TapOffset(s, l, 0, j + 1) - TapOffset(s, l, 0, j) != *delta) return 0;
+// The kernel's pair taps, or 0 when there are too many.
+inline int MakePairTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const int32_t* w, PairTap* taps) {
+  if (s.kh * ((s.kw + 1) / 2) > kMaxPairTaps) return 0;
   int count = 0;
   for (int64_t i = 0; i < s.kh; ++i)
     for (int64_t j = 0; j < s.kw; j += 2) {
@@ -160,12 +160,47 @@ inline int MakePairTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, co
   return count;
 }
 
-inline void MakePairs(const int32_t* __restrict plane, int64_t size, int64_t delta, uint32_t* __restrict pairs) {
-  const int64_t full = std::max<int64_t>(0, size - delta);
-  for (int64_t t = 0; t < full; ++t)
-    pairs[t] = static_cast<uint16_t>(plane[t]) | static_cast<uint32_t>(plane[t + delta]) << 16;
-  for (int64_t t = full; t < size; ++t) pairs[t] = static_cast<uint16_t>(plane[t]);
-  std::fill(pairs + size, pairs + size + kPad, 0u);
+inline uint32_t Pair(int32_t lo, int32_t hi) { return static_cast<uint16_t>(lo) | static_cast<uint32_t>(hi) << 16; }
+
+// The pair plane of one channel from its converted image (FillPlane's layout and padding), built
+// row by row through `line` (pw + dx int32: the padded plane row and dx zeros).
+inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const int32_t* __restrict image,
+                      int32_t* __restrict line, uint32_t* __restrict pairs) {
+  const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw)), dx = s.dx;
+  const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
+  const bool phased = s.sx > 1 || s.sy > 1;
+  if (phased) std::fill(pairs, pairs + l.plane, 0u);
+  std::fill(line, line + x0, 0);
+  std::fill(line + x1, line + l.pw + dx, 0);
+  for (int64_t y = 0; y < l.ph; ++y) {
+    uint32_t* __restrict row = pairs + (y % s.sy) * l.phase_size + (y / s.sy) * l.row_stride;
+    const int64_t sy_in = y - s.top;
+    if (sy_in < 0 || sy_in >= s.ih) {
+      if (!phased) std::fill(row, row + l.pw, 0u);
+      continue;
+    }
+    if (run != 0) std::memcpy(line + x0, image + sy_in * s.iw + (x0 - s.left), run);
+    if (s.sx == 1) {
+      for (int64_t c = 0; c < l.pw; ++c) row[c] = Pair(line[c], line[c + dx]);
+    } else if (s.sx == 2) {
+      const int64_t half = l.pw / 2;
+      uint32_t* __restrict odd = row + l.pwp;
+      for (int64_t q = 0; q < half; ++q) {
+        row[q] = Pair(line[2 * q], line[2 * q + dx]);
+        odd[q] = Pair(line[2 * q + 1], line[2 * q + 1 + dx]);
+      }
+      if (l.pw % 2 != 0) row[half] = Pair(line[l.pw - 1], line[l.pw - 1 + dx]);
+    } else {
+      for (int64_t c = 0; c < l.pw; ++c) row[(c % s.sx) * l.pwp + c / s.sx] = Pair(line[c], line[c + dx]);
+    }
+  }
+  std::fill(pairs + l.plane, pairs + l.plane + kPad, 0u);
+}
+
+// The channel's image minus its zero point, in one run.
+template <typename T>
+inline void ConvertImage(const Q8DepthwiseShape& s, const T* __restrict x, int32_t x_zp, int32_t* __restrict image) {
+  for (int64_t i = 0; i < s.ih * s.iw; ++i) image[i] = static_cast<int32_t>(x[i]) - x_zp;
 }
 
 // acc[0:n] (rounded up to whole vectors) = sum over the pair taps.
@@ -205,23 +240,23 @@ void Q8DepthwiseImpl(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x,
                      const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch) {
   const Q8DepthwisePlane l = Q8DepthwiseLayout(s);
   int32_t* plane = scratch;
-  auto* acc = reinterpret_cast<uint32_t*>(scratch + l.plane);
-  auto* bytes = reinterpret_cast<uint8_t*>(scratch + l.plane + l.acc + kPad + l.pw);
-  auto* pairs = reinterpret_cast<uint32_t*>(scratch + l.plane + l.acc + kPad + l.pw + (l.acc + kPad + 3) / 4);
+  auto* acc = reinterpret_cast<uint32_t*>(scratch + l.acc_at);
+  int32_t* line = scratch + l.line_at;
+  auto* bytes = reinterpret_cast<uint8_t*>(scratch + l.bytes_at);
+  auto* pairs = reinterpret_cast<uint32_t*>(scratch + l.pairs_at);
+  int32_t* image = scratch + l.image_at;
   const int64_t in_size = s.ih * s.iw, out_size = s.oh * s.ow, taps = s.kh * s.kw;
-  int32_t* line = scratch + l.plane + l.acc + kPad;
-  int32_t* image = reinterpret_cast<int32_t*>(pairs + l.plane + kPad);
   PairTap pair_taps[kMaxPairTaps];
   for (int64_t c = 0; c < count; ++c) {
     const uint8_t* xc = x + c * in_size;
-    if (x_signed) FillPlane(s, l, reinterpret_cast<const int8_t*>(xc), x_zp, plane, line, image);
-    else FillPlane(s, l, xc, x_zp, plane, line, image);
-    int64_t delta = 0;
-    const int pair_count = MakePairTaps(s, l, w + c * taps, pair_taps, &delta);
+    if (x_signed) ConvertImage(s, reinterpret_cast<const int8_t*>(xc), x_zp, image);
+    else ConvertImage(s, xc, x_zp, image);
+    const int pair_count = MakePairTaps(s, l, w + c * taps, pair_taps);
     if (pair_count > 0) {
-      MakePairs(plane, l.plane, delta, pairs);
+      FillPairs(s, l, image, line, pairs);
       PairSums(pairs, pair_taps, pair_count, l.acc, reinterpret_cast<int32_t*>(acc));
     } else {
+      FillPlane(s, l, plane, line, image);
       AccumulateTaps(s, l, plane, w + c * taps, acc);
     }
     const auto* a = reinterpret_cast<const int32_t*>(acc);
