@@ -1,5 +1,11 @@
 // Q8Depthwise and Q8Requantize compiled for avx512 (q8_dwconv_impl.h).
 #if defined(__x86_64__)
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as maybe uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include "linalg/q8_dwconv_impl.h"
 
 namespace onyx::linalg {

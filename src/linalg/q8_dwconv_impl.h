@@ -162,10 +162,37 @@ inline int MakePairTaps(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, co
 
 inline uint32_t Pair(int32_t lo, int32_t hi) { return static_cast<uint16_t>(lo) | static_cast<uint32_t>(hi) << 16; }
 
-// The pair plane of one channel from its converted image (FillPlane's layout and padding), built
-// row by row through `line` (pw + dx int32: the padded plane row and dx zeros).
-inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const int32_t* __restrict image,
-                      int32_t* __restrict line, uint32_t* __restrict pairs) {
+// n codes of X minus x_zp into dst; AVX-512 converts whole rows with masks (no scalar tails).
+inline void ConvertRow(const uint8_t* __restrict src, bool x_signed, int32_t x_zp, int64_t n,
+                       int32_t* __restrict dst) {
+#if defined(__AVX512BW__)
+  const __m512i zp = _mm512_set1_epi32(x_zp);
+  for (int64_t c = 0; c < n; c += 16) {
+    const auto m = static_cast<__mmask16>(n - c >= 16 ? 0xFFFFu : (1u << (n - c)) - 1u);
+    const __m128i b = _mm_maskz_loadu_epi8(m, src + c);
+    const __m512i v = x_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+    _mm512_mask_storeu_epi32(dst + c, m, _mm512_sub_epi32(v, zp));
+  }
+#else
+  if (x_signed)
+    for (int64_t c = 0; c < n; ++c) dst[c] = static_cast<int8_t>(src[c]) - x_zp;
+  else
+    for (int64_t c = 0; c < n; ++c) dst[c] = src[c] - x_zp;
+#endif
+}
+
+#if defined(__AVX512BW__)
+constexpr bool kConvertRows = true;  // rows straight from X
+#else
+constexpr bool kConvertRows = false;  // the image first, in one run (ConvertImage)
+#endif
+
+// The pair plane of one channel (FillPlane's layout and padding), built row by row through
+// `line` (pw + dx int32: the padded plane row and dx zeros) from X's rows (kConvertRows) or from
+// the converted image.
+inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, const uint8_t* x, bool x_signed,
+                      int32_t x_zp, const int32_t* __restrict image, int32_t* __restrict line,
+                      uint32_t* __restrict pairs) {
   const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw)), dx = s.dx;
   const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
   const bool phased = s.sx > 1 || s.sy > 1;
@@ -179,7 +206,12 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
       if (!phased) std::fill(row, row + l.pw, 0u);
       continue;
     }
-    if (run != 0) std::memcpy(line + x0, image + sy_in * s.iw + (x0 - s.left), run);
+    if (run == 0) {
+    } else if (kConvertRows) {
+      ConvertRow(x + sy_in * s.iw + (x0 - s.left), x_signed, x_zp, x1 - x0, line + x0);
+    } else {
+      std::memcpy(line + x0, image + sy_in * s.iw + (x0 - s.left), run);
+    }
     if (s.sx == 1) {
       for (int64_t c = 0; c < l.pw; ++c) row[c] = Pair(line[c], line[c + dx]);
     } else if (s.sx == 2) {
@@ -203,9 +235,31 @@ inline void ConvertImage(const Q8DepthwiseShape& s, const T* __restrict x, int32
   for (int64_t i = 0; i < s.ih * s.iw; ++i) image[i] = static_cast<int32_t>(x[i]) - x_zp;
 }
 
-// acc[0:n] (rounded up to whole vectors) = sum over the pair taps.
-inline void PairSums(const uint32_t* pairs, const PairTap* taps, int count, int64_t n, int32_t* acc) {
+// acc[0:n] (rounded up to whole vectors) = sum over the pair taps. With AVX-512 and rq, the sums
+// are requantized in registers (Q8RequantizeImpl's formula: bias, scale, clamp in float, round
+// half to even in the default rounding mode, zero point) into bytes[0:n] instead, and it returns
+// true.
+inline bool PairSums(const uint32_t* pairs, const PairTap* taps, int count, int64_t n, int32_t* acc,
+                     const Q8DepthwiseRequant* rq, int64_t channel, uint8_t* bytes) {
 #if defined(__AVX512BW__)
+  if (rq != nullptr) {
+    const __m512i bias = _mm512_set1_epi32(rq->bias != nullptr ? rq->bias[channel] : 0);
+    const __m512 scale = _mm512_set1_ps(rq->scale[channel]);
+    const __m512 lo = _mm512_set1_ps((rq->out_signed ? -128.0f : 0.0f) - static_cast<float>(rq->zero_point));
+    const __m512 hi = _mm512_set1_ps((rq->out_signed ? 127.0f : 255.0f) - static_cast<float>(rq->zero_point));
+    const __m512i zp = _mm512_set1_epi32(rq->zero_point);
+    for (int64_t t = 0; t < n; t += 16) {
+      __m512i v = _mm512_setzero_si512();
+      for (int k = 0; k < count; ++k)
+        v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(pairs + taps[k].offset + t),
+                                                   _mm512_set1_epi32(taps[k].w2)));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), scale);
+      f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + t),
+                       _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp)));
+    }
+    return true;
+  }
   for (int64_t t = 0; t < n; t += 16) {
     __m512i v = _mm512_setzero_si512();
     for (int k = 0; k < count; ++k)
@@ -233,6 +287,8 @@ inline void PairSums(const uint32_t* pairs, const PairTap* taps, int count, int6
     acc[t] = static_cast<int32_t>(v);
   }
 #endif
+  (void)rq, (void)channel, (void)bytes;
+  return false;
 }
 
 template <int kUnused = 0>
@@ -249,12 +305,15 @@ void Q8DepthwiseImpl(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x,
   PairTap pair_taps[kMaxPairTaps];
   for (int64_t c = 0; c < count; ++c) {
     const uint8_t* xc = x + c * in_size;
-    if (x_signed) ConvertImage(s, reinterpret_cast<const int8_t*>(xc), x_zp, image);
-    else ConvertImage(s, xc, x_zp, image);
     const int pair_count = MakePairTaps(s, l, w + c * taps, pair_taps);
+    if (!kConvertRows || pair_count == 0) {
+      if (x_signed) ConvertImage(s, reinterpret_cast<const int8_t*>(xc), x_zp, image);
+      else ConvertImage(s, xc, x_zp, image);
+    }
+    bool requantized = false;
     if (pair_count > 0) {
-      FillPairs(s, l, image, line, pairs);
-      PairSums(pairs, pair_taps, pair_count, l.acc, reinterpret_cast<int32_t*>(acc));
+      FillPairs(s, l, xc, x_signed, x_zp, image, line, pairs);
+      requantized = PairSums(pairs, pair_taps, pair_count, l.acc, reinterpret_cast<int32_t*>(acc), rq, c, bytes);
     } else {
       FillPlane(s, l, plane, line, image);
       AccumulateTaps(s, l, plane, w + c * taps, acc);
@@ -266,15 +325,15 @@ void Q8DepthwiseImpl(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x,
         std::memcpy(o + y * s.ow, a + y * l.row_stride, static_cast<size_t>(s.ow) * sizeof(int32_t));
       continue;
     }
-    uint8_t* o = static_cast<uint8_t*>(out) + c * out_size;
-    const int32_t bias = rq->bias != nullptr ? rq->bias[c] : 0;
-    if (l.row_stride == s.ow) {  // 1-wide kernels at stride 1: the rows are contiguous
-      Q8RequantizeImpl(a, out_size, bias, rq->scale[c], rq->zero_point, rq->out_signed, o);
-      continue;
+    // All of acc requantized in one vectorized run (the columns past ow too), then the rows' bytes.
+    if (!requantized) {
+      const int32_t bias = rq->bias != nullptr ? rq->bias[c] : 0;
+      Q8RequantizeImpl(a, l.acc, bias, rq->scale[c], rq->zero_point, rq->out_signed, bytes);
     }
-    // All of acc in one vectorized run (the columns past ow too), then the rows' bytes.
-    Q8RequantizeImpl(a, l.acc, bias, rq->scale[c], rq->zero_point, rq->out_signed, bytes);
-    for (int64_t y = 0; y < s.oh; ++y) std::memcpy(o + y * s.ow, bytes + y * l.row_stride, static_cast<size_t>(s.ow));
+    uint8_t* o = static_cast<uint8_t*>(out) + c * out_size;
+    if (l.row_stride == s.ow) std::memcpy(o, bytes, static_cast<size_t>(out_size));
+    else
+      for (int64_t y = 0; y < s.oh; ++y) std::memcpy(o + y * s.ow, bytes + y * l.row_stride, static_cast<size_t>(s.ow));
   }
 }
 
