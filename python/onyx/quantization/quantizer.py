@@ -156,6 +156,15 @@ def tensor_types(model):
     return types
 
 
+def readers_of(graph):
+    """{tensor name: the nodes that read it}, in graph order."""
+    readers = {}
+    for node in graph.node:
+        for t in node.input:
+            readers.setdefault(t, []).append(node)
+    return readers
+
+
 def _attr(node, name, default=None):
     onnx = onnx_module()
     for a in node.attribute:
@@ -174,10 +183,7 @@ def build_plan(model, options):
     inits = {i.name: i for i in graph.initializer}
     graph_inputs = {i.name for i in graph.input}
     graph_outputs = {o.name for o in graph.output}
-    consumers = {}
-    for node in graph.node:
-        for t in node.input:
-            consumers.setdefault(t, []).append(node)
+    consumers = readers_of(graph)
     plan = Plan(model, options)
     allowed = STATIC_OPS if not options.dynamic else DYNAMIC_OPS
     op_types = set(options.op_types) if options.op_types is not None else set(allowed)
@@ -523,10 +529,7 @@ def write_qdq(plan):
     plans = {p.name: p for p in plan.nodes}
     graph_inputs = {i.name for i in graph.input}
     graph_outputs = {x.name for x in graph.output}
-    consumers = {}
-    for node in graph.node:
-        for t in node.input:
-            consumers.setdefault(t, []).append(node)
+    consumers = readers_of(graph)
     out = []
     rename = {}  # per node name: {old input: new input}
     quantized = plan.act_params
