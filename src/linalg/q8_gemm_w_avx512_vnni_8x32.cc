@@ -82,13 +82,13 @@ void PanelSums(const uint8_t* panel, int64_t kg, __m512i* s0, __m512i* s1) {
   *s1 = b;
 }
 
-struct Tile {
+// acc[8][32] = the W panel's 8 rows x the X panel's 32 pixels over kg steps of 4 codes. The
+// accumulators are locals stored once at the end: kept in a struct the tile's result was read
+// from, GCC copied all 16 registers around on every step.
+void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, int32_t* acc) {
   __m512i c[kMr][2];
-};
-
-inline void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, Tile& t) {
 #pragma GCC unroll 8
-  for (int r = 0; r < kMr; ++r) t.c[r][0] = t.c[r][1] = _mm512_setzero_si512();
+  for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
   for (int64_t q = 0; q < kg; ++q, w += kMr * kGroup, xp += kNr * kGroup) {
     const __m512i x0 = _mm512_load_si512(xp);
     const __m512i x1 = _mm512_load_si512(xp + 64);
@@ -97,9 +97,14 @@ inline void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, Tile& t) {
       int32_t quad;
       std::memcpy(&quad, w + r * kGroup, sizeof(quad));
       const __m512i wv = _mm512_set1_epi32(quad);
-      t.c[r][0] = _mm512_dpbusd_epi32(t.c[r][0], x0, wv);
-      t.c[r][1] = _mm512_dpbusd_epi32(t.c[r][1], x1, wv);
+      c[r][0] = _mm512_dpbusd_epi32(c[r][0], x0, wv);
+      c[r][1] = _mm512_dpbusd_epi32(c[r][1], x1, wv);
     }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) {
+    _mm512_store_si512(acc + r * kNr, c[r][0]);
+    _mm512_store_si512(acc + r * kNr + 16, c[r][1]);
   }
 }
 
@@ -130,7 +135,7 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
   const double cost = 2.0 * static_cast<double>(per_chunk * kMr) * static_cast<double>(kg * kGroup) * kNr;
   ThreadPool::For(pool, col_panels * chunks, cost, [&](int64_t t0, int64_t t1) {
     auto* panel = static_cast<uint8_t*>(_mm_malloc(static_cast<size_t>(std::max<int64_t>(1, kg) * kNr * kGroup), 64));
-    Tile tile;
+    alignas(64) int32_t acc[kMr * kNr];
     __m512i xs0 = _mm512_setzero_si512(), xs1 = _mm512_setzero_si512();
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t cp = t / chunks, chunk = t % chunks;
@@ -150,13 +155,14 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
       const __mmask16 m1 = static_cast<__mmask16>(cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
       const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
       for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
-        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, tile);
+        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, acc);
         const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
         for (int r = 0; r < rows; ++r) {
           const int64_t i = rp * kMr + r;
           const __m512i wz =
               _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i])));
-          __m512i v0 = _mm512_sub_epi32(tile.c[r][0], wz), v1 = _mm512_sub_epi32(tile.c[r][1], wz);
+          __m512i v0 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr), wz);
+          __m512i v1 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr + 16), wz);
           if (row_zero[i] != 0) {  // symmetric int8 weights (the common case) skip the multiplies
             const __m512i zw = _mm512_set1_epi32(row_zero[i]);
             v0 = _mm512_sub_epi32(v0, _mm512_mullo_epi32(zw, xs0));
