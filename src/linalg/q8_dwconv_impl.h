@@ -248,15 +248,33 @@ inline bool PairSums(const uint32_t* pairs, const PairTap* taps, int count, int6
     const __m512 lo = _mm512_set1_ps((rq->out_signed ? -128.0f : 0.0f) - static_cast<float>(rq->zero_point));
     const __m512 hi = _mm512_set1_ps((rq->out_signed ? 127.0f : 255.0f) - static_cast<float>(rq->zero_point));
     const __m512i zp = _mm512_set1_epi32(rq->zero_point);
+    auto store = [&](int64_t t, __m512i v) {
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), scale);
+      f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + t),
+                       _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp)));
+    };
+    if (count == 6) {  // 3x3 kernels: the weights and offsets stay in registers
+      __m512i wv[6];
+      const uint32_t* src[6];
+      for (int k = 0; k < 6; ++k) wv[k] = _mm512_set1_epi32(taps[k].w2), src[k] = pairs + taps[k].offset;
+      for (int64_t t = 0; t < n; t += 16) {
+        __m512i v = _mm512_madd_epi16(_mm512_loadu_si512(src[0] + t), wv[0]);
+        v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(src[1] + t), wv[1]));
+        v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(src[2] + t), wv[2]));
+        v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(src[3] + t), wv[3]));
+        v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(src[4] + t), wv[4]));
+        v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(src[5] + t), wv[5]));
+        store(t, v);
+      }
+      return true;
+    }
     for (int64_t t = 0; t < n; t += 16) {
       __m512i v = _mm512_setzero_si512();
       for (int k = 0; k < count; ++k)
         v = _mm512_add_epi32(v, _mm512_madd_epi16(_mm512_loadu_si512(pairs + taps[k].offset + t),
                                                    _mm512_set1_epi32(taps[k].w2)));
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), scale);
-      f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + t),
-                       _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp)));
+      store(t, v);
     }
     return true;
   }
