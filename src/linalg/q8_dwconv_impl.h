@@ -187,6 +187,25 @@ constexpr bool kConvertRows = true;  // rows straight from X
 constexpr bool kConvertRows = false;  // the image first, in one run (ConvertImage)
 #endif
 
+#if defined(__AVX512BW__)
+// One stride-1 pair-plane row from a padded byte row (padding holds the zero point's code, so it
+// converts to 0): 16 columns of (X[c] - x_zp) | (X[c + dx] - x_zp) << 16 a step, straight from
+// the bytes (going through an int32 row read back one column off stalled every load on store
+// forwarding).
+inline void PairRowFromBytes(const uint8_t* padded, int64_t pw, int64_t dx, bool x_signed, int32_t x_zp,
+                             uint32_t* row) {
+  const __m512i zp = _mm512_set1_epi32(x_zp), low = _mm512_set1_epi32(0xFFFF);
+  for (int64_t c = 0; c < pw; c += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(padded + c));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(padded + c + dx));
+    const __m512i va = _mm512_sub_epi32(x_signed ? _mm512_cvtepi8_epi32(a) : _mm512_cvtepu8_epi32(a), zp);
+    const __m512i vb = _mm512_sub_epi32(x_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b), zp);
+    const auto m = static_cast<__mmask16>(pw - c >= 16 ? 0xFFFFu : (1u << (pw - c)) - 1u);
+    _mm512_mask_storeu_epi32(row + c, m, _mm512_or_si512(_mm512_and_si512(va, low), _mm512_slli_epi32(vb, 16)));
+  }
+}
+#endif
+
 // The pair plane of one channel (FillPlane's layout and padding), built row by row through
 // `line` (pw + dx int32: the padded plane row and dx zeros) from X's rows (kConvertRows) or from
 // the converted image.
@@ -197,6 +216,24 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
   const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
   const bool phased = s.sx > 1 || s.sy > 1;
   if (phased) std::fill(pairs, pairs + l.plane, 0u);
+#if defined(__AVX512BW__)
+  if (s.sx == 1) {  // rows from a byte row padded with the zero point's code (line's bytes)
+    auto* padded = reinterpret_cast<uint8_t*>(line);
+    std::memset(padded, static_cast<uint8_t>(x_zp), static_cast<size_t>(l.pw + dx + 16));
+    for (int64_t y = 0; y < l.ph; ++y) {
+      uint32_t* row = pairs + (y % s.sy) * l.phase_size + (y / s.sy) * l.row_stride;
+      const int64_t sy_in = y - s.top;
+      if (sy_in < 0 || sy_in >= s.ih) {
+        if (!phased) std::fill(row, row + l.pw, 0u);
+        continue;
+      }
+      if (x1 > x0) std::memcpy(padded + x0, x + sy_in * s.iw + (x0 - s.left), static_cast<size_t>(x1 - x0));
+      PairRowFromBytes(padded, l.pw, dx, x_signed, x_zp, row);
+    }
+    std::fill(pairs + l.plane, pairs + l.plane + kPad, 0u);
+    return;
+  }
+#endif
   std::fill(line, line + x0, 0);
   std::fill(line + x1, line + l.pw + dx, 0);
   for (int64_t y = 0; y < l.ph; ++y) {
