@@ -217,8 +217,8 @@ class DepthwiseConv {
 class WinogradConv {
  public:
   WinogradConv() = default;
-  // w is [M, C, 3, 3].
-  WinogradConv(const Conv2dShape& s, const float* w);
+  // w is [M, C, 3, 3]; the transform of the weights is split across `pool` when given.
+  WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* pool = nullptr);
   // 3x3, stride 1, dilation 1, group 1.
   static bool Applicable(const Conv2dShape& s);
   bool empty() const { return kernels_ == nullptr; }

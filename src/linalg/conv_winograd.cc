@@ -40,7 +40,7 @@ std::unique_ptr<float[]> Zeros(size_t floats) { return std::make_unique<float[]>
 
 }  // namespace
 
-WinogradConv::WinogradConv(const Conv2dShape& s, const float* w)
+WinogradConv::WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* pool)
     : kernels_(&SelectedConvKernels()), in_channels_(s.in_channels), out_channels_(s.out_channels) {
   const int64_t b = kernels_->block;
   in_blocks_ = (in_channels_ + b - 1) / b;
@@ -53,21 +53,26 @@ WinogradConv::WinogradConv(const Conv2dShape& s, const float* w)
   // 58% of ResNet-50's, with the transform itself).
   const int64_t xi_stride = out_blocks_ * in_blocks_ * b * b;
   float* out = transformed_.data();
-  for (int64_t m = 0; m < out_channels_; ++m) {
-    const int64_t m_offset = (m / b) * in_blocks_ * b * b + m % b;
-    for (int64_t c = 0; c < in_channels_; ++c) {
-      const float* g = w + (m * in_channels_ + c) * 9;
-      double gt[6][3];  // G g
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j) gt[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
-      float* dst = out + m_offset + c * b;  // (c / b) * b * b + (c % b) * b
-      for (int i = 0; i < 6; ++i)
-        for (int k = 0; k < 6; ++k) {
-          const double u = gt[i][0] * kG[k][0] + gt[i][1] * kG[k][1] + gt[i][2] * kG[k][2];
-          dst[(i * 6 + k) * xi_stride] = static_cast<float>(u);
-        }
+  const int64_t in_channels = in_channels_;
+  // Filters of different m write different elements: the session's pool splits them (the
+  // transform in double is ~450 instructions per 3x3 filter, most of a ResNet's creation).
+  ThreadPool::For(pool, out_channels_, static_cast<double>(500 * in_channels), [&](int64_t m_begin, int64_t m_end) {
+    for (int64_t m = m_begin; m < m_end; ++m) {
+      const int64_t m_offset = (m / b) * in_blocks_ * b * b + m % b;
+      for (int64_t c = 0; c < in_channels; ++c) {
+        const float* g = w + (m * in_channels + c) * 9;
+        double gt[6][3];  // G g
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 3; ++j) gt[i][j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
+        float* dst = out + m_offset + c * b;  // (c / b) * b * b + (c % b) * b
+        for (int i = 0; i < 6; ++i)
+          for (int k = 0; k < 6; ++k) {
+            const double u = gt[i][0] * kG[k][0] + gt[i][1] * kG[k][1] + gt[i][2] * kG[k][2];
+            dst[(i * 6 + k) * xi_stride] = static_cast<float>(u);
+          }
+      }
     }
-  }
+  });
 }
 
 bool WinogradConv::Applicable(const Conv2dShape& s) {

@@ -167,7 +167,8 @@ ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, bool exact, i
   return linalg::ChooseConvAlgorithm(forced, s, exact, out_plane).algorithm;
 }
 
-std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape& s, const float* w) {
+std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape& s, const float* w,
+                                        ThreadPool* pool) {
   auto e = std::make_shared<FloatEngine>();
   e->algo = algo;
   e->isa = linalg::ConvIsaName();
@@ -175,7 +176,7 @@ std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape
     case ConvAlgo::kGemm: e->gemm = linalg::GemmConv(s, w); break;
     case ConvAlgo::kDirect: e->direct = linalg::DirectConv(s, w); break;
     case ConvAlgo::kDepthwise: e->depthwise = linalg::DepthwiseConv(s, w); break;
-    case ConvAlgo::kWinograd: e->winograd = linalg::WinogradConv(s, w); break;
+    case ConvAlgo::kWinograd: e->winograd = linalg::WinogradConv(s, w, pool); break;
     default: break;
   }
   return e;
@@ -199,7 +200,8 @@ class Conv final : public OpKernel {
     if (prepared_weight_.dtype() != DataType::kFloat || (w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
       return;
     const linalg::Conv2dShape s = WeightShape(w->shape());
-    engine_ = MakeEngine(ChooseAlgo(forced_, s, exact_, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>());
+    engine_ = MakeEngine(ChooseAlgo(forced_, s, exact_, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>(),
+                         info.thread_pool());
     // The engine's packed form replaces W (an engine supports every input W admits).
     prepared_weight_ = Tensor();
   }
@@ -337,7 +339,7 @@ class Conv final : public OpKernel {
       engine_->Run(s, x, y, args, pool);
       return true;
     }
-    const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s, exact_), s, weights());
+    const std::shared_ptr<FloatEngine> engine = MakeEngine(ChooseAlgo(forced_, s, exact_), s, weights(), pool);
     if (!engine->Supports(s, args)) return false;
     NoteVariant(*engine, s);
     engine->Run(s, x, y, args, pool);

@@ -142,7 +142,7 @@ class NchwcConv final : public OpKernel {
     const bool exact = !plain_input_ && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(info);
     switch (linalg::ChooseNchwcAlgorithm(s, plain_input_, exact).algorithm) {
       case linalg::ConvAlgorithm::kDepthwise: depthwise_ = linalg::DepthwiseConv(s, wp); break;
-      case linalg::ConvAlgorithm::kWinograd: winograd_ = linalg::WinogradConv(s, wp); break;
+      case linalg::ConvAlgorithm::kWinograd: winograd_ = linalg::WinogradConv(s, wp, info.thread_pool()); break;
       default: direct_ = linalg::DirectConv(s, wp); break;  // plain_input: reads NCHW, writes NCHWc
     }
     isa_ = linalg::ConvIsaName();
