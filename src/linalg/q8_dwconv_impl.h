@@ -204,6 +204,21 @@ inline void PairRowFromBytes(const uint8_t* padded, int64_t pw, int64_t dx, bool
     _mm512_mask_storeu_epi32(row + c, m, _mm512_or_si512(_mm512_and_si512(va, low), _mm512_slli_epi32(vb, 16)));
   }
 }
+
+// One stride-2 pair-plane row (dx 1) from a padded byte row: column phase 0 holds (X[2q], X[2q + 1])
+// and phase 1 (X[2q + 1], X[2q + 2]), which are 32 consecutive codes widened to 16 bits, read as
+// 16 int32 lanes.
+inline void PairRowStride2FromBytes(const uint8_t* padded, int64_t pwp, bool x_signed, int32_t x_zp, uint32_t* row) {
+  const __m512i zp = _mm512_set1_epi16(static_cast<int16_t>(x_zp));
+  for (int64_t q = 0; q < pwp; q += 16) {
+    const auto m = static_cast<__mmask16>(pwp - q >= 16 ? 0xFFFFu : (1u << (pwp - q)) - 1u);
+    for (int64_t phase = 0; phase < 2; ++phase) {
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(padded + 2 * q + phase));
+      const __m512i v = _mm512_sub_epi16(x_signed ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b), zp);
+      _mm512_mask_storeu_epi32(row + phase * pwp + q, m, v);
+    }
+  }
+}
 #endif
 
 // The pair plane of one channel (FillPlane's layout and padding), built row by row through
@@ -217,9 +232,9 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
   const bool phased = s.sx > 1 || s.sy > 1;
   if (phased) std::fill(pairs, pairs + l.plane, 0u);
 #if defined(__AVX512BW__)
-  if (s.sx == 1) {  // rows from a byte row padded with the zero point's code (line's bytes)
-    auto* padded = reinterpret_cast<uint8_t*>(line);
-    std::memset(padded, static_cast<uint8_t>(x_zp), static_cast<size_t>(l.pw + dx + 16));
+  if (s.sx == 1 || (s.sx == 2 && dx == 1)) {  // rows from a byte row padded with the zero point's code
+    auto* padded = reinterpret_cast<uint8_t*>(line);  // pw + dx + 64 bytes or more
+    std::memset(padded, static_cast<uint8_t>(x_zp), static_cast<size_t>(l.pw + dx + 48));
     for (int64_t y = 0; y < l.ph; ++y) {
       uint32_t* row = pairs + (y % s.sy) * l.phase_size + (y / s.sy) * l.row_stride;
       const int64_t sy_in = y - s.top;
@@ -228,7 +243,8 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
         continue;
       }
       if (x1 > x0) std::memcpy(padded + x0, x + sy_in * s.iw + (x0 - s.left), static_cast<size_t>(x1 - x0));
-      PairRowFromBytes(padded, l.pw, dx, x_signed, x_zp, row);
+      if (s.sx == 1) PairRowFromBytes(padded, l.pw, dx, x_signed, x_zp, row);
+      else PairRowStride2FromBytes(padded, l.pwp, x_signed, x_zp, row);
     }
     std::fill(pairs + l.plane, pairs + l.plane + kPad, 0u);
     return;
