@@ -3,11 +3,13 @@
 // with the padding contributing nothing; then either stored as int32 (ConvInteger) or
 // requantized to int8/uint8 with the channel's bias and scale (QLinearConv) while it is in cache.
 //
-// Each channel is copied once into a zero-padded int32 plane of X - x_zp, split into stride
-// phases (plane row r in phase r % sy, column c in phase c % sx), so that every tap reads one
-// contiguous run of the plane: the output is computed over the whole plane width (the columns
-// past ow are computed and dropped), one long vectorizable loop per kernel row. Plain loops
-// compiled per ISA (q8_dwconv_<isa>.cc).
+// Each channel is copied once into a zero-padded plane of X - x_zp, split into stride phases
+// (plane row r in phase r % sy, column c in phase c % sx), so that every tap reads one contiguous
+// run of it: the output is computed over the whole plane width (the columns past ow are computed
+// and dropped) in long vectorized loops. The values (X - x_zp, w - w_zp) lie in [-255, 255], so
+// the plane holds 16-bit pairs (column c and c + dx) and two taps are one vpmaddwd (AVX2,
+// AVX-512; plain loops in the scalar variant); kernels of more than 64 tap pairs take an int32
+// loop. Compiled per ISA (q8_dwconv_<isa>.cc); details in q8_dwconv_impl.h.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// Q8Depthwise's body, instantiated by each ISA file with its compiler flags (plain loops the
-// compiler vectorizes). Internal linkage on purpose (see f32_gemm_tile_impl.h).
+// Q8Depthwise's body, instantiated by each ISA file with its compiler flags: plain loops the
+// compiler vectorizes, and intrinsics where __AVX2__ / __AVX512BW__ say the file has them.
+// Internal linkage on purpose (see f32_gemm_tile_impl.h).
 #pragma once
 
 #if defined(__AVX2__) || defined(__AVX512BW__)
