@@ -35,8 +35,9 @@ int64_t Q8DepthwiseScratchSize(const Q8DepthwiseShape& s);
 
 // Channels [0, count): x + c * ih * iw (codes, int8 when x_signed, else uint8); w + c * kh * kw
 // (weights minus their zero point); out + c * oh * ow: int32 when rq is null, else the
-// requantized bytes with rq->bias[c] and rq->scale[c]. scratch: Q8DepthwiseScratchSize(s) int32.
-// Runs the ISA the SGEMM uses now (ForceIsa / ONYX_LINALG_ISA apply), chosen once a call.
+// requantized bytes with rq->bias[c] and rq->scale[c]. scratch: Q8DepthwiseScratchSize(s) int32,
+// any contents (a buffer kept between calls). Runs the ISA the SGEMM uses now (ForceIsa /
+// ONYX_LINALG_ISA apply), chosen once a call.
 void Q8Depthwise(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
                  const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch);
 

@@ -134,7 +134,12 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   const double cost = 2.0 * static_cast<double>(per_chunk * kMr) * static_cast<double>(kg * kGroup) * kNr;
   ThreadPool::For(pool, col_panels * chunks, cost, [&](int64_t t0, int64_t t1) {
-    auto* panel = static_cast<uint8_t*>(_mm_malloc(static_cast<size_t>(std::max<int64_t>(1, kg) * kNr * kGroup), 64));
+    // The X panel: per-thread, grown on demand and kept for later calls (as the SGEMM's
+    // Workspace; a fresh 100+ KB block each call came from mmap, page faults included).
+    thread_local AlignedFloats panel_buffer;
+    const auto panel_floats = static_cast<size_t>(std::max<int64_t>(1, kg) * kNr * kGroup / 4);
+    if (panel_buffer.size() < panel_floats) panel_buffer = AlignedFloats(panel_floats);
+    auto* panel = reinterpret_cast<uint8_t*>(panel_buffer.data());
     alignas(64) int32_t acc[kMr * kNr];
     __m512i xs0 = _mm512_setzero_si512(), xs1 = _mm512_setzero_si512();
     for (int64_t t = t0; t < t1; ++t) {
@@ -191,7 +196,6 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
         }
       }
     }
-    _mm_free(panel);
   });
 }
 

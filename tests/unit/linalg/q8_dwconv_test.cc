@@ -77,7 +77,8 @@ void Check(const Case& k, uint32_t seed) {
   for (auto& v : w) v = wv(rng);  // weights minus a zero point: the whole 9-bit range
   const int32_t x_zp = k.x_signed ? -3 : 131;
   const std::vector<int32_t> ref = Reference(s, channels, x, k.x_signed, x_zp, w);
-  std::vector<int32_t> scratch(static_cast<size_t>(Q8DepthwiseScratchSize(s)));
+  // Scratch of any contents: callers keep it between calls.
+  std::vector<int32_t> scratch(static_cast<size_t>(Q8DepthwiseScratchSize(s)), 0x5A5A5A5A);
 
   std::vector<int32_t> got(ref.size(), -1);
   Q8Depthwise(s, channels, x.data(), k.x_signed, x_zp, w.data(), nullptr, got.data(), scratch.data());

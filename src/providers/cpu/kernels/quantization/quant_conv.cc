@@ -357,8 +357,13 @@ void Depthwise2d(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t
   s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
   s.top = g.pad_begin[0], s.left = g.pad_begin[1];
   const int64_t m = g.out_channels;
-  ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size * g.kernel_size), [&](int64_t b0, int64_t b1) {
-    std::vector<int32_t> scratch(static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s)));
+  const double cost = 2.0 * static_cast<double>(g.out_size * g.kernel_size);
+  ThreadPool::For(pool, g.batch * m, cost, [&](int64_t b0, int64_t b1) {
+    // Per-thread, grown on demand and kept for later calls: a fresh zeroed block of a few hundred
+    // KB each call came from mmap (page faults) and its zeroing; Q8Depthwise needs no zeros.
+    thread_local std::vector<int32_t> scratch;
+    const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s));
+    if (scratch.size() < need) scratch.resize(need);
     for (int64_t bc = b0; bc < b1;) {
       const int64_t ch = bc % m, count = std::min(b1 - bc, m - ch);  // channels of one image
       linalg::Q8DepthwiseRequant r;
