@@ -88,7 +88,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const bool x_blocked = in.blocked;
   // A pointwise convolution is one row of out_plane pixels.
   const bool flat = in.pad_top == 0 && in.pad_left == 0 && s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 &&
-                    s.stride_w == 1;
+                    s.stride_w == 1 && s.out_h == in.rows && s.out_w == in.cols;
   const int64_t oh_n = flat ? 1 : s.out_h, ow_n = flat ? out_plane : s.out_w;
   const int64_t plane = in.rows * in.cols;
   const int64_t x_col = x_blocked ? b : 1, x_row = in.cols * x_col;

@@ -91,6 +91,10 @@ WindowGeometry ResolveForwardWindow(const WindowAttrs& attrs, const Shape& x_sha
     if (attrs.ceil_mode && (out - 1) * s >= in + g.pad_begin[d]) --out;
     g.out[d] = out;
   }
+  // One output position reads one window whatever the stride: the kernels step by it, and a
+  // stride near INT64_MAX (a mutated model) overflowed their offsets and corrupted the heap.
+  for (size_t d = 0; d < r; ++d)
+    if (g.out[d] == 1) g.stride[d] = 1;
   return g;
 }
 
