@@ -26,19 +26,24 @@ def test_regression_model_runs_or_fails_cleanly(path):
     assert verdict in ("ran", "error"), (verdict, stderr)
 
 
-# Mutants of the bench models the campaign found crashing (too large to keep: each is rebuilt
-# from its source, seed and index, see mutate_models.py --replay).
-BENCH_MUTANTS = [
+# Mutants of the bench and real models the campaign found crashing (too large to keep: each is
+# rebuilt from its source, seed and index, see mutate_models.py --replay).
+MUTANTS = [
     # A Conv's strides set to [1, 2^31 - 1]: shapes the plan inferred for an in-place Concat no
     # longer held at run time and a producer wrote past the Concat's buffer (heap corruption).
-    ("yolo_like.onnx", 2027, 204),
+    ("bench", "yolo_like.onnx", 2027, 204),
+    # A depthwise Conv's strides set to [1, INT64_MAX]: its column bounds overflowed (heap
+    # corruption).
+    ("real", "ch_ppocr_mobile_v2.0_cls_infer.onnx", 2028, 3156),
 ]
 
 
-@pytest.mark.parametrize("source,seed,index", BENCH_MUTANTS, ids=lambda v: str(v))
-def test_bench_mutant_runs_or_fails_cleanly(source, seed, index):
-    folder = onyx_harness.bench_models_dir()
-    path = os.path.join(folder, source)
+@pytest.mark.parametrize("kind,source,seed,index", MUTANTS, ids=lambda v: str(v))
+def test_mutant_runs_or_fails_cleanly(kind, source, seed, index):
+    if kind == "bench":
+        path = os.path.join(onyx_harness.bench_models_dir(), source)
+    else:
+        path = onyx_harness.require_shared("models", "real", source)
     import onnx
     base = onnx.load(path)
     blob, _ = mutate_models.make_mutant(path, base, base.SerializeToString(), seed, index)
@@ -46,8 +51,11 @@ def test_bench_mutant_runs_or_fails_cleanly(source, seed, index):
     with open(mutant, "wb") as f:
         f.write(blob)
     try:
-        verdict, stderr = mutate_models.run_mutant(onyx_harness.ONYX_BIN, mutant,
-                                                   mutate_models.symbolic_dims(base), 60, 6 * 2**30)
+        # As the campaign ran it: its dims, feeds and loader limit.
+        dims = mutate_models.symbolic_dims(base, overrides=mutate_models.DIM_OVERRIDES)
+        feeds = mutate_models.source_feeds(path, onyx_harness.SCRATCH)
+        verdict, stderr = mutate_models.run_mutant(onyx_harness.ONYX_BIN, mutant, dims, 60, 6 * 2**30, feeds,
+                                                   mutate_models.DEFAULT_CONFIG)
     finally:
         os.remove(mutant)
     assert verdict in ("ran", "error"), (verdict, stderr)
