@@ -231,16 +231,18 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
   const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw)), dx = s.dx;
   const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
   const bool phased = s.sx > 1 || s.sy > 1;
-  if (phased) std::fill(pairs, pairs + l.plane, 0u);
 #if defined(__AVX512BW__)
   if (s.sx == 1 || (s.sx == 2 && dx == 1)) {  // rows from a byte row padded with the zero point's code
+    // Every plane row is written whole (row_stride values), so no clearing of the plane first
+    // (at stride 2 that was a memset of the whole plane per channel); the rows of a row phase
+    // past ph are read only for dropped outputs.
     auto* padded = reinterpret_cast<uint8_t*>(line);  // pw + dx + 64 bytes or more
     std::memset(padded, static_cast<uint8_t>(x_zp), static_cast<size_t>(l.pw + dx + 48));
     for (int64_t y = 0; y < l.ph; ++y) {
       uint32_t* row = pairs + (y % s.sy) * l.phase_size + (y / s.sy) * l.row_stride;
       const int64_t sy_in = y - s.top;
       if (sy_in < 0 || sy_in >= s.ih) {
-        if (!phased) std::fill(row, row + l.pw, 0u);
+        std::fill(row, row + l.row_stride, 0u);
         continue;
       }
       if (x1 > x0) std::memcpy(padded + x0, x + sy_in * s.iw + (x0 - s.left), static_cast<size_t>(x1 - x0));
@@ -251,6 +253,7 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
     return;
   }
 #endif
+  if (phased) std::fill(pairs, pairs + l.plane, 0u);
   std::fill(line, line + x0, 0);
   std::fill(line + x1, line + l.pw + dx, 0);
   for (int64_t y = 0; y < l.ph; ++y) {
