@@ -20,10 +20,23 @@ ONYX_Q8_DWCONV_DECLARE(Avx512)
 #endif
 #undef ONYX_Q8_DWCONV_DECLARE
 
-int64_t Q8DepthwiseScratchSize(const Q8DepthwiseShape& s) { return Q8DepthwiseLayout(s).scratch; }
+namespace {
 
-void Q8Depthwise(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
+// A dimension with one output position reads one window whatever its stride: stride 1 there, so
+// the stride phases of the plane stay within its size (a stride of 2^63 - 1 would not).
+Q8DepthwiseShape Normalized(Q8DepthwiseShape s) {
+  if (s.oh == 1) s.sy = 1;
+  if (s.ow == 1) s.sx = 1;
+  return s;
+}
+
+}  // namespace
+
+int64_t Q8DepthwiseScratchSize(const Q8DepthwiseShape& shape) { return Q8DepthwiseLayout(Normalized(shape)).scratch; }
+
+void Q8Depthwise(const Q8DepthwiseShape& shape, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
                  const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch) {
+  const Q8DepthwiseShape s = Normalized(shape);
   auto fn = &Q8DepthwiseScalar;
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();

@@ -132,6 +132,15 @@ TEST_P(Q8DepthwiseVariant, OddKernelsStridesAndDilations) {
   Check({6, 40, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, true}, 12);
 }
 
+// One output position per dimension reads one window whatever the stride: the plane's stride
+// phases must not grow with it.
+TEST_P(Q8DepthwiseVariant, HugeStridesWithOneOutputPosition) {
+  constexpr int64_t kHuge = INT64_MAX;
+  Check({5, 6, 3, 3, kHuge, kHuge, 1, 1, 1, 0, 0, 0, false}, 13);
+  Check({4, 9, 3, 3, kHuge, 2, 1, 1, 0, 1, 0, 1, true}, 14);
+  EXPECT_LT(Q8DepthwiseScratchSize(ShapeOf({5, 6, 3, 3, kHuge, kHuge, 1, 1, 1, 0, 0, 0, false})), 1000);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, Q8DepthwiseVariant, ::testing::Values("avx512", "avx2", "scalar"),
                          [](const auto& info) { return info.param; });
 

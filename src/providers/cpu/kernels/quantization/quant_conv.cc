@@ -87,7 +87,8 @@ ConvGeometry ResolveConv(KernelContext& ctx, const ConvAttrs& attrs, const Tenso
     if (attrs.auto_pad == "VALID") {
       begin = end = 0;
     } else if (attrs.auto_pad != "NOTSET") {
-      const int64_t out = (g.in[d] + g.stride[d] - 1) / g.stride[d];
+      // ceil(in / stride) without overflow at huge strides
+      const int64_t out = g.in[d] / g.stride[d] + (g.in[d] % g.stride[d] != 0 ? 1 : 0);
       const int64_t total = std::max<int64_t>(0, (out - 1) * g.stride[d] + extent - g.in[d]);
       begin = attrs.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       end = total - begin;
