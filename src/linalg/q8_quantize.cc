@@ -8,7 +8,19 @@ namespace onyx::linalg {
 
 void Q8MinMaxScalar(const float* x, int64_t n, float* lo, float* hi);
 void Q8QuantizeU8Scalar(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+void Q8AddU8Scalar(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                   uint8_t* out);
+void Q8AddS8Scalar(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                   int8_t* out);
 #if defined(__x86_64__)
+void Q8AddU8Avx2(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                 uint8_t* out);
+void Q8AddS8Avx2(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                 int8_t* out);
+void Q8AddU8Avx512(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                   uint8_t* out);
+void Q8AddS8Avx512(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                   int8_t* out);
 void Q8MinMaxAvx2(const float* x, int64_t n, float* lo, float* hi);
 void Q8QuantizeU8Avx2(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
 void Q8MinMaxAvx512(const float* x, int64_t n, float* lo, float* hi);
@@ -33,6 +45,28 @@ void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, ui
   if (isa == "avx2") fn = &Q8QuantizeU8Avx2;
 #endif
   fn(x, n, scale, zero_point, out);
+}
+
+void Q8AddU8(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+             uint8_t* out) {
+  auto fn = &Q8AddU8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8AddU8Avx512;
+  if (isa == "avx2") fn = &Q8AddU8Avx2;
+#endif
+  fn(x, rx, y, y_step, ry, fixed, n, out);
+}
+
+void Q8AddS8(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+             int8_t* out) {
+  auto fn = &Q8AddS8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8AddS8Avx512;
+  if (isa == "avx2") fn = &Q8AddS8Avx2;
+#endif
+  fn(x, rx, y, y_step, ry, fixed, n, out);
 }
 
 }  // namespace onyx::linalg

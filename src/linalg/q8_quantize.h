@@ -1,5 +1,6 @@
 // Float to uint8 quantization loops of DynamicQuantizeLinear (and the dynamically quantized
-// matmuls), compiled per ISA (q8_quantize_<isa>.cc) so they vectorize.
+// matmuls) and QLinearAdd's requantizing sum, compiled per ISA (q8_quantize_<isa>.cc) so they
+// vectorize.
 #pragma once
 
 #include <cstdint>
@@ -12,5 +13,13 @@ void Q8MinMax(const float* x, int64_t n, float* lo, float* hi);
 // out[i] = clamp(nearbyint(x[i] / scale) + zero_point, 0, 255), rounding half to even; NaN gives
 // zero_point. Exact like the scalar formula for |x / scale| < 2^22 (beyond it the clamp decides).
 void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+
+// QLinearAdd's row: out[i] = saturate(round_half_even(fma(x[i], rx, fma(y[i * y_step], ry, fixed))))
+// with y_step 0 (one y for the row) or 1; `fixed` holds the zero points. The clamp to the type's
+// range comes before the rounding, and both fmas round once, as the scalar formula does.
+void Q8AddU8(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+             uint8_t* out);
+void Q8AddS8(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+             int8_t* out);
 
 }  // namespace onyx::linalg

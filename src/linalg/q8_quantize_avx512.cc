@@ -10,5 +10,15 @@ void Q8QuantizeU8Avx512(const float* x, int64_t n, float scale, uint8_t zero_poi
   Q8QuantizeU8Impl(x, n, scale, zero_point, out);
 }
 
+void Q8AddU8Avx512(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                uint8_t* out) {
+  Q8AddImpl(x, rx, y, y_step, ry, fixed, n, out);
+}
+
+void Q8AddS8Avx512(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                int8_t* out) {
+  Q8AddImpl(x, rx, y, y_step, ry, fixed, n, out);
+}
+
 }  // namespace onyx::linalg
 #endif  // __x86_64__

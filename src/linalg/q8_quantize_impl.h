@@ -2,7 +2,9 @@
 // Internal linkage on purpose (see f32_gemm_tile_impl.h).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "linalg/q8_quantize.h"
 
@@ -44,6 +46,25 @@ void Q8QuantizeU8Impl(const float* __restrict x, int64_t n, float scale, uint8_t
     v = v < hi ? v : hi;
     v = x[i] == x[i] ? v : 0.0f;  // ...and 0 (the zero point) here
     out[i] = static_cast<uint8_t>(static_cast<int32_t>((v + kMagic) - kMagic + zp));
+  }
+}
+
+template <typename T>
+void Q8AddImpl(const T* __restrict x, float rx, const T* __restrict y, int64_t y_step, float ry, float fixed, int64_t n,
+               T* __restrict out) {
+  constexpr float lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds half to even below 2^22
+  auto store = [&](int64_t i, float v) {
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
+    out[i] = static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic));
+  };
+  if (y_step == 0) {
+    const float t = std::fma(static_cast<float>(y[0]), ry, fixed);
+    for (int64_t i = 0; i < n; ++i) store(i, std::fma(static_cast<float>(x[i]), rx, t));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      store(i, std::fma(static_cast<float>(x[i]), rx, std::fma(static_cast<float>(y[i]), ry, fixed)));
   }
 }
 

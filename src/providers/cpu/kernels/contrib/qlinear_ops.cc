@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "linalg/q8_quantize.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
@@ -49,6 +50,17 @@ inline T QuantizeValue(float x, float scale, int32_t zp) {
   const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::lowest()) - zp);
   const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::max()) - zp);
   return static_cast<T>(static_cast<int32_t>(std::nearbyint(std::clamp(x / scale, lo, hi))) + zp);
+}
+
+// QLinearAdd's row through linalg's vectorized loop: fma(x, rx, fma(y, ry, fixed)), saturated and
+// rounded half to even (Saturate's result, element for element).
+inline void AddRow(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                   uint8_t* out) {
+  linalg::Q8AddU8(x, rx, y, y_step, ry, fixed, n, out);
+}
+inline void AddRow(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
+                   int8_t* out) {
+  linalg::Q8AddS8(x, rx, y, y_step, ry, fixed, n, out);
 }
 
 template <typename Fn>
@@ -94,14 +106,15 @@ class QLinearBinary final : public OpKernel {
             cp[i] = Saturate<T>(v + static_cast<float>(zc));  // zc joins before rounding, as ONNX Runtime
           }
         } else if (run.step[0] == 0 && run.count > 1) {
-          // A constant along the run joins the fixed part (ONNX Runtime's scalar-A kernel).
-          const float f = std::fma(static_cast<float>(ap[0]), rac, fixed);
-          for (int64_t i = 0; i < run.count; ++i) cp[i] = Saturate<T>(std::fma(static_cast<float>(bp[i * run.step[1]]), rbc, f));
-        } else {
-          for (int64_t i = 0; i < run.count; ++i) {
-            const float t = std::fma(static_cast<float>(bp[i * run.step[1]]), rbc, fixed);
-            cp[i] = Saturate<T>(std::fma(static_cast<float>(ap[i * run.step[0]]), rac, t));
+          // A constant along the run joins the fixed part first (ONNX Runtime's scalar-A kernel).
+          if (run.step[1] == 0) {  // both constant: one value for the run
+            AddRow(bp, rbc, ap, 0, rac, fixed, 1, cp);
+            std::fill(cp + 1, cp + run.count, cp[0]);
+          } else {
+            AddRow(bp, rbc, ap, 0, rac, fixed, run.count, cp);
           }
+        } else {
+          AddRow(ap, rac, bp, run.step[1], rbc, fixed, run.count, cp);  // a advances (or count is 1)
         }
       });
     });
