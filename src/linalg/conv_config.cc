@@ -196,10 +196,11 @@ bool Conv2dShape::ComputeOutputSize() {
 }
 
 bool Conv2dShape::IsPointwise() const {
-  // out == in too: a stride is 1 wherever a dimension has one output position (window
-  // geometry), which alone does not make the output plane the input plane.
+  // out == in too where the sizes are known (out_* is 0 in a shape made from the weights alone):
+  // a stride is 1 wherever a dimension has one output position (window geometry), which alone
+  // does not make the output plane the input plane.
   return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_top == 0 && pad_left == 0 &&
-         pad_bottom == 0 && pad_right == 0 && out_h == in_h && out_w == in_w;
+         pad_bottom == 0 && pad_right == 0 && (out_h == 0 || out_h == in_h) && (out_w == 0 || out_w == in_w);
 }
 
 void ConvReference(const Conv2dShape& s, const float* x, const float* w, const float* bias, const float* residual,
