@@ -64,11 +64,12 @@ class CalibrationDataReader(metaclass=abc.ABCMeta):
 
     @classmethod
     def __subclasshook__(cls, subclass):
-        return hasattr(subclass, "get_next") and callable(subclass.get_next) or NotImplemented
+        # Any class with a callable get_next counts, as in ONNX Runtime (duck-typed readers).
+        return callable(getattr(subclass, "get_next", None))
 
     @abc.abstractmethod
     def get_next(self) -> dict:
-        raise NotImplementedError
+        """The next feed, or None when there are no more."""
 
     def __iter__(self):
         return self
