@@ -37,10 +37,12 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
 
   // Memory patterns (SessionOptions::enable_mem_pattern): an allocator for one Run whose inputs
   // have the shapes `key` names. Its requests are placed first-fit in one address range; at the
-  // end (when the Run and every tensor from it are gone) the arena keeps one block as large as
-  // that range's high-water mark, for the key. The next Run with that key takes the block (alone:
-  // a concurrent Run with the same key works as the first did) and, asking in the same order,
-  // gets the same offsets inside it, so it goes neither to the arena's lists nor to the system.
+  // end (when the Run and every tensor from it are gone) the arena keeps one block at least as
+  // large as that range's high-water mark, for the key. The next Run with that key takes the block
+  // (alone: a concurrent Run with the same key works as the first did) and, asking in the same
+  // order, gets the same offsets inside it, so it goes neither to the arena's lists nor to the
+  // system. A Run whose key has no block borrows the largest idle block of another key, which
+  // then moves to its key if it was large enough.
   // A request that does not fit (asked in another order, as in parallel mode) comes from the
   // arena, and the block kept afterwards grows to fit. Idle blocks are kept for at most
   // kMaxPatterns keys and kPatternBudget times the largest high-water mark seen, in bytes, so a
@@ -77,6 +79,8 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   // Drops the least recently used idle blocks past kMaxPatterns keys or kPatternBudget times the
   // largest high-water mark seen (docs/memory.md).
   void EvictPatternsLocked();
+  // The largest idle pattern block, whatever its key (patterns_.end() when none is idle).
+  std::map<std::string, PatternBlock>::iterator LargestIdlePatternLocked();
 
   Allocator* backing_;
   size_t max_bytes_;

@@ -47,10 +47,29 @@ TEST(ArenaPattern, TheSecondRunWithTheSameKeyUsesTheKeptBlock) {
     EXPECT_EQ(again[2], again[0]);
     EXPECT_LT(static_cast<char*>(again[3]) - static_cast<char*>(again[0]), 1024 + 3008 + 64);
   }
-  // Another key records anew.
+  // Another key borrows the idle block (its pages are resident) and, as it fits, keeps it.
   RunRequests(*arena->BeginPatternRun("other"));
-  EXPECT_EQ(arena->stats().pattern_allocations, 8u);
-  EXPECT_EQ(arena->stats().pattern_blocks, 2u);
+  EXPECT_EQ(arena->stats().pattern_allocations, 12u);
+  EXPECT_EQ(arena->stats().allocations, after_first.allocations);
+  EXPECT_EQ(arena->stats().pattern_blocks, 1u);
+}
+
+TEST(ArenaPattern, ANewKeyOutgrowingTheBorrowedBlockGetsOneAQuarterLarger) {
+  auto arena = std::make_shared<ArenaAllocator>(CpuAllocator());
+  auto run_of = [&](const std::string& key, size_t bytes) {
+    auto pattern = arena->BeginPatternRun(key);
+    pattern->Free(pattern->Allocate(bytes));
+  };
+  run_of("small", 64 * 1024);
+  const size_t first_reserved = arena->stats().reserved;
+  EXPECT_EQ(first_reserved, 64u * 1024);  // a first block is the high-water mark exactly
+  run_of("larger", 70 * 1024);  // does not fit the borrowed block: served by the arena
+  EXPECT_EQ(arena->stats().pattern_blocks, 1u);
+  EXPECT_EQ(arena->stats().reserved, 80u * 1024);  // 64 KiB + a quarter
+  const size_t backing = arena->stats().backing_allocations;
+  run_of("larger still", 78 * 1024);  // fits the grown block: no new memory
+  EXPECT_EQ(arena->stats().backing_allocations, backing);
+  EXPECT_EQ(arena->stats().pattern_allocations, 1u);
 }
 
 TEST(ArenaPattern, RequestsInAnotherOrderFallBackAndTheBlockGrows) {
