@@ -8,6 +8,9 @@ namespace onyx::linalg {
 
 void Q8MinMaxScalar(const float* x, int64_t n, float* lo, float* hi);
 void Q8QuantizeU8Scalar(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+void Q8QuantizeS8Scalar(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out);
+void Q8DequantizeU8Scalar(const uint8_t* x, int64_t n, float scale, float zero_point, float* out);
+void Q8DequantizeS8Scalar(const int8_t* x, int64_t n, float scale, float zero_point, float* out);
 void Q8AddU8Scalar(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
                    uint8_t* out);
 void Q8AddS8Scalar(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
@@ -23,8 +26,14 @@ void Q8AddS8Avx512(const int8_t* x, float rx, const int8_t* y, int64_t y_step, f
                    int8_t* out);
 void Q8MinMaxAvx2(const float* x, int64_t n, float* lo, float* hi);
 void Q8QuantizeU8Avx2(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+void Q8QuantizeS8Avx2(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out);
+void Q8DequantizeU8Avx2(const uint8_t* x, int64_t n, float scale, float zero_point, float* out);
+void Q8DequantizeS8Avx2(const int8_t* x, int64_t n, float scale, float zero_point, float* out);
 void Q8MinMaxAvx512(const float* x, int64_t n, float* lo, float* hi);
 void Q8QuantizeU8Avx512(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+void Q8QuantizeS8Avx512(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out);
+void Q8DequantizeU8Avx512(const uint8_t* x, int64_t n, float scale, float zero_point, float* out);
+void Q8DequantizeS8Avx512(const int8_t* x, int64_t n, float scale, float zero_point, float* out);
 #endif
 
 void Q8MinMax(const float* x, int64_t n, float* lo, float* hi) {
@@ -43,6 +52,36 @@ void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, ui
   const std::string isa = SgemmIsa();
   if (isa == "avx512") fn = &Q8QuantizeU8Avx512;
   if (isa == "avx2") fn = &Q8QuantizeU8Avx2;
+#endif
+  fn(x, n, scale, zero_point, out);
+}
+
+void Q8QuantizeS8(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out) {
+  auto fn = &Q8QuantizeS8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8QuantizeS8Avx512;
+  if (isa == "avx2") fn = &Q8QuantizeS8Avx2;
+#endif
+  fn(x, n, scale, zero_point, out);
+}
+
+void Q8DequantizeU8(const uint8_t* x, int64_t n, float scale, float zero_point, float* out) {
+  auto fn = &Q8DequantizeU8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8DequantizeU8Avx512;
+  if (isa == "avx2") fn = &Q8DequantizeU8Avx2;
+#endif
+  fn(x, n, scale, zero_point, out);
+}
+
+void Q8DequantizeS8(const int8_t* x, int64_t n, float scale, float zero_point, float* out) {
+  auto fn = &Q8DequantizeS8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8DequantizeS8Avx512;
+  if (isa == "avx2") fn = &Q8DequantizeS8Avx2;
 #endif
   fn(x, n, scale, zero_point, out);
 }

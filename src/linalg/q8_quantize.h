@@ -1,6 +1,6 @@
-// Float to uint8 quantization loops of DynamicQuantizeLinear (and the dynamically quantized
-// matmuls) and QLinearAdd's requantizing sum, compiled per ISA (q8_quantize_<isa>.cc) so they
-// vectorize.
+// Float to 8-bit quantization loops of QuantizeLinear, DynamicQuantizeLinear (and the
+// dynamically quantized matmuls), DequantizeLinear's 8-bit to float loop and QLinearAdd's
+// requantizing sum, compiled per ISA (q8_quantize_<isa>.cc) so they vectorize.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,13 @@ void Q8MinMax(const float* x, int64_t n, float* lo, float* hi);
 // out[i] = clamp(nearbyint(x[i] / scale) + zero_point, 0, 255), rounding half to even; NaN gives
 // zero_point. Exact like the scalar formula for |x / scale| < 2^22 (beyond it the clamp decides).
 void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+// The same to int8: clamp(nearbyint(x[i] / scale) + zero_point, -128, 127).
+void Q8QuantizeS8(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out);
+
+// out[i] = (float(x[i]) - zero_point) * scale: DequantizeLinear's float arithmetic (a subtraction
+// and a multiplication, each rounded once).
+void Q8DequantizeU8(const uint8_t* x, int64_t n, float scale, float zero_point, float* out);
+void Q8DequantizeS8(const int8_t* x, int64_t n, float scale, float zero_point, float* out);
 
 // QLinearAdd's row: out[i] = saturate(round_half_even(fma(x[i], rx, fma(y[i * y_step], ry, fixed))))
 // with y_step 0 (one y for the row) or 1; `fixed` holds the zero points. The clamp to the type's

@@ -36,17 +36,24 @@ void Q8MinMaxImpl(const float* __restrict x, int64_t n, float* lo, float* hi) {
   *hi = b;
 }
 
-template <int kUnused = 0>
-void Q8QuantizeU8Impl(const float* __restrict x, int64_t n, float scale, uint8_t zero_point, uint8_t* __restrict out) {
-  const float zp = zero_point, lo = -zp, hi = 255.0f - zp;
+template <typename T>
+void Q8QuantizeImpl(const float* __restrict x, int64_t n, float scale, T zero_point, T* __restrict out) {
+  const float zp = zero_point;
+  const float lo = static_cast<float>(std::numeric_limits<T>::lowest()) - zp;
+  const float hi = static_cast<float>(std::numeric_limits<T>::max()) - zp;
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds half to even below 2^22
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i] / scale;
     v = v > lo ? v : lo;  // NaN compares false: becomes lo here...
     v = v < hi ? v : hi;
     v = x[i] == x[i] ? v : 0.0f;  // ...and 0 (the zero point) here
-    out[i] = static_cast<uint8_t>(static_cast<int32_t>((v + kMagic) - kMagic + zp));
+    out[i] = static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic + zp));
   }
+}
+
+template <typename T>
+void Q8DequantizeImpl(const T* __restrict x, int64_t n, float scale, float zero_point, float* __restrict out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(x[i]) - zero_point) * scale;
 }
 
 template <typename T>

@@ -6,7 +6,19 @@ namespace onyx::linalg {
 void Q8MinMaxScalar(const float* x, int64_t n, float* lo, float* hi) { Q8MinMaxImpl(x, n, lo, hi); }
 
 void Q8QuantizeU8Scalar(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out) {
-  Q8QuantizeU8Impl(x, n, scale, zero_point, out);
+  Q8QuantizeImpl(x, n, scale, zero_point, out);
+}
+
+void Q8QuantizeS8Scalar(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out) {
+  Q8QuantizeImpl(x, n, scale, zero_point, out);
+}
+
+void Q8DequantizeU8Scalar(const uint8_t* x, int64_t n, float scale, float zero_point, float* out) {
+  Q8DequantizeImpl(x, n, scale, zero_point, out);
+}
+
+void Q8DequantizeS8Scalar(const int8_t* x, int64_t n, float scale, float zero_point, float* out) {
+  Q8DequantizeImpl(x, n, scale, zero_point, out);
 }
 
 void Q8AddU8Scalar(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,

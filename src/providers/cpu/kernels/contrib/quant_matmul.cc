@@ -10,12 +10,15 @@
 // b_scale/b_zp are scalars or per column (N). Rounding is to nearest even, as ONNX Runtime.
 // MatMulIntegerToFloat's scales, bias and Y may be float16 (ONNX Runtime's T1): computed in
 // float, Y rounded once.
-// A constant B and zero point are centered into int16 once, when the kernel is created.
+// QGemm runs on the int8 GEMM (linalg/q8_gemm.h), B packed once when constant; so do the other
+// two when B is a constant 2-D matrix. Otherwise a constant B and zero point are centered into
+// int16 once, when the kernel is created.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "linalg/q8_gemm.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/float_compute.h"
@@ -252,7 +255,9 @@ class QGemm final : public OpKernel {
       : alpha_(info.GetFloatOr("alpha", 1.0f)),
         trans_a_(info.GetIntOr("transA", 0) != 0),
         trans_b_(info.GetIntOr("transB", 0) != 0) {
-    packed_b_ = PrepackB(info.ConstantInput(3), info.ConstantInput(5), true, trans_b_);
+    const Tensor* b = info.ConstantInput(3);
+    const Tensor* zp = info.ConstantInput(5);
+    if (b != nullptr && zp != nullptr && b->rank() == 2) q8_b_ = PackB(*b, *zp, info.thread_pool());
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -273,7 +278,9 @@ class QGemm final : public OpKernel {
     const Tensor& b_zp_t = ctx.required_input(5);
     if (b_zp_t.dtype() != b.dtype()) ctx.Fail("b_zero_point must have B's type");
     const std::vector<float> bs = PerColumn(ctx, FloatValues(ctx, ctx.required_input(4), "b_scale"), N, "b_scale");
-    const std::vector<int32_t> zb = PerColumn(ctx, Int8Values(ctx, b_zp_t, "b_zero_point"), N, "b_zero_point");
+    if (b.dtype() != DataType::kUInt8 && b.dtype() != DataType::kInt8)
+      ctx.Fail(StrCat("input 'B' must be uint8 or int8, got ", DataTypeName(b.dtype())));
+    PerColumn(ctx, Int8Values(ctx, b_zp_t, "b_zero_point"), N, "b_zero_point");  // checks its size
     float ys = 1.0f;
     if (y_scale) {
       const std::vector<float> v = FloatValues(ctx, *y_scale, "y_scale");
@@ -283,21 +290,27 @@ class QGemm final : public OpKernel {
     if (y_zp && (y_zp->size() != 1 || (y_zp->dtype() != DataType::kUInt8 && y_zp->dtype() != DataType::kInt8)))
       ctx.Fail("y_zero_point must be a uint8 or int8 scalar");
 
-    // A as [M, K] and B as centered [K, N].
-    const std::vector<int32_t> a_raw = Int8Values(ctx, a, "A");
-    std::vector<int32_t> a_mk(static_cast<size_t>(M * K));
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t k = 0; k < K; ++k) a_mk[m * K + k] = trans_a_ ? a_raw[k * M + m] : a_raw[m * K + k];
-    std::vector<int16_t> b_local;
-    if (packed_b_.empty()) {
-      const std::vector<int32_t> b_raw = Int8Values(ctx, b, "B");
-      b_local.resize(static_cast<size_t>(K * N));
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < N; ++n)
-          b_local[k * N + n] = static_cast<int16_t>((trans_b_ ? b_raw[n * K + k] : b_raw[k * N + n]) - zb[n]);
+    // A as [M, K] codes (transposed when transA) and B packed for the int8 GEMM (once when
+    // constant).
+    const auto* a_bytes = static_cast<const uint8_t*>(a.raw_data());
+    std::vector<uint8_t> a_mk;
+    if (trans_a_) {
+      a_mk.resize(static_cast<size_t>(M * K));
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t k = 0; k < K; ++k) a_mk[m * K + k] = a_bytes[k * M + m];
+      a_bytes = a_mk.data();
     }
-    const int16_t* b_kn = packed_b_.empty() ? b_local.data() : packed_b_.data();
-    std::vector<int32_t> acc(static_cast<size_t>(M * N), 0);
+    linalg::PackedQ8B b_local;
+    if (q8_b_.empty()) b_local = PackB(b, b_zp_t, ctx.thread_pool());
+    const linalg::PackedQ8B& packed = q8_b_.empty() ? b_local : q8_b_;
+    if (packed.k() != K || packed.n() != N) ctx.Fail("B changed shape since it was packed");
+    std::vector<float> scale(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      scale[n] = alpha_ * as[0] * bs[n];
+      if (y_scale) scale[n] /= ys;
+    }
+    // C, checked, and whether it is one row (then it is the quantized output stage's bias).
+    std::vector<int64_t> c_strides{0, 0};
     if (c) {
       if (c->dtype() != DataType::kInt32) ctx.Fail("C must be int32");
       const Shape& cs = c->shape();
@@ -305,16 +318,40 @@ class QGemm final : public OpKernel {
       bool ok = cs.size() <= 2;
       for (size_t i = 0; ok && i < cs.size(); ++i) ok = cs[i] == 1 || cs[i] == target[2 - cs.size() + i];
       if (!ok) ctx.Fail(StrCat("C shape ", ShapeToString(cs), " does not broadcast to (", M, ", ", N, ")"));
-      const auto strides = BroadcastStrides(cs, target);
+      c_strides = BroadcastStrides(cs, target);
+    }
+    const bool a_signed = a.dtype() == DataType::kInt8;
+    if (y_zp && c_strides[0] == 0) {
+      // Requantized in the GEMM's output stage, C as the per-column int32 bias.
+      std::vector<int32_t> bias;
+      if (c) {
+        bias.resize(static_cast<size_t>(N));
+        for (int64_t n = 0; n < N; ++n) bias[n] = c->data<int32_t>()[n * c_strides[1]];
+      }
+      const bool is_signed = y_zp->dtype() == DataType::kInt8;
+      Tensor& y = ctx.AllocateOutput(0, y_zp->dtype(), {M, N});
+      linalg::Q8Output out;
+      out.kind = linalg::Q8Output::kQuantized;
+      out.c = y.raw_data();
+      out.ldc = N;
+      out.scale = scale.data();
+      out.scale_per_column = true;
+      out.bias_int = c ? bias.data() : nullptr;
+      out.zero_point = is_signed ? y_zp->data<int8_t>()[0] : y_zp->data<uint8_t>()[0];
+      out.out_signed = is_signed;
+      linalg::Q8Gemm(M, a_bytes, a_signed, K, &za, false, packed, out, ctx.thread_pool());
+      return;
+    }
+    // Otherwise int32 sums, C added, then scaled (C is scaled with the sum, as one int32).
+    std::vector<int32_t> acc(static_cast<size_t>(M * N), 0);
+    linalg::Q8Output out;
+    out.kind = linalg::Q8Output::kInt32;
+    out.c = acc.data();
+    out.ldc = N;
+    linalg::Q8Gemm(M, a_bytes, a_signed, K, &za, false, packed, out, ctx.thread_pool());
+    if (c)
       for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) acc[m * N + n] = c->data<int32_t>()[m * strides[0] + n * strides[1]];
-    }
-    IntGemm(a_mk.data(), K, za, b_kn, M, N, K, acc.data(), ctx.thread_pool());
-    std::vector<float> scale(static_cast<size_t>(N));
-    for (int64_t n = 0; n < N; ++n) {
-      scale[n] = alpha_ * as[0] * bs[n];
-      if (y_scale) scale[n] /= ys;
-    }
+        for (int64_t n = 0; n < N; ++n) acc[m * N + n] += c->data<int32_t>()[m * c_strides[0] + n * c_strides[1]];
     if (y_zp) {
       Tensor& y = ctx.AllocateOutput(0, y_zp->dtype(), {M, N});
       const bool is_signed = y_zp->dtype() == DataType::kInt8;
@@ -333,9 +370,23 @@ class QGemm final : public OpKernel {
   }
 
  private:
+  // B (2-D, [K, N] or [N, K] when transB) with its zero point (one, or one per column), packed;
+  // empty when they do not fit (Compute then reports the problem).
+  linalg::PackedQ8B PackB(const Tensor& b, const Tensor& zp, ThreadPool* pool) const {
+    if (b.rank() != 2 || (b.dtype() != DataType::kUInt8 && b.dtype() != DataType::kInt8) || zp.dtype() != b.dtype())
+      return {};
+    const int64_t k = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
+    if (zp.size() != 1 && zp.size() != n) return {};
+    std::vector<int32_t> z(static_cast<size_t>(zp.size()));
+    for (int64_t i = 0; i < zp.size(); ++i)
+      z[i] = zp.dtype() == DataType::kUInt8 ? zp.data<uint8_t>()[i] : zp.data<int8_t>()[i];
+    return linalg::PackedQ8B(trans_b_, k, n, b.raw_data(), b.dtype() == DataType::kInt8, b.dim(1), z.data(),
+                             z.size() > 1, pool);
+  }
+
   float alpha_;
   bool trans_a_, trans_b_;
-  std::vector<int16_t> packed_b_;  // (B - b_zp) as [K, N] when both are constant
+  linalg::PackedQ8B q8_b_;  // B and its zero point packed when both are constant
 };
 
 ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "MatMulIntegerToFloat", 1, kOpsetMax,

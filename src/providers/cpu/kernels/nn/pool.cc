@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/q8_pool.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/kernel.h"
@@ -192,6 +193,34 @@ void PoolPlanes(const PoolPlan& plan, const T* x, T* y, int64_t* indices, int64_
   }
 }
 
+// 2-D max pooling of 8-bit codes without Indices, through the vectorized rows of
+// linalg/q8_pool.h; false (nothing done) for other shapes, or geometry too wide for its scratch.
+bool TryQ8MaxPool2d(const WindowGeometry& g, const Tensor& x, Tensor& y, int64_t planes, ThreadPool* pool) {
+  if (g.rank() != 2 || (x.dtype() != DataType::kUInt8 && x.dtype() != DataType::kInt8)) return false;
+  constexpr int64_t kLimit = int64_t{1} << 20;
+  for (size_t d = 0; d < 2; ++d)
+    if (g.in[d] > kLimit || g.kernel[d] > kLimit || g.stride[d] > kLimit || g.dilation[d] > kLimit ||
+        g.pad_begin[d] > kLimit || g.out[d] > kLimit)
+      return false;
+  linalg::Q8PoolGeometry q;
+  q.in_h = g.in[0], q.in_w = g.in[1], q.out_h = g.out[0], q.out_w = g.out[1];
+  q.kernel_h = g.kernel[0], q.kernel_w = g.kernel[1], q.stride_h = g.stride[0], q.stride_w = g.stride[1];
+  q.dilation_h = g.dilation[0], q.dilation_w = g.dilation[1], q.pad_top = g.pad_begin[0], q.pad_left = g.pad_begin[1];
+  const int64_t in_size = g.InSize(), out_size = g.OutSize(), scratch = linalg::Q8MaxPool2dScratch(q);
+  const double cost = static_cast<double>(out_size) * static_cast<double>(g.kernel[0]) + 1.0;
+  ThreadPool::For(pool, planes, cost, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> buf(static_cast<size_t>(scratch));
+    for (int64_t p = begin; p < end; ++p) {
+      if (x.dtype() == DataType::kUInt8)
+        linalg::Q8MaxPool2dU8(q, x.data<uint8_t>() + p * in_size, y.data<uint8_t>() + p * out_size, buf.data());
+      else
+        linalg::Q8MaxPool2dS8(q, x.data<int8_t>() + p * in_size, y.data<int8_t>() + p * out_size,
+                              reinterpret_cast<int8_t*>(buf.data()));
+    }
+  });
+  return true;
+}
+
 template <PoolKind kind>
 class Pool final : public OpKernel {
  public:
@@ -222,6 +251,7 @@ class Pool final : public OpKernel {
     plan.p = p_;
     plan.column_major_indices = storage_order_ == 1;
     const int64_t planes = x.dim(0) * x.dim(1);
+    if (kind == PoolKind::kMax && indices == nullptr && TryQ8MaxPool2d(g, x, y, planes, ctx.thread_pool())) return;
     const double cost = static_cast<double>(plan.out_size) * static_cast<double>(g.KernelSize()) + 1.0;
     auto run = [&](auto tag) {
       using T = typename decltype(tag)::type;

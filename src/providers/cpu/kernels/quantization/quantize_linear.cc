@@ -44,6 +44,34 @@ struct ScaleLayout {
       }
     }
   }
+
+  // Whether ForRuns' runs are longer than one element: every layout but a blocked one whose
+  // scales also vary along the inner dims.
+  bool HasRuns() const { return si == 0 || inner == 1; }
+
+  // Calls fn(k, length, scale_index) for the runs of flat elements [begin, begin + n) that share
+  // one scale (k relative to begin): the whole range per tensor, the rest of an inner row per
+  // axis, the rest of a block along the last axis when blocked.
+  template <typename Fn>
+  void ForRuns(int64_t begin, int64_t n, Fn&& fn) const {
+    if (so == 0 && sa == 0 && si == 0) {
+      fn(int64_t{0}, n, int64_t{0});
+      return;
+    }
+    int64_t in = begin % inner, rest = begin / inner;
+    int64_t a = rest % axis_dim, o = rest / axis_dim;
+    for (int64_t k = 0; k < n;) {
+      const int64_t a_end = std::min(axis_dim, (a / block + 1) * block);
+      const int64_t len = std::min(si != 0 && inner > 1 ? 1 : (a_end - a) * inner - in, n - k);
+      fn(k, len, o * so + (a / block) * sa + in * si);
+      k += len;
+      in += len;
+      a += in / inner;
+      in %= inner;
+      o += a / axis_dim;
+      a %= axis_dim;
+    }
+  }
 };
 
 // Resolves per-tensor / per-axis / blocked quantization from the shapes, as ONNX describes it.
@@ -164,11 +192,22 @@ class QuantizeLinear final : public OpKernel {
         const auto flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
         ThreadPool::For(ctx.thread_pool(), steps, 4.0 * kStep, [&](int64_t sb, int64_t se) {
           const int64_t begin = sb * kStep, count = std::min(n, se * kStep) - begin;
-          layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
-            const float z = fz[static_cast<size_t>(s)];
-            float r = std::nearbyint(px[begin + k] / fs[static_cast<size_t>(s)]) + z;
-            r = std::isnan(r) ? z : std::min(std::max(r, flo), fhi);
-            py[begin + k] = static_cast<Q>(r);
+          if (!layout.HasRuns()) {
+            layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
+              const float z = fz[static_cast<size_t>(s)];
+              float r = std::nearbyint(px[begin + k] / fs[static_cast<size_t>(s)]) + z;
+              r = std::isnan(r) ? z : std::min(std::max(r, flo), fhi);
+              py[begin + k] = static_cast<Q>(r);
+            });
+            return;
+          }
+          // Runs sharing a scale through the vectorized loops (linalg/q8_quantize.h).
+          layout.ForRuns(begin, count, [&](int64_t k, int64_t len, int64_t s) {
+            const auto i = static_cast<size_t>(s);
+            if constexpr (std::is_same_v<Q, uint8_t>)
+              linalg::Q8QuantizeU8(px + begin + k, len, fs[i], static_cast<uint8_t>(fz[i]), py + begin + k);
+            else
+              linalg::Q8QuantizeS8(px + begin + k, len, fs[i], static_cast<int8_t>(fz[i]), py + begin + k);
           });
         });
       };
@@ -246,11 +285,22 @@ class DequantizeLinear final : public OpKernel {
       const std::vector<float> fs(scales.begin(), scales.end()), fz(zps.begin(), zps.end());
       float* py = y.data<float>();
       auto run = [&](const auto* px) {
+        using Q = std::remove_const_t<std::remove_pointer_t<decltype(px)>>;
         ThreadPool::For(ctx.thread_pool(), steps, 2.0 * kStep, [&](int64_t sb, int64_t se) {
           const int64_t begin = sb * kStep, count = std::min(n, se * kStep) - begin;
-          layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
-            const size_t i = static_cast<size_t>(s);
-            py[begin + k] = (static_cast<float>(px[begin + k]) - fz[i]) * fs[i];
+          if (!layout.HasRuns()) {
+            layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
+              const size_t i = static_cast<size_t>(s);
+              py[begin + k] = (static_cast<float>(px[begin + k]) - fz[i]) * fs[i];
+            });
+            return;
+          }
+          layout.ForRuns(begin, count, [&](int64_t k, int64_t len, int64_t s) {
+            const auto i = static_cast<size_t>(s);
+            if constexpr (std::is_same_v<Q, uint8_t>)
+              linalg::Q8DequantizeU8(px + begin + k, len, fs[i], fz[i], py + begin + k);
+            else
+              linalg::Q8DequantizeS8(px + begin + k, len, fs[i], fz[i], py + begin + k);
           });
         });
       };
