@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "base/int_math.h"
+#include "linalg/q8_conv_w.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_gemm_kernel.h"
 
@@ -42,6 +43,9 @@ PackedQ8W::PackedQ8W(int64_t m, int64_t k, const void* w, bool w_signed, const i
 bool Q8GemmWAvailable() { return false; }
 void Q8GemmW(const PackedQ8W&, int64_t, const void*, bool, int64_t, int32_t, const Q8Output&, ThreadPool*) {
   throw std::logic_error("Q8GemmW: no AVX-512 VNNI on this build");
+}
+void Q8ConvW(const PackedQ8W&, const Q8ConvShape&, const void*, bool, int32_t, const Q8Output&, ThreadPool*) {
+  throw std::logic_error("Q8ConvW: no AVX-512 VNNI on this build");
 }
 #else
 bool Q8GemmWAvailable() { return std::string_view(SelectedQ8GemmKernel().isa) == "avx512vnni"; }

@@ -26,6 +26,7 @@
 
 #include "base/int_math.h"
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_gemm_w_driver.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
@@ -40,8 +41,18 @@ namespace {
 
 constexpr int kMr = 8, kNr = 32, kGroup = 4;
 
+struct MatrixSource {
+  const uint8_t* x;
+  bool x_signed;
+  int64_t ldx, k;
+};
+
 // Columns [j0, j0 + cols) of X into panel [kg][32][4] (stored codes; zeros past K and cols).
-void PackXPanel(const uint8_t* x, bool x_signed, int64_t ldx, int64_t k, int64_t j0, int cols, uint8_t* panel) {
+void PackXPanel(const void* source, int64_t j0, int cols, uint8_t* panel) {
+  const auto& src = *static_cast<const MatrixSource*>(source);
+  const uint8_t* x = src.x;
+  const bool x_signed = src.x_signed;
+  const int64_t ldx = src.ldx, k = src.k;
   const int64_t whole = cols == kNr ? k / kGroup : 0, kg = CeilDiv(k, int64_t{kGroup});
   const __m256i flip = _mm256_set1_epi8(x_signed ? static_cast<char>(0x80) : 0);
   for (int64_t q = 0; q < whole; ++q) {
@@ -50,15 +61,7 @@ void PackXPanel(const uint8_t* x, bool x_signed, int64_t ldx, int64_t k, int64_t
     const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + ldx)), flip);
     const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 2 * ldx)), flip);
     const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 3 * ldx)), flip);
-    const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
-    const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
-    const __m256i u0 = _mm256_unpacklo_epi16(t0, t2), u1 = _mm256_unpackhi_epi16(t0, t2);  // px 0-3|16-19, 4-7|20-23
-    const __m256i u2 = _mm256_unpacklo_epi16(t1, t3), u3 = _mm256_unpackhi_epi16(t1, t3);  // px 8-11|24-27, 12-15|28-31
-    auto* o = reinterpret_cast<__m256i*>(panel + q * kNr * kGroup);
-    _mm256_store_si256(o + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
-    _mm256_store_si256(o + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
-    _mm256_store_si256(o + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
-    _mm256_store_si256(o + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+    Q8WInterleave4(r0, r1, r2, r3, panel + q * kNr * kGroup);
   }
   if (whole == kg) return;
   const uint8_t f = x_signed ? 0x80 : 0;
@@ -112,10 +115,15 @@ void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, int32_t* acc) {
 
 void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_t ldx, int32_t x_zero,
              const Q8Output& out, ThreadPool* pool) {
+  const MatrixSource source{static_cast<const uint8_t*>(x), x_signed, ldx, w.k()};
+  Q8GemmWDriver(w, n, &PackXPanel, &source, x_zero + (x_signed ? 128 : 0), out, pool);
+}
+
+void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* source, int32_t zx,
+                   const Q8Output& out, ThreadPool* pool) {
   const int64_t m = w.m(), k = w.k();
-  if (m <= 0 || n <= 0) return;
-  if (w.empty()) throw std::invalid_argument("Q8GemmW: W is not packed");
   if (out.kind == Q8Output::kFloat || out.transposed) throw std::invalid_argument("Q8GemmW: unsupported output");
+  if (m <= 0 || n <= 0) return;  // an unpacked W is [0, 0]: nothing to write
   const int64_t kg = CeilDiv(k, int64_t{kGroup});
   const int64_t col_panels = CeilDiv(n, int64_t{kNr}), row_panels = CeilDiv(m, int64_t{kMr});
   // Row chunks: enough tasks for the threads when there are few pixel panels.
@@ -127,8 +135,6 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
   const int8_t* wdata = Q8PackedWAccess::Data(w);
   const int32_t* row_sums = Q8PackedWAccess::RowSums(w);
   const int32_t* row_zero = Q8PackedWAccess::RowZero(w);
-  const auto* xb = static_cast<const uint8_t*>(x);
-  const int32_t zx = x_zero + (x_signed ? 128 : 0);
   const bool quantized = out.kind == Q8Output::kQuantized;
   const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
@@ -147,7 +153,7 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
       const int64_t j0 = cp * kNr;
       const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
       if (t == t0 || chunk == 0) {
-        PackXPanel(xb, x_signed, ldx, k, j0, cols, panel);
+        pack(source, j0, cols, panel);
         __m512i s0, s1;
         PanelSums(panel, kg, &s0, &s1);
         // sum_k x' - K zx', per pixel

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/int_math.h"
+#include "linalg/q8_conv_w.h"
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
 #include "platform/thread_pool.h"
@@ -275,56 +276,17 @@ void Im2RowHwc(const ConvGeometry& g, const uint8_t* xt, int64_t p0, int64_t cou
   });
 }
 
-// Rows [0, depth) of the k-major im2col of a 2-D convolution for output rows [oy0, oy1) of one
-// image and group: row (c, i, j) holds, for each of those output pixels, the input code under
-// kernel tap (i, j) of channel c, x_zp in the padding.
-void Im2ColRows(const ConvGeometry& g, const uint8_t* image, int64_t oy0, int64_t oy1, uint8_t x_zp, uint8_t* col,
-                ThreadPool* pool) {
-  const int64_t cg = g.channels / g.group, kh = g.kernel[0], kw = g.kernel[1], ks = kh * kw;
-  const int64_t ih = g.in[0], iw = g.in[1], ow = g.out[1], n = (oy1 - oy0) * ow;
-  const int64_t sy = g.stride[0], sx = g.stride[1];
-  ThreadPool::For(pool, cg * ks, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t c = r / ks, i = r % ks / kw, j = r % kw;
-      const uint8_t* xc = image + c * g.in_size;
-      uint8_t* dst = col + r * n;
-      // Output columns [lo, hi) read inside the image: ox * sx + off in [0, iw).
-      const int64_t off = j * g.dilation[1] - g.pad_begin[1];
-      const int64_t hi = off > iw - 1 ? 0 : std::min(ow, (iw - 1 - off) / sx + 1);
-      const int64_t lo = std::min(hi, off >= 0 ? int64_t{0} : CeilDiv(-off, sx));
-      for (int64_t oy = oy0; oy < oy1; ++oy, dst += ow) {
-        const int64_t y = oy * sy - g.pad_begin[0] + i * g.dilation[0];
-        if (y < 0 || y >= ih) {
-          std::memset(dst, x_zp, static_cast<size_t>(ow));
-          continue;
-        }
-        std::memset(dst, x_zp, static_cast<size_t>(lo));
-        std::memset(dst + hi, x_zp, static_cast<size_t>(ow - hi));
-        const uint8_t* row = xc + y * iw;
-        if (sx == 1) {
-          std::memcpy(dst + lo, row + lo + off, static_cast<size_t>(hi - lo));
-        } else if (sx == 2) {  // a constant stride, which the compiler vectorizes
-          const uint8_t* src = row + 2 * lo + off;
-          uint8_t* d = dst + lo;
-          for (int64_t q = 0; q < hi - lo; ++q) d[q] = src[2 * q];
-        } else {
-          for (int64_t ox = lo; ox < hi; ++ox) dst[ox] = row[ox * sx + off];
-        }
-      }
-    }
-  });
-}
-
-// A 2-D convolution on the weight-stationary int8 GEMM: C [M/group, pixels] is the NCHW output.
+// A 2-D convolution on the weight-stationary int8 GEMM: C [M/group, pixels] is the NCHW output,
+// over the image itself (pointwise) or its implicit im2col (Q8ConvW, no im2col buffer).
 void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
               const linalg::Q8Output& out, size_t out_elem_size, ThreadPool* pool) {
-  const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group, depth = cg * g.kernel_size;
+  const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group;
   const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
                          g.pad_begin[1] == 0 && g.out_size == g.in_size;
-  // Output rows per im2col block: about 1 MiB of codes.
-  const int64_t ow = g.out[1], oh = g.out[0];
-  const int64_t block_rows = std::clamp<int64_t>((int64_t{1} << 20) / std::max<int64_t>(1, depth * ow), 1, oh);
-  std::vector<uint8_t> col(pointwise ? 0 : static_cast<size_t>(depth * block_rows * ow));
+  linalg::Q8ConvShape s;
+  s.channels = cg, s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1];
+  s.kh = g.kernel[0], s.kw = g.kernel[1], s.sy = g.stride[0], s.sx = g.stride[1];
+  s.dy = g.dilation[0], s.dx = g.dilation[1], s.top = g.pad_begin[0], s.left = g.pad_begin[1];
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
       const uint8_t* image = xb + (n * g.channels + grp * cg) * g.in_size;
@@ -333,19 +295,10 @@ void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
       o.ldc = g.out_size;
       if (o.scale_per_column) o.scale += grp * mg;
       if (o.bias_int != nullptr) o.bias_int += grp * mg;
-      uint8_t* y = static_cast<uint8_t*>(out.c) + (n * g.out_channels + grp * mg) * g.out_size * out_elem_size;
+      o.c = static_cast<uint8_t*>(out.c) + (n * g.out_channels + grp * mg) * g.out_size * out_elem_size;
       const linalg::PackedQ8W& pw = w.nchw[static_cast<size_t>(grp)];
-      if (pointwise) {
-        o.c = y;
-        linalg::Q8GemmW(pw, g.out_size, image, x_signed, g.in_size, x_zp, o, pool);
-        continue;
-      }
-      for (int64_t oy0 = 0; oy0 < oh; oy0 += block_rows) {
-        const int64_t oy1 = std::min(oh, oy0 + block_rows), count = (oy1 - oy0) * ow;
-        Im2ColRows(g, image, oy0, oy1, static_cast<uint8_t>(x_zp), col.data(), pool);
-        o.c = y + oy0 * ow * out_elem_size;
-        linalg::Q8GemmW(pw, count, col.data(), x_signed, count, x_zp, o, pool);
-      }
+      if (pointwise) linalg::Q8GemmW(pw, g.out_size, image, x_signed, g.in_size, x_zp, o, pool);
+      else linalg::Q8ConvW(pw, s, image, x_signed, x_zp, o, pool);
     }
 }
 
