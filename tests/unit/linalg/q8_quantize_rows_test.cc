@@ -1,4 +1,4 @@
-// Q8QuantizeU8 / Q8QuantizeS8 (QuantizeLinear's and DynamicQuantizeLinear's vectorized rows) and
+// Q8MinMax (DynamicQuantizeLinear's range), Q8QuantizeU8 / Q8QuantizeS8 (QuantizeLinear's and DynamicQuantizeLinear's vectorized rows) and
 // Q8DequantizeU8 / Q8DequantizeS8 for every ISA variant against the scalar formulas they replace:
 // clamp(nearbyint(x / scale) + zero_point) with NaN giving the zero point, and
 // (float(x) - zero_point) * scale; on exact ties, saturating values, infinities and NaNs, in
@@ -97,6 +97,33 @@ void CheckDequantize(void (*dequantize)(const T*, int64_t, float, float, float*)
 TEST_P(Q8QuantizeRowsVariant, DequantizeU8MatchesFormula) { CheckDequantize<uint8_t>(&Q8DequantizeU8); }
 
 TEST_P(Q8QuantizeRowsVariant, DequantizeS8MatchesFormula) { CheckDequantize<int8_t>(&Q8DequantizeS8); }
+
+// DynamicQuantizeLinear's range: min(0, x...) and max(0, x...) with NaNs skipped, for every
+// length up to a few vectors (bodies and tails), the extreme at every position.
+TEST_P(Q8QuantizeRowsVariant, MinMaxMatchesLoop) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 10.0f);
+  for (int64_t n = 0; n <= 100; ++n)
+    for (int64_t at = 0; at < std::max<int64_t>(n, 1); at += 7) {
+      for (float sign : {1.0f, -1.0f}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = sign * std::abs(dist(rng)) + (n % 3 == 0 ? 0.0f : -sign * 5.0f);
+        if (n > 0) x[static_cast<size_t>(at)] = sign * 1000.0f;
+        if (n > 2) x[static_cast<size_t>((at + 1) % n)] = std::numeric_limits<float>::quiet_NaN();
+        if (n > 3) x[static_cast<size_t>((at + 2) % n)] = -0.0f;
+        float want_lo = 0.0f, want_hi = 0.0f;
+        for (float v : x) {
+          want_lo = v < want_lo ? v : want_lo;
+          want_hi = v > want_hi ? v : want_hi;
+        }
+        float lo = 1.0f, hi = -1.0f;
+        Q8MinMax(x.data(), n, &lo, &hi);
+        ASSERT_EQ(lo, want_lo) << "n " << n << " at " << at;
+        ASSERT_EQ(hi, want_hi) << "n " << n << " at " << at;
+        ASSERT_FALSE(std::signbit(lo) && lo == 0.0f) << "a negative zero low end, n " << n;
+      }
+    }
+}
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, Q8QuantizeRowsVariant, ::testing::Values("avx512", "avx2", "scalar"),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "linalg/q8_quantize.h"
+#include "platform/thread_pool.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
 
@@ -61,8 +62,18 @@ void Q8MatMulToFloat(KernelContext& ctx, const Tensor& a, bool quantize_a, float
   out.ldc = n;
   out.scale = mult.data();
   out.scale_per_column = true;
-  out.bias = bias != nullptr ? bias->data<float>() : nullptr;
+  // The bias is added after the product is rounded, as ONNX Runtime does: the GEMM's output stage
+  // may contract the two into one fma, and one different rounding here flips quantized codes
+  // downstream (DynamicQuantizeLinear of the next layer).
   linalg::Q8Gemm(rows, a_codes, a_signed, k, &a_zero, false, b, out, ctx.thread_pool());
+  if (bias != nullptr) {
+    const float* bv = bias->data<float>();
+    float* yd = y.data<float>();
+    ThreadPool::For(ctx.thread_pool(), rows, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t j = 0; j < n; ++j) yd[r * n + j] += bv[j];
+    });
+  }
 }
 
 }  // namespace onyx

@@ -1,0 +1,155 @@
+"""int8 forms benchmark: bench models quantized by ONNX Runtime's own quantizer in each form,
+run in Onyx and in ONNX Runtime on the same inputs, one run of each in turn (alternating, so
+load on the machine hits both alike), at 1 and 2 threads; medians in milliseconds.
+
+  qdq      quantize_static, QDQ (uint8 activations, int8 weights), CNNs
+  qop      quantize_static, QOperator (QLinearConv, com.microsoft QLinearAdd, ...), CNNs
+  dynamic  quantize_dynamic (DynamicQuantizeLinear + MatMulInteger, int8 weights), BERT
+
+Each row also runs the float model in Onyx in the same rotation, so "int8 speedup" is Onyx
+fp32 / Onyx int8 measured alternately; "max |d|" is the largest difference of the first output
+from ONNX Runtime's on the int8 model.
+
+    PYTHONPATH=<site with the onyx package>:tests/python .venv/bin/python bench/int8_forms.py \
+        [--models resnet50,mobilenetv2,bert_tiny,bert_base] [--forms qdq,qop,dynamic] \
+        [--threads 1,2] [--runs 20] [--models-dir DIR] [--work-dir DIR]
+
+The float models come from --models-dir (a folder with the bench models and their
+manifest.json), else onyx_harness.bench_models_dir() (generated from ../shared/models/bench).
+Quantized models are kept in --work-dir (default: a temporary folder) and reused."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+
+CNNS = ("resnet50", "mobilenetv2")
+
+
+def cpu_model():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
+    except (OSError, StopIteration):
+        return "unknown"
+
+
+def quantize_static(float_path, out_path, feeds, fmt, samples=8):
+    """ORT's recommended flow: quant_pre_process (shape inference, BatchNormalization folded),
+    then quantize_static on random calibration images."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType
+    from onnxruntime.quantization import quantize_static as ort_quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    prepared = out_path.replace(".onnx", "_prepared.onnx")
+    quant_pre_process(float_path, prepared, skip_symbolic_shape=True)
+    name, shape = next((k, v.shape) for k, v in feeds.items())
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.feeds = iter([{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(samples)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    ort_quantize_static(prepared, out_path, Reader(),
+                        quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+
+
+def quantize_dynamic(float_path, out_path):
+    from onnxruntime.quantization import QuantType
+    from onnxruntime.quantization import quantize_dynamic as ort_quantize_dynamic
+    ort_quantize_dynamic(float_path, out_path, weight_type=QuantType.QInt8)
+
+
+def quantized_model(work, models_dir, model, form, feeds):
+    path = os.path.join(work, f"{model}_{form}.onnx")
+    if not os.path.exists(path):
+        float_path = os.path.join(models_dir, f"{model}.onnx")
+        if form == "dynamic":
+            quantize_dynamic(float_path, path)
+        else:
+            quantize_static(float_path, path, feeds, form)
+    return path
+
+
+def sessions(paths, threads):
+    import onnxruntime as ort
+    import onyx
+
+    def make(mod, path):
+        so = mod.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        if mod is ort:
+            so.log_severity_level = 3
+        return mod.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+    return {"onyx int8": make(onyx, paths["int8"]), "ort int8": make(ort, paths["int8"]),
+            "onyx fp32": make(onyx, paths["fp32"])}
+
+
+def measure(paths, feeds, threads, runs):
+    runners = sessions(paths, threads)
+    first = {name: s.run(None, feeds)[0] for name, s in runners.items()}  # warm-up
+    times = {name: [] for name in runners}
+    for _ in range(runs):
+        for name, s in runners.items():
+            start = time.perf_counter()
+            s.run(None, feeds)
+            times[name].append((time.perf_counter() - start) * 1e3)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    diff = float(np.max(np.abs(first["onyx int8"].astype(np.float64) - first["ort int8"].astype(np.float64))))
+    return med, diff
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", default="resnet50,mobilenetv2,bert_tiny,bert_base")
+    parser.add_argument("--forms", default="qdq,qop,dynamic")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--models-dir", help="a folder holding the bench models and manifest.json")
+    parser.add_argument("--work-dir", help="where the quantized models are kept (reused when present)")
+    args = parser.parse_args()
+
+    import onnxruntime as ort
+    ort.set_default_logger_severity(3)
+    from onyx_harness import bench_feeds, bench_models_dir
+
+    models_dir = args.models_dir or bench_models_dir()
+    manifest = {m["name"]: m for m in json.load(open(os.path.join(models_dir, "manifest.json")))["models"]}
+    forms = args.forms.split(",")
+    threads = [int(t) for t in args.threads.split(",")]
+    work = args.work_dir or tempfile.mkdtemp(prefix="int8_forms_")
+    os.makedirs(work, exist_ok=True)
+
+    print(f"int8 forms, ONNX Runtime {ort.__version__}, {args.runs} alternating runs, CPU: {cpu_model()}")
+    print(f"{'model':12s} {'form':8s} {'thr':>3s} {'onyx int8':>10s} {'ort int8':>10s} {'onyx/ort':>9s} "
+          f"{'onyx fp32':>10s} {'int8 speedup':>12s} {'max |d|':>9s}")
+    for model in args.models.split(","):
+        entry = manifest[model]
+        feeds = bench_feeds(entry)
+        for form in forms:
+            if (form == "dynamic") == (model in CNNS):
+                continue  # CNNs static (QDQ, QOperator), transformers dynamic
+            paths = {"int8": quantized_model(work, models_dir, model, form, feeds),
+                     "fp32": os.path.join(models_dir, entry["file"])}
+            for t in threads:
+                med, diff = measure(paths, feeds, t, args.runs)
+                print(f"{model:12s} {form:8s} {t:3d} {med['onyx int8']:10.2f} {med['ort int8']:10.2f} "
+                      f"{med['onyx int8'] / med['ort int8']:9.2f} {med['onyx fp32']:10.2f} "
+                      f"{med['onyx fp32'] / med['onyx int8']:12.2f} {diff:9.3g}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
