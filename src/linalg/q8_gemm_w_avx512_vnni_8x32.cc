@@ -40,6 +40,9 @@ struct Q8PackedWAccess {
 namespace {
 
 constexpr int kMr = 8, kNr = 32, kGroup = 4;
+// Packed W bytes past which it no longer stays in L2 between X panels, and the X panels' bytes
+// that do (Zen 4 and recent Intel cores: 1-2 MB of L2).
+constexpr int64_t kLargeW = int64_t{768} << 10, kResidentX = int64_t{512} << 10;
 
 struct MatrixSource {
   const uint8_t* x;
@@ -138,12 +141,84 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   const bool quantized = out.kind == Q8Output::kQuantized;
   const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
+  const __m512i kz = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(k) * static_cast<uint32_t>(zx)));
+  // Rows [rp * 8, +8) x columns [j0, j0 + cols) from the tile's acc; xs0/xs1: the columns'
+  // sum_k x' - K zx'.
+  auto finish = [&](int64_t rp, int64_t j0, int cols, const int32_t* acc, __m512i xs0, __m512i xs1) {
+    const __mmask16 m0 = static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
+    const __mmask16 m1 = static_cast<__mmask16>(cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
+    const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
+    for (int r = 0; r < rows; ++r) {
+      const int64_t i = rp * kMr + r;
+      const __m512i wz =
+          _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i])));
+      __m512i v0 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr), wz);
+      __m512i v1 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr + 16), wz);
+      if (row_zero[i] != 0) {  // symmetric int8 weights (the common case) skip the multiplies
+        const __m512i zw = _mm512_set1_epi32(row_zero[i]);
+        v0 = _mm512_sub_epi32(v0, _mm512_mullo_epi32(zw, xs0));
+        v1 = _mm512_sub_epi32(v1, _mm512_mullo_epi32(zw, xs1));
+      }
+      if (!quantized) {
+        auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;
+        _mm512_mask_storeu_epi32(c, m0, v0);
+        _mm512_mask_storeu_epi32(c + 16, m1, v1);
+        continue;
+      }
+      const __m512i bias = _mm512_set1_epi32(out.bias_int != nullptr ? out.bias_int[i] : 0);
+      const __m512 sc = _mm512_set1_ps(out.scale[out.scale_per_column ? i : 0]);
+      const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+      const __m512i zp = _mm512_set1_epi32(out.zero_point);
+      auto requant = [&](__m512i v) {
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), sc);
+        f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);  // clamped in float first, as ORT does
+        // Rounded half to even (the default rounding mode), then the zero point: within [0, 255]
+        // or [-128, 127], so the low byte is the code.
+        return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
+      };
+      auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;
+      _mm_mask_storeu_epi8(c, m0, requant(v0));
+      _mm_mask_storeu_epi8(c + 16, m1, requant(v1));
+    }
+  };
+  const int64_t panel_bytes = std::max<int64_t>(1, kg) * kNr * kGroup;
+  if (row_panels * kg * kMr * kGroup > kLargeW && col_panels * panel_bytes <= kResidentX) {
+    // W larger than L2 and few pixels (the last stages of a CNN): every X panel packed first, then
+    // each W panel passes all of them, so W streams from memory once instead of once a panel.
+    thread_local AlignedFloats all_panels;
+    thread_local std::vector<__m512i> all_sums;
+    const auto floats = static_cast<size_t>(col_panels * panel_bytes / 4);
+    if (all_panels.size() < floats) all_panels = AlignedFloats(floats);
+    all_sums.resize(static_cast<size_t>(2 * col_panels));
+    auto* panels = reinterpret_cast<uint8_t*>(all_panels.data());
+    __m512i* sums = all_sums.data();
+    ThreadPool::For(pool, col_panels, 4.0 * static_cast<double>(panel_bytes), [&](int64_t c0, int64_t c1) {
+      for (int64_t cp = c0; cp < c1; ++cp) {
+        uint8_t* panel = panels + cp * panel_bytes;
+        pack(source, cp * kNr, static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr)), panel);
+        PanelSums(panel, kg, &sums[2 * cp], &sums[2 * cp + 1]);
+        sums[2 * cp] = _mm512_sub_epi32(sums[2 * cp], kz);
+        sums[2 * cp + 1] = _mm512_sub_epi32(sums[2 * cp + 1], kz);
+      }
+    });
+    const double row_cost = 2.0 * kMr * static_cast<double>(kg * kGroup) * static_cast<double>(col_panels * kNr);
+    ThreadPool::For(pool, row_panels, row_cost, [&](int64_t r0, int64_t r1) {
+      alignas(64) int32_t acc[kMr * kNr];
+      for (int64_t rp = r0; rp < r1; ++rp)
+        for (int64_t cp = 0; cp < col_panels; ++cp) {
+          Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, acc);
+          finish(rp, cp * kNr, static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr)), acc, sums[2 * cp],
+                 sums[2 * cp + 1]);
+        }
+    });
+    return;
+  }
   const double cost = 2.0 * static_cast<double>(per_chunk * kMr) * static_cast<double>(kg * kGroup) * kNr;
   ThreadPool::For(pool, col_panels * chunks, cost, [&](int64_t t0, int64_t t1) {
     // The X panel: per-thread, grown on demand and kept for later calls (as the SGEMM's
     // Workspace; a fresh 100+ KB block each call came from mmap, page faults included).
     thread_local AlignedFloats panel_buffer;
-    const auto panel_floats = static_cast<size_t>(std::max<int64_t>(1, kg) * kNr * kGroup / 4);
+    const auto panel_floats = static_cast<size_t>(panel_bytes / 4);
     if (panel_buffer.size() < panel_floats) panel_buffer = AlignedFloats(panel_floats);
     auto* panel = reinterpret_cast<uint8_t*>(panel_buffer.data());
     alignas(64) int32_t acc[kMr * kNr];
@@ -154,52 +229,14 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
       if (t == t0 || chunk == 0) {
         pack(source, j0, cols, panel);
-        __m512i s0, s1;
-        PanelSums(panel, kg, &s0, &s1);
-        // sum_k x' - K zx', per pixel
-        const __m512i kz =
-            _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(k) * static_cast<uint32_t>(zx)));
-        xs0 = _mm512_sub_epi32(s0, kz);
-        xs1 = _mm512_sub_epi32(s1, kz);
+        PanelSums(panel, kg, &xs0, &xs1);
+        xs0 = _mm512_sub_epi32(xs0, kz);  // sum_k x' - K zx', per pixel
+        xs1 = _mm512_sub_epi32(xs1, kz);
       }
-      const __mmask16 m0 = static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
-      const __mmask16 m1 = static_cast<__mmask16>(cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
       const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
       for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
         Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, acc);
-        const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
-        for (int r = 0; r < rows; ++r) {
-          const int64_t i = rp * kMr + r;
-          const __m512i wz =
-              _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i])));
-          __m512i v0 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr), wz);
-          __m512i v1 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr + 16), wz);
-          if (row_zero[i] != 0) {  // symmetric int8 weights (the common case) skip the multiplies
-            const __m512i zw = _mm512_set1_epi32(row_zero[i]);
-            v0 = _mm512_sub_epi32(v0, _mm512_mullo_epi32(zw, xs0));
-            v1 = _mm512_sub_epi32(v1, _mm512_mullo_epi32(zw, xs1));
-          }
-          if (!quantized) {
-            auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;
-            _mm512_mask_storeu_epi32(c, m0, v0);
-            _mm512_mask_storeu_epi32(c + 16, m1, v1);
-            continue;
-          }
-          const __m512i bias = _mm512_set1_epi32(out.bias_int != nullptr ? out.bias_int[i] : 0);
-          const __m512 sc = _mm512_set1_ps(out.scale[out.scale_per_column ? i : 0]);
-          const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-          const __m512i zp = _mm512_set1_epi32(out.zero_point);
-          auto requant = [&](__m512i v) {
-            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), sc);
-            f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);  // clamped in float first, as ORT does
-            // Rounded half to even (the default rounding mode), then the zero point: within [0, 255]
-            // or [-128, 127], so the low byte is the code.
-            return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
-          };
-          auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;
-          _mm_mask_storeu_epi8(c, m0, requant(v0));
-          _mm_mask_storeu_epi8(c + 16, m1, requant(v1));
-        }
+        finish(rp, j0, cols, acc, xs0, xs1);
       }
     }
   });

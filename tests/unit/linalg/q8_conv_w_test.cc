@@ -135,5 +135,12 @@ TEST_F(Q8ConvWTest, ManyChannelsAndThreads) {
   Check({17, 5, 30, 30, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, false, true}, 92, &pool);
 }
 
+// The last stage of a ResNet, scaled: W past L2, one or two pixel panels.
+TEST_F(Q8ConvWTest, LargeWeightsSmallImage) {
+  Check({900, 100, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false}, 93);
+  ThreadPool pool(2);
+  Check({961, 96, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, true}, 94, &pool);
+}
+
 }  // namespace
 }  // namespace onyx::linalg

@@ -117,6 +117,14 @@ TEST_F(Q8GemmWTest, LongKAndThreads) {
   Check({3, 200, 130, true, true, false}, 102, &pool);
 }
 
+// W past L2 and few pixels: the path that packs every X panel first and passes each W panel
+// over all of them.
+TEST_F(Q8GemmWTest, LargeWFewPixels) {
+  Check({260, 70, 3201, true, false, true}, 104);
+  ThreadPool pool(2);
+  Check({263, 33, 3203, false, true, false}, 105, &pool);
+}
+
 TEST_F(Q8GemmWTest, EmptyK) { Check({5, 19, 0, true, false, true}, 103); }
 
 }  // namespace
