@@ -1,0 +1,292 @@
+// Computes the float16 and bfloat16 bodies of a model in float32 (basic), as ONNX Runtime's CPU
+// provider does with its inserted Casts: the allow-listed nodes (half_body_ops.h) that compute
+// in a half type are rewritten to float, their half constant inputs become float initializers
+// once at load, a Cast(float -> half) entering the body and a Cast(half -> float) leaving it
+// fold away, and Casts are inserted only where a half value must stay half: a graph input or
+// output, a node left out, a subgraph reading it. Later passes then fuse the float graph as any
+// other, and kernels pack float weights once instead of widening half ones on every Run.
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/float_types.h"
+#include "optimizer/pass.h"
+#include "optimizer/passes/half_body_ops.h"
+#include "optimizer/pattern_util.h"
+
+namespace onyx {
+namespace {
+
+bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBFloat16; }
+bool IsFloatOrHalf(DataType t) { return IsHalf(t) || t == DataType::kFloat || t == DataType::kDouble; }
+
+ir::Attribute CastTo(DataType to) {
+  ir::Attribute a;
+  a.name = "to";
+  a.type = ir::AttrType::kInt;
+  a.i = static_cast<int64_t>(to);
+  return a;
+}
+
+Tensor WidenToFloat(const Tensor& half) {
+  Tensor out(DataType::kFloat, half.shape());
+  float* dst = out.data<float>();
+  const uint16_t* src = static_cast<const uint16_t*>(half.raw_data());
+  const bool is_fp16 = half.dtype() == DataType::kFloat16;
+  for (int64_t i = 0; i < half.size(); ++i) dst[i] = is_fp16 ? HalfBitsToFloat(src[i]) : BFloat16BitsToFloat(src[i]);
+  return out;
+}
+
+class HalfBodyToFloat final : public Pass {
+ public:
+  std::string name() const override { return "HalfBodyToFloat"; }
+  // Basic: every session computes half bodies in float, as ONNX Runtime does at every level.
+  OptLevel level() const override { return OptLevel::kBasic; }
+
+  int Apply(PassContext& ctx) override {
+    GraphEditor& editor = ctx.editor;
+    editor_ = &editor;
+    members_.clear();
+    FindMembers();
+    if (members_.empty()) return 0;
+    // Graph order, so that new names and nodes do not depend on pointer hashing.
+    ordered_.clear();
+    for (ir::Node* node : editor.Nodes())
+      if (members_.count(node)) ordered_.push_back(node);
+    Plan plan = MakePlan(ctx);
+    Rewrite(plan);
+    ctx.counts["nodes computed in float"] += static_cast<int>(members_.size());
+    return static_cast<int>(members_.size());
+  }
+
+ private:
+  // The half type of a tensor value, or kUndefined (unknown, or not a half tensor).
+  DataType HalfTypeOf(const std::string& value) {
+    if (value.empty()) return DataType::kUndefined;
+    const TypeInfo* t = editor_->TypeOf(value);
+    if (t == nullptr || t->kind != TypeInfo::Kind::kTensor || !IsHalf(t->elem_type)) return DataType::kUndefined;
+    return t->elem_type;
+  }
+
+  // The one half type every floating-point input (those the op's type ties together) and
+  // output of the node has; kUndefined when it has none, mixes types, or a type is unknown.
+  DataType NodeHalfType(const ir::Node& node, const HalfBodyOp& op) {
+    DataType half = DataType::kUndefined;
+    auto check = [&](const std::string& value) {
+      if (value.empty()) return true;
+      const TypeInfo* t = editor_->TypeOf(value);
+      if (t == nullptr || t->kind != TypeInfo::Kind::kTensor || t->elem_type == DataType::kUndefined) return false;
+      if (!IsFloatOrHalf(t->elem_type)) return true;
+      if (!IsHalf(t->elem_type) || (half != DataType::kUndefined && half != t->elem_type)) return false;
+      half = t->elem_type;
+      return true;
+    };
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (!op.KeepsInput(i) && !check(node.inputs[i])) return DataType::kUndefined;
+    for (const auto& out : node.outputs)
+      if (!check(out)) return DataType::kUndefined;
+    return half;
+  }
+
+  void FindMembers() {
+    std::unordered_map<ir::Node*, const HalfBodyOp*> movers;  // data movement, joins when next to the body
+    for (ir::Node* node : editor_->Nodes()) {
+      const HalfBodyOp* op = FindHalfBodyOp(node->domain, node->op_type);
+      if (op == nullptr || NodeHalfType(*node, *op) == DataType::kUndefined) continue;
+      if (op->computes) members_.insert(node);
+      else movers.emplace(node, op);
+    }
+    // A Reshape or Transpose alone between half nodes stays half (it needs no float math and
+    // two Casts would cost more); next to the body it joins it, to a fixed point.
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto it = movers.begin(); it != movers.end();) {
+        if (TouchesMember(*it->first)) {
+          members_.insert(it->first);
+          it = movers.erase(it);
+          grew = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  bool TouchesMember(const ir::Node& node) {
+    for (const auto& in : node.inputs)
+      if (members_.count(editor_->Producer(in))) return true;
+    for (const auto& out : node.outputs)
+      for (ir::Node* c : editor_->Consumers(out))
+        if (members_.count(c)) return true;
+    return false;
+  }
+
+  bool ReadsInFloat(const ir::Node& member, size_t input) {
+    const HalfBodyOp* op = FindHalfBodyOp(member.domain, member.op_type);
+    return !op->KeepsInput(input) && HalfTypeOf(member.inputs[input]) != DataType::kUndefined;
+  }
+
+  struct Plan {
+    // Half value -> the float value body nodes read instead.
+    std::unordered_map<std::string, std::string> float_name;
+    // Body outputs renamed to a new float name; a Cast makes the half value under its old name.
+    std::vector<std::tuple<ir::Node*, size_t, DataType>> renamed_outputs;
+    // Half values entering the body through a Cast(half -> float) to insert.
+    std::vector<std::pair<std::string, DataType>> entry_casts;
+    // Values whose type changes to float, or new float values.
+    std::vector<std::string> float_values;
+    // Readers outside the body that may read the float value instead: Shape and Size (they read
+    // only dims) and Cast(half -> float) (it becomes a float -> float Cast NoOpElimination drops).
+    std::vector<std::pair<ir::Node*, size_t>> float_readers;
+    // Cast(x -> half) entering the body become Cast(x -> float): (x, the float value).
+    std::vector<std::pair<std::string, std::string>> direct_casts;
+    std::vector<ir::Node*> folded_entry_casts;
+    // Float initializers to make from half constants: (name, the half tensor).
+    std::vector<std::pair<std::string, const Tensor*>> widened;
+  };
+
+  Plan MakePlan(PassContext& ctx) {
+    Plan plan;
+    // Values the body produces.
+    for (ir::Node* node : ordered_) {
+      for (size_t i = 0; i < node->outputs.size(); ++i) {
+        const std::string& v = node->outputs[i];
+        const DataType half = HalfTypeOf(v);
+        if (half == DataType::kUndefined) continue;
+        bool needs_half = editor_->IsGraphOutput(v);
+        for (ir::Node* c : editor_->Consumers(v)) {
+          if (members_.count(c)) continue;
+          const bool by_input = std::find(c->inputs.begin(), c->inputs.end(), v) != c->inputs.end();
+          if (by_input && ReadsFloatAsWell(*c, v) && !HasSubgraphs(*c)) {
+            for (size_t k = 0; k < c->inputs.size(); ++k)
+              if (c->inputs[k] == v) plan.float_readers.emplace_back(c, k);
+          } else {
+            needs_half = true;
+          }
+        }
+        std::string fv = v;
+        if (needs_half) {
+          fv = editor_->UniqueName(v + "_float");
+          plan.renamed_outputs.emplace_back(node, i, half);
+          ++ctx.counts["half values kept by a Cast"];
+        }
+        plan.float_name[v] = fv;
+        plan.float_values.push_back(fv);
+      }
+    }
+    // Values entering the body.
+    for (ir::Node* node : ordered_) {
+      for (size_t i = 0; i < node->inputs.size(); ++i) {
+        const std::string& v = node->inputs[i];
+        if (plan.float_name.count(v) || !ReadsInFloat(*node, i)) continue;
+        if (const Tensor* c = editor_->Constant(v)) {
+          // Added when rewriting: a new initializer now would make the editor infer types again.
+          plan.float_name[v] = editor_->UniqueName(v + "_float");
+          plan.widened.emplace_back(plan.float_name[v], c);
+          ++ctx.counts["half initializers made float"];
+          continue;
+        }
+        ir::Node* p = editor_->Producer(v);
+        if (IsOp(p, "Cast") && IsTensorNotHalf(p->inputs[0])) {
+          // Cast(x -> half) into the body: the body reads x itself when x is float, or
+          // Cast(x -> float) (int, bool, double x): one rounding fewer either way.
+          if (IsFloat(p->inputs[0])) {
+            plan.float_name[v] = p->inputs[0];
+          } else {
+            plan.float_name[v] = editor_->UniqueName(v + "_float");
+            plan.direct_casts.emplace_back(p->inputs[0], plan.float_name[v]);
+            plan.float_values.push_back(plan.float_name[v]);
+          }
+          bool still_read = editor_->IsGraphOutput(v);
+          for (ir::Node* c : editor_->Consumers(v)) still_read = still_read || !members_.count(c);
+          if (!still_read) plan.folded_entry_casts.push_back(p);
+          ++ctx.counts["Casts into the body folded"];
+          continue;
+        }
+        const std::string fv = editor_->UniqueName(v + "_float");
+        plan.float_name[v] = fv;
+        plan.entry_casts.emplace_back(v, HalfTypeOf(v));
+        plan.float_values.push_back(fv);
+        ++ctx.counts["Casts to float inserted"];
+      }
+    }
+    for (const auto& [reader, k] : plan.float_readers)
+      if (reader->op_type == "Cast") ++ctx.counts["Casts out of the body folded"];
+    return plan;
+  }
+
+  bool IsTensorNotHalf(const std::string& value) {
+    const TypeInfo* t = editor_->TypeOf(value);
+    return t && t->kind == TypeInfo::Kind::kTensor && t->elem_type != DataType::kUndefined && !IsHalf(t->elem_type) &&
+           t->elem_type != DataType::kString;
+  }
+
+  bool IsFloat(const std::string& value) {
+    const TypeInfo* t = editor_->TypeOf(value);
+    return t && t->kind == TypeInfo::Kind::kTensor && t->elem_type == DataType::kFloat;
+  }
+
+  // Whether a node outside the body reads a half value just as well in float: Shape and Size
+  // read only its dims, and a Cast(half -> float) becomes a float -> float Cast.
+  static bool ReadsFloatAsWell(const ir::Node& c, const std::string& v) {
+    if (!c.domain.empty()) return false;
+    if (c.op_type == "Shape" || c.op_type == "Size") return true;
+    return c.op_type == "Cast" && c.inputs.size() == 1 && c.inputs[0] == v &&
+           AttrInt(c, "to", 0) == static_cast<int64_t>(DataType::kFloat);
+  }
+
+  static bool HasSubgraphs(const ir::Node& node) {
+    for (const auto& a : node.attributes)
+      if (a.g || !a.graphs.empty()) return true;
+    return false;
+  }
+
+  void Rewrite(const Plan& plan) {
+    GraphEditor& editor = *editor_;
+    ir::Graph& graph = editor.graph();
+    // The editor's producer map is not used after this point: Finish indexes the graph again.
+    for (const auto& [name, half] : plan.widened) graph.initializers[name] = WidenToFloat(*half);
+    for (const auto& [node, i, half] : plan.renamed_outputs) {
+      const std::string v = node->outputs[i];
+      const std::string& fv = plan.float_name.at(v);
+      node->outputs[i] = fv;
+      ir::Node* cast = editor.AddNode("Cast", "", {fv}, {v}, v + "_to_half");
+      cast->attributes.push_back(CastTo(half));
+    }
+    for (const auto& [v, half] : plan.entry_casts) {
+      ir::Node* cast = editor.AddNode("Cast", "", {v}, {plan.float_name.at(v)}, v + "_to_float");
+      cast->attributes.push_back(CastTo(DataType::kFloat));
+    }
+    for (const auto& [x, fv] : plan.direct_casts) {
+      ir::Node* cast = editor.AddNode("Cast", "", {x}, {fv}, fv + "_cast");
+      cast->attributes.push_back(CastTo(DataType::kFloat));
+    }
+    for (ir::Node* node : ordered_)
+      for (size_t i = 0; i < node->inputs.size(); ++i) {
+        auto it = plan.float_name.find(node->inputs[i]);
+        if (it != plan.float_name.end() && ReadsInFloatByName(*node, i)) editor.SetInput(node, i, it->second);
+      }
+    for (const auto& [reader, k] : plan.float_readers) editor.SetInput(reader, k, plan.float_name.at(reader->inputs[k]));
+    for (ir::Node* cast : plan.folded_entry_casts) editor.RemoveNode(cast);
+    // A declared half type would override inference: the values are float now, and inference
+    // gives their dims again (declared dims an exporter's shape inference named would also
+    // hide from fusions that two dims are equal).
+    for (const auto& value : plan.float_values) graph.value_types.erase(value);
+  }
+
+  // Inputs read in float, decided before any rewiring (the plan keys inputs by half name).
+  bool ReadsInFloatByName(const ir::Node& member, size_t input) {
+    const HalfBodyOp* op = FindHalfBodyOp(member.domain, member.op_type);
+    return !op->KeepsInput(input);
+  }
+
+  GraphEditor* editor_ = nullptr;
+  std::unordered_set<ir::Node*> members_;
+  std::vector<ir::Node*> ordered_;
+};
+
+ONYX_REGISTER_PASS(HalfBodyToFloat, 5);
+
+}  // namespace
+}  // namespace onyx
