@@ -2,6 +2,10 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "linalg/q8_quantize_impl.h"
 
 namespace onyx::linalg {
@@ -45,14 +49,48 @@ void Q8DequantizeS8Avx512(const int8_t* x, int64_t n, float scale, float zero_po
   Q8DequantizeImpl(x, n, scale, zero_point, out);
 }
 
+namespace {
+
+// QLinearAdd's row in explicit vectors (GCC widened the codes through 16 bits with permutes):
+// codes to int32 to float, the same two fmas, the clamp to the type's range, then one rounding
+// half to even and a truncating narrow (the clamp keeps it exact). Tails are masked.
+template <typename T>
+__m512 LoadCodes(const T* p, __mmask16 m) {
+  const __m128i b = _mm_maskz_loadu_epi8(m, p);
+  return _mm512_cvtepi32_ps(std::is_signed_v<T> ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
+}
+
+template <typename T>
+void Q8AddAvx512Impl(const T* x, float rx, const T* y, int64_t y_step, float ry, float fixed, int64_t n, T* out) {
+  if (n <= 0) return;
+  const __m512 vrx = _mm512_set1_ps(rx), vry = _mm512_set1_ps(ry), vfixed = _mm512_set1_ps(fixed);
+  const __m512 lo = _mm512_set1_ps(std::numeric_limits<T>::lowest()), hi = _mm512_set1_ps(std::numeric_limits<T>::max());
+  const __m512 row = _mm512_set1_ps(std::fma(static_cast<float>(y[0]), ry, fixed));  // y_step 0
+  auto block = [&](int64_t i, __mmask16 m) {
+    const __m512 t = y_step == 0 ? row : _mm512_fmadd_ps(LoadCodes(y + i, m), vry, vfixed);
+    __m512 v = _mm512_fmadd_ps(LoadCodes(x + i, m), vrx, t);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    const __m512i q = _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm512_mask_cvtepi32_storeu_epi8(out + i, m, q);
+  };
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    block(i, 0xFFFF);
+    block(i + 16, 0xFFFF);
+  }
+  for (; i < n; i += 16) block(i, n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1));
+}
+
+}  // namespace
+
 void Q8AddU8Avx512(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
-                uint8_t* out) {
-  Q8AddImpl(x, rx, y, y_step, ry, fixed, n, out);
+                   uint8_t* out) {
+  Q8AddAvx512Impl(x, rx, y, y_step, ry, fixed, n, out);
 }
 
 void Q8AddS8Avx512(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
-                int8_t* out) {
-  Q8AddImpl(x, rx, y, y_step, ry, fixed, n, out);
+                   int8_t* out) {
+  Q8AddAvx512Impl(x, rx, y, y_step, ry, fixed, n, out);
 }
 
 }  // namespace onyx::linalg
