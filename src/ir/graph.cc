@@ -120,16 +120,17 @@ void Graph::SortTopologically() {
 
 void Graph::Validate() const {
   std::unordered_set<std::string> defined;
-  auto define = [&](const std::string& value, const std::string& what) {
+  // by: the defining node, or null for a graph input or initializer (described only on failure).
+  auto define = [&](const std::string& value, const Node* by, const char* what) {
     ONYX_CHECK(defined.insert(value).second, kInvalidModel, "graph '", name, "': value '", value,
-               "' is defined twice (again by ", what, ")");
+               "' is defined twice (again by ", by != nullptr ? by->Describe() : std::string(what), ")");
   };
   for (const auto& in : inputs) {
     ONYX_CHECK(!in.name.empty(), kInvalidModel, "graph '", name, "' has an input with an empty name");
-    define(in.name, "a graph input");
+    define(in.name, nullptr, "a graph input");
   }
   for (const auto& [init_name, t] : initializers)
-    if (!IsGraphInput(init_name)) define(init_name, "an initializer");
+    if (!IsGraphInput(init_name)) define(init_name, nullptr, "an initializer");
   auto visible = [&](const std::string& value) {
     return defined.count(value) || (parent != nullptr && DefinedInAncestors(parent, value));
   };
@@ -145,7 +146,7 @@ void Graph::Validate() const {
       for (const auto& sub : attr.graphs) sub->Validate();
     }
     for (const auto& out : node->outputs)
-      if (!out.empty()) define(out, node->Describe());
+      if (!out.empty()) define(out, node.get(), nullptr);
   }
   for (const auto& out : outputs)
     ONYX_CHECK(visible(out.name), kInvalidModel, "graph '", name, "': output '", out.name, "' is never produced");

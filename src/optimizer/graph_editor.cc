@@ -51,15 +51,17 @@ const std::vector<ir::Node*> kNoNodes;
 }  // namespace
 
 GraphEditor::GraphEditor(ir::Graph& graph, std::map<std::string, int64_t> opset_imports)
-    : graph_(graph), opset_imports_(std::move(opset_imports)) {
-  Index();
+    : graph_(graph), opset_imports_(std::move(opset_imports)) {}
+
+void GraphEditor::EnsureIndexed() const {
+  if (!indexed_) const_cast<GraphEditor*>(this)->Index();
 }
 
 void GraphEditor::Index() {
+  indexed_ = true;
   producer_.clear();
   consumers_.clear();
-  names_.clear();
-  CollectNames(graph_, names_);
+  names_.reset();
   for (const auto& node : graph_.nodes) {
     if (removed_.count(node.get())) continue;
     for (const auto& o : node->outputs)
@@ -102,11 +104,13 @@ std::vector<ir::Node*> GraphEditor::NodesOfType(const std::string& op_type, cons
 }
 
 ir::Node* GraphEditor::Producer(const std::string& value) const {
+  EnsureIndexed();
   auto it = producer_.find(value);
   return it == producer_.end() ? nullptr : it->second;
 }
 
 const std::vector<ir::Node*>& GraphEditor::Consumers(const std::string& value) const {
+  EnsureIndexed();
   auto it = consumers_.find(value);
   return it == consumers_.end() ? kNoNodes : it->second;
 }
@@ -125,7 +129,7 @@ const Tensor* GraphEditor::Constant(const std::string& value) const {
       return t;
     }
     if (g->IsGraphInput(value)) return nullptr;
-    if (g == &graph_ && producer_.count(value)) return nullptr;
+    if (g == &graph_ && Producer(value) != nullptr) return nullptr;
   }
   return nullptr;
 }
@@ -165,14 +169,19 @@ const std::vector<Dim>* GraphEditor::DimsOf(const std::string& value) {
 }
 
 std::string GraphEditor::UniqueName(const std::string& hint) {
+  if (!names_) {
+    names_.emplace();
+    CollectNames(graph_, *names_);
+  }
   std::string name = hint;
-  while (names_.count(name)) name = hint + "_" + std::to_string(++counter_);
-  names_.insert(name);
+  while (names_->count(name)) name = hint + "_" + std::to_string(++counter_);
+  names_->insert(name);
   return name;
 }
 
 ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
                                std::vector<std::string> outputs, const std::string& name_hint) {
+  EnsureIndexed();
   modified_ = true;
   types_.reset();
   auto node = std::make_unique<ir::Node>();
@@ -186,7 +195,7 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
   ir::Node* raw = graph_.AddNode(std::move(node));
   for (const auto& o : raw->outputs) {
     if (o.empty()) continue;
-    names_.insert(o);
+    if (names_) names_->insert(o);
     producer_[o] = raw;
   }
   for (const auto& in : raw->inputs)
@@ -195,6 +204,7 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
 }
 
 void GraphEditor::RemoveNode(ir::Node* node) {
+  EnsureIndexed();
   modified_ = true;
   types_.reset();
   if (!removed_.insert(node).second) return;
@@ -213,6 +223,7 @@ void GraphEditor::RemoveNode(ir::Node* node) {
 }
 
 void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& value) {
+  EnsureIndexed();
   modified_ = true;
   types_.reset();
   ONYX_CHECK(index < node->inputs.size() + 1, kInvalidArgument, "SetInput index out of range");
@@ -224,6 +235,7 @@ void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& valu
 }
 
 void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to) {
+  EnsureIndexed();
   modified_ = true;
   types_.reset();
   if (from == to) return;
@@ -280,6 +292,17 @@ void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to)
   consumers_.erase(from);
 }
 
+void GraphEditor::RemoveUnreadInitializers() {
+  EnsureIndexed();
+  // Initializers nothing reads (and that are not graph inputs/outputs) go.
+  for (auto it = graph_.initializers.begin(); it != graph_.initializers.end();) {
+    if (!consumers_.count(it->first) && !graph_.IsGraphInput(it->first) && !graph_.IsGraphOutput(it->first))
+      it = graph_.initializers.erase(it);
+    else
+      ++it;
+  }
+}
+
 std::string GraphEditor::AddInitializer(const std::string& name_hint, Tensor value) {
   modified_ = true;
   types_.reset();
@@ -297,13 +320,9 @@ void GraphEditor::Finish(bool changed) {
     removed_.clear();
     Index();
   }
-  // Initializers nothing reads (and that are not graph inputs/outputs) go.
-  for (auto it = graph_.initializers.begin(); it != graph_.initializers.end();) {
-    if (!consumers_.count(it->first) && !graph_.IsGraphInput(it->first) && !graph_.IsGraphOutput(it->first))
-      it = graph_.initializers.erase(it);
-    else
-      ++it;
-  }
+  // A graph nothing changed keeps its initializers: an editor that never looked at the graph's
+  // uses has no index to tell which are read, and the manager drops unread ones at the end.
+  if (indexed_) RemoveUnreadInitializers();
   for (auto& node : graph_.nodes)
     for (auto& a : node->attributes) {
       if (a.g) a.g->parent = &graph_;

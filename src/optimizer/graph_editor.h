@@ -62,23 +62,30 @@ class GraphEditor {
 
   // Removes initializers nothing reads anymore; sorts nodes again. Called by the manager, with
   // changed = false when the pass rewrote nothing: unless it changed something through the
-  // editor, the index built at construction still holds, so the graph is neither indexed nor
-  // sorted again (silero_vad, with large If branches, spent most of its session creation
-  // re-indexing after passes that did nothing).
+  // editor, the index still holds, so the graph is neither indexed nor sorted again (silero_vad,
+  // with large If branches, spent most of its session creation re-indexing after passes that
+  // did nothing).
   void Finish(bool changed = true);
+  void RemoveUnreadInitializers();
 
  private:
+  // The producer/consumer maps are built on first use: most passes find nothing to rewrite in
+  // most graphs (a model's subgraphs above all) by looking at op types alone.
+  void EnsureIndexed() const;
   void Index();
   std::vector<const ir::Node*> LiveNodesInOrder() const;
   void AddUse(const std::string& value, ir::Node* node);
   void RemoveUse(const std::string& value, ir::Node* node);
 
   ir::Graph& graph_;
+  bool indexed_ = false;
   std::unordered_map<std::string, ir::Node*> producer_;
   std::unordered_map<std::string, std::vector<ir::Node*>> consumers_;
   std::unordered_set<ir::Node*> removed_;
   bool modified_ = false;  // set by every change made through the editor
-  std::unordered_set<std::string> names_;
+  // Every name in the graph and its subgraphs, collected when a pass first asks for a new one
+  // (most editors never do; collecting them each time was a fifth of a subgraph model's creation).
+  std::optional<std::unordered_set<std::string>> names_;
   bool fold_overridable_ = false;
   int counter_ = 0;
   std::optional<TypeMap> types_;  // reset by every change

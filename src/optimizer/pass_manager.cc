@@ -197,7 +197,8 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
         try {
           n = pass->Apply(ctx);
           editor.Finish(n > 0);
-          if (n > 0) model.graph->Validate();
+          // The rewritten graph with its subgraphs: a pass on one graph changes nothing above it.
+          if (n > 0) graph->Validate();
         } catch (const Error& e) {
           throw Error(e.code(), StrCat("optimizer pass '", pass->name(), "' on graph '", graph->name, "': ", e.what()));
         }
@@ -208,6 +209,10 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
     }
     if (changed == 0) break;
   }
+  // Editors that rewrote nothing leave unread initializers (those of the model as loaded) alone.
+  std::vector<ir::Graph*> graphs;
+  CollectGraphs(*model.graph, graphs);
+  for (ir::Graph* graph : graphs) GraphEditor(*graph, model.opset_imports).RemoveUnreadInitializers();
   ImportUsedDomains(model);
   report.op_counts_after = CountOps(*model.graph);
   return report;

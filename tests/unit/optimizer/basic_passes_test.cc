@@ -199,7 +199,7 @@ TEST(GraphEditor, IdentityItAddsCarriesTheModelOpset) {
 
 // Finish(false), as after a pass that reports no rewrite, still drops initializers nothing
 // reads; and a change made through the editor is finished even so (the node really goes).
-TEST(GraphEditor, FinishWithoutRewritesStillCleansUpAndHonoursEditorChanges) {
+TEST(GraphEditor, FinishWithoutRewritesKeepsTheGraphAndHonoursEditorChanges) {
   test::ModelBuilder b(13);
   b.Input("x", DataType::kFloat, {2}).Output("y", DataType::kFloat, {2});
   b.Initializer("unused", test::FloatTensor({2}, 1.0f));
@@ -209,10 +209,12 @@ TEST(GraphEditor, FinishWithoutRewritesStillCleansUpAndHonoursEditorChanges) {
   auto model = LoadModelFromBytes(bytes.data(), bytes.size());
   {
     GraphEditor editor(*model->graph, model->opset_imports);
-    editor.Finish(false);
+    editor.Finish(false);  // never indexed: nothing to tell what is read
   }
-  EXPECT_FALSE(model->graph->IsInitializer("unused"));
+  EXPECT_TRUE(model->graph->IsInitializer("unused"));
   EXPECT_EQ(model->graph->nodes.size(), 2u);
+  GraphEditor(*model->graph, model->opset_imports).RemoveUnreadInitializers();
+  EXPECT_FALSE(model->graph->IsInitializer("unused"));
   {
     GraphEditor editor(*model->graph, model->opset_imports);
     editor.RemoveNode(editor.NodesOfType("Neg")[0]);
@@ -220,6 +222,21 @@ TEST(GraphEditor, FinishWithoutRewritesStillCleansUpAndHonoursEditorChanges) {
   }
   ASSERT_EQ(model->graph->nodes.size(), 1u);
   EXPECT_EQ(model->graph->nodes[0]->op_type, "Abs");
+}
+
+TEST(GraphEditor, TheOptimizerDropsUnreadInitializersEvenWhenNoPassRewrites) {
+  test::ModelBuilder b(13);
+  b.Input("x", DataType::kFloat, {2}).Output("y", DataType::kFloat, {2});
+  b.Initializer("unused", test::FloatTensor({2}, 1.0f));
+  b.Node("Abs", {"x"}, {"y"});
+  const std::string bytes = b.Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  OptimizerOptions options;
+  options.level = OptLevel::kBasic;
+  const OptimizationReport report = OptimizeModel(*model, options);
+  for (const auto& pass : report.passes) EXPECT_EQ(pass.rewrites, 0) << pass.name;
+  EXPECT_FALSE(model->graph->IsInitializer("unused"));
+  EXPECT_EQ(model->graph->nodes.size(), 1u);
 }
 
 }  // namespace
