@@ -1,7 +1,8 @@
 // int8 GEMM (Q8Gemm, uint8 A x int8 packed B, int32 output) microbenchmarks: GOPS per ISA
 // variant (one multiply-add = 2 ops) and the percentage of the machine's int8 dot-product peak
 // measured here by a loop of independent dot-product instructions of the same kind the kernel
-// uses (vpdpbusd on AVX-512 VNNI, vpmaddwd + vpaddd on AVX2). Shapes are MxNxK.
+// uses (vpdpbusd on AVX-512 VNNI, vpmaddwd + vpaddd on AVX2). Shapes are MxNxK. Q8ConvW/...:
+// ResNet-50 convolutions on the NCHW weight-stationary path (Q8ConvW / Q8GemmW), requantized.
 //
 //   build/release/bench/int8_gemm_bench --benchmark_filter='avx512vnni/1024'
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/q8_conv_w.h"
 #include "linalg/q8_gemm.h"
 #include "platform/thread_pool.h"
 
@@ -112,6 +114,50 @@ void BM_Q8Gemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, i
   linalg::ForceQ8Isa("auto");
 }
 
+void SetOps(benchmark::State& state, double ops, int threads) {
+  state.counters["GOPS"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate);
+  const double peak = PeakGops("avx512vnni") * threads;
+  if (peak > 0)
+    state.counters["%peak"] =
+        benchmark::Counter(ops * 1e-9 * 100.0 / peak, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The NCHW convolution path (AVX-512 VNNI only): a 3x3 stride-1 pad-1 convolution of C channels
+// to M on an HxH image through Q8ConvW (implicit im2col), or a pointwise one through Q8GemmW,
+// requantized to uint8 as QLinearConv does.
+void BM_Q8ConvW(benchmark::State& state, int64_t c, int64_t m, int64_t h, int64_t kernel, int threads) {
+  if (!linalg::ForceQ8Isa("avx512vnni") || !linalg::Q8GemmWAvailable()) {
+    state.SkipWithError("no AVX-512 VNNI");
+    return;
+  }
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t k = c * kernel * kernel, n = h * h;
+  std::vector<uint8_t> w(static_cast<size_t>(m * k)), x(static_cast<size_t>(c * n)), y(static_cast<size_t>(m * n));
+  for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
+  for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+  const int32_t w_zero = 0;
+  const linalg::PackedQ8W packed(m, k, w.data(), true, &w_zero, false);
+  std::vector<float> scale(static_cast<size_t>(m), 1e-4f);
+  linalg::Q8Output out;
+  out.kind = linalg::Q8Output::kQuantized;
+  out.c = y.data();
+  out.ldc = n;
+  out.scale = scale.data();
+  out.scale_per_column = true;
+  out.zero_point = 128;
+  linalg::Q8ConvShape s;
+  s.channels = c, s.ih = s.iw = s.oh = s.ow = h, s.kh = s.kw = kernel, s.top = s.left = kernel / 2;
+  ThreadPool* pool = threads > 1 ? Pool(threads) : nullptr;
+  for (auto _ : state) {
+    if (kernel == 1) linalg::Q8GemmW(packed, n, x.data(), false, n, 128, out, pool);
+    else linalg::Q8ConvW(packed, s, x.data(), false, 128, out, pool);
+    benchmark::ClobberMemory();
+  }
+  SetOps(state, 2.0 * static_cast<double>(m * n * k), threads);
+  linalg::ForceQ8Isa("auto");
+}
+
 struct Shape {
   int64_t m, n, k;
 };
@@ -131,6 +177,15 @@ int Register() {
                                  std::to_string(s.n) + "x" + std::to_string(s.k) + "/threads:" + std::to_string(threads);
         benchmark::RegisterBenchmark(name.c_str(), BM_Q8Gemm, isa, s.m, s.n, s.k, threads)->UseRealTime();
       }
+  // ResNet-50's 3x3 convolutions and two of its pointwise ones: {C, M, H, kernel}.
+  const int64_t convs[][4] = {{64, 64, 56, 3},  {128, 128, 28, 3}, {256, 256, 14, 3},
+                              {512, 512, 7, 3}, {64, 256, 56, 1},  {1024, 256, 14, 1}};
+  for (const auto& v : convs)
+    for (int threads : {1, 2}) {
+      const std::string name = "Q8ConvW/" + std::to_string(v[0]) + "to" + std::to_string(v[1]) + "@" +
+                               std::to_string(v[2]) + "/k" + std::to_string(v[3]) + "/threads:" + std::to_string(threads);
+      benchmark::RegisterBenchmark(name.c_str(), BM_Q8ConvW, v[0], v[1], v[2], v[3], threads)->UseRealTime();
+    }
   return 0;
 }
 const int kRegistered = Register();

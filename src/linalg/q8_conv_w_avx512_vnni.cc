@@ -45,27 +45,29 @@ struct Segment {
   __mmask32 lanes;
 };
 
-// Row (c, i, j) of the implicit im2col: plane + tap is channel c's padded plane plus the tap's offset.
-__m256i GatherRow(const ConvSource& src, const Segment* seg, int nseg, const uint8_t* at) {
-  const int64_t sx = src.s->sx;
-  if (sx == 1) {
+// Row (c, i, j) of the implicit im2col: `at` is channel c's padded plane plus the tap's offset.
+// kStride: the horizontal stride when 1 or 2, else 0 (any, lane by lane).
+template <int kStride>
+inline __m256i GatherRow(const Segment* seg, int nseg, const uint8_t* at, int64_t sx) {
+  if constexpr (kStride == 1) {
     __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + seg[0].base));
     for (int t = 1; t < nseg; ++t)
       v = _mm256_mask_blend_epi8(seg[t].lanes, v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + seg[t].base)));
     return v;
-  }
-  if (sx == 2) {
+  } else if constexpr (kStride == 2) {
     __m512i v = _mm512_loadu_si512(at + seg[0].base);
     for (int t = 1; t < nseg; ++t) v = _mm512_mask_blend_epi16(seg[t].lanes, v, _mm512_loadu_si512(at + seg[t].base));
     return _mm512_cvtepi16_epi8(v);  // lane l: byte 2l
+  } else {
+    alignas(32) uint8_t lanes[kNr] = {};
+    for (int t = 0; t < nseg; ++t)
+      for (int l = 0; l < kNr; ++l)
+        if (seg[t].lanes >> l & 1) lanes[l] = at[seg[t].base + l * sx];
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
   }
-  alignas(32) uint8_t lanes[kNr] = {};
-  for (int t = 0; t < nseg; ++t)
-    for (int l = 0; l < kNr; ++l)
-      if (seg[t].lanes >> l & 1) lanes[l] = at[seg[t].base + l * sx];
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
 }
 
+template <int kStride>
 void PackConvPanel(const void* source, int64_t j0, int cols, uint8_t* panel) {
   const auto& src = *static_cast<const ConvSource*>(source);
   const Q8ConvShape& s = *src.s;
@@ -78,30 +80,32 @@ void PackConvPanel(const void* source, int64_t j0, int cols, uint8_t* panel) {
     seg[nseg++] = {oy * s.sy * src.pw + ox * s.sx - l * s.sx, static_cast<__mmask32>(bits)};
     l += len;
   }
-  const int64_t plane = src.ph * src.pw, kg = CeilDiv(src.k, int64_t{kGroup});
-  const int64_t row_step = s.dy * src.pw;
+  const int64_t plane = src.ph * src.pw, row_step = s.dy * src.pw;
   int64_t i = 0, j = 0;  // the im2col row's tap, k = (c * kh + i) * kw + j
-  const uint8_t* at = src.planes;  // channel c's plane + i * dy * pw + j * dx
   const uint8_t* channel = src.planes;
-  for (int64_t q = 0; q < kg; ++q) {
-    __m256i r[kGroup];
-    for (int t = 0; t < kGroup; ++t) {
-      if (q * kGroup + t >= src.k) {
-        r[t] = _mm256_setzero_si256();  // past K: stored code 0, outside the pixel sums
-        continue;
-      }
-      r[t] = GatherRow(src, seg, nseg, at);
-      if (++j < s.kw) {
-        at += s.dx;
-      } else if (j = 0, ++i < s.kh) {
-        at = channel + i * row_step;
-      } else {
-        i = 0;
-        channel += plane;
-        at = channel;
-      }
+  const uint8_t* at = channel;  // channel + i * dy * pw + j * dx
+  auto next = [&] {
+    const __m256i v = GatherRow<kStride>(seg, nseg, at, s.sx);
+    if (++j < s.kw) {
+      at += s.dx;
+    } else if (j = 0, ++i < s.kh) {
+      at = channel + i * row_step;
+    } else {
+      i = 0;
+      channel += plane;
+      at = channel;
     }
-    Q8WInterleave4(r[0], r[1], r[2], r[3], panel + q * kNr * kGroup);
+    return v;
+  };
+  const int64_t whole = src.k / kGroup;
+  for (int64_t q = 0; q < whole; ++q) {
+    const __m256i r0 = next(), r1 = next(), r2 = next(), r3 = next();
+    Q8WInterleave4(r0, r1, r2, r3, panel + q * kNr * kGroup);
+  }
+  if (const int64_t rest = src.k - whole * kGroup; rest > 0) {  // past K: stored code 0, outside the pixel sums
+    __m256i r[kGroup];
+    for (int64_t t = 0; t < kGroup; ++t) r[t] = t < rest ? next() : _mm256_setzero_si256();
+    Q8WInterleave4(r[0], r[1], r[2], r[3], panel + whole * kNr * kGroup);
   }
 }
 
@@ -129,7 +133,8 @@ void Q8ConvW(const PackedQ8W& w, const Q8ConvShape& s, const void* image, bool x
       else for (int64_t q = 0; q < s.iw; ++q) to[q] = from[q] ^ flip;
     }
   const ConvSource source{&s, planes, ph, pw, s.channels * s.kh * s.kw};
-  Q8GemmWDriver(w, s.oh * s.ow, &PackConvPanel, &source, x_zero + (x_signed ? 128 : 0), out, pool);
+  const Q8WPanelFn pack = s.sx == 1 ? &PackConvPanel<1> : s.sx == 2 ? &PackConvPanel<2> : &PackConvPanel<0>;
+  Q8GemmWDriver(w, s.oh * s.ow, pack, &source, x_zero + (x_signed ? 128 : 0), out, pool);
 }
 
 }  // namespace onyx::linalg
