@@ -16,11 +16,22 @@ void Q8MaxPool2dU8Avx512(const Q8PoolGeometry& g, const uint8_t* x, uint8_t* y, 
 void Q8MaxPool2dS8Avx512(const Q8PoolGeometry& g, const int8_t* x, int8_t* y, int8_t* scratch);
 #endif
 
+Q8PoolRows Q8PoolRowLayout(const Q8PoolGeometry& g) {
+  auto round_up = [](int64_t v) { return (v + kQ8PoolBlock - 1) / kQ8PoolBlock * kQ8PoolBlock; };
+  Q8PoolRows r;
+  // Positions an output starts on, and outputs packed at stride 2, in whole blocks; at stride 2
+  // the span covers every position the packing reads, so no code of the scratch is read unset.
+  r.packed = round_up(g.out_w);
+  r.span = std::max(round_up((g.out_w - 1) * g.stride_w + 1), g.stride_w == 2 ? 2 * r.packed : 0);
+  // The row holds the input after its left padding and every tap read for the span.
+  r.row = std::max(g.pad_left + g.in_w, r.span + (g.kernel_w - 1) * g.dilation_w);
+  r.wide = r.span;
+  return r;
+}
+
 int64_t Q8MaxPool2dScratch(const Q8PoolGeometry& g) {
-  // The padded row must hold the input row after its left padding and every tap of the last
-  // output: (out_w - 1) * stride_w + (kernel_w - 1) * dilation_w.
-  const int64_t reach = (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  return 2 * std::max(g.pad_left + g.in_w, reach);
+  const Q8PoolRows r = Q8PoolRowLayout(g);
+  return r.row + r.wide + r.packed;
 }
 
 void Q8MaxPool2dU8(const Q8PoolGeometry& g, const uint8_t* x, uint8_t* y, uint8_t* scratch) {

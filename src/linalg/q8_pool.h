@@ -15,8 +15,17 @@ struct Q8PoolGeometry {
   int64_t pad_top = 0, pad_left = 0;
 };
 
-// Elements of scratch Q8MaxPool2d needs (two padded rows).
+// Elements of scratch Q8MaxPool2d needs (see Q8PoolRows).
 int64_t Q8MaxPool2dScratch(const Q8PoolGeometry& g);
+
+// The scratch's parts, in codes: the padded row of window maxima, the row of column maxima and
+// the stride-2 outputs packed; `span` and `packed` are the loop lengths over the latter two,
+// rounded up to whole blocks of kQ8PoolBlock codes.
+constexpr int64_t kQ8PoolBlock = 64;
+struct Q8PoolRows {
+  int64_t row = 0, wide = 0, span = 0, packed = 0;
+};
+Q8PoolRows Q8PoolRowLayout(const Q8PoolGeometry& g);
 
 // y[oy, ox] = max over taps (ky, kx) inside x of x[oy * stride_h - pad_top + ky * dilation_h,
 // ox * stride_w - pad_left + kx * dilation_w]; x is [in_h, in_w], y [out_h, out_w].

@@ -15,15 +15,17 @@ namespace {
 template <typename T>
 void Q8MaxPool2dImpl(const Q8PoolGeometry& g, const T* __restrict x, T* __restrict y, T* __restrict scratch) {
   constexpr T kLowest = std::numeric_limits<T>::lowest();
-  const int64_t width = Q8MaxPool2dScratch(g) / 2;
+  const Q8PoolRows r = Q8PoolRowLayout(g);
   // row: the window rows' max, with the padding columns at the lowest code on both sides.
   // wide: the max over the kernel's columns at every row position an output starts on.
+  // Both loops run over whole blocks of kQ8PoolBlock codes (the scratch has the room), so they
+  // have no scalar tails; what lies past the row is never read into an output.
   T* __restrict row = scratch;
-  T* __restrict wide = scratch + width;
-  std::fill(row, row + width, kLowest);
+  T* __restrict wide = scratch + r.row;
+  T* __restrict packed = wide + r.wide;
+  std::fill(row, row + r.row, kLowest);
   T* __restrict mid = row + g.pad_left;
   const int64_t iw = g.in_w, kw = g.kernel_w, dw = g.dilation_w, sw = g.stride_w;
-  const int64_t span = (g.out_w - 1) * sw + 1;  // positions an output starts on
   for (int64_t oy = 0; oy < g.out_h; ++oy) {
     const int64_t start = oy * g.stride_h - g.pad_top;
     bool any = false;
@@ -39,16 +41,18 @@ void Q8MaxPool2dImpl(const Q8PoolGeometry& g, const T* __restrict x, T* __restri
       any = true;
     }
     if (!any) std::fill(mid, mid + iw, kLowest);
-    T* __restrict out = y + oy * g.out_w;
-    T* __restrict acc = sw == 1 ? out : wide;
-    std::memcpy(acc, row, static_cast<size_t>(span) * sizeof(T));
+    std::memcpy(wide, row, static_cast<size_t>(r.span) * sizeof(T));
     for (int64_t kx = 1; kx < kw; ++kx) {
       const T* __restrict tap = row + kx * dw;
-      for (int64_t i = 0; i < span; ++i) acc[i] = std::max(acc[i], tap[i]);
+      for (int64_t i = 0; i < r.span; ++i) wide[i] = std::max(wide[i], tap[i]);
     }
-    if (sw == 2) {
-      for (int64_t ox = 0; ox < g.out_w; ++ox) out[ox] = wide[2 * ox];
-    } else if (sw != 1) {
+    T* __restrict out = y + oy * g.out_w;
+    if (sw == 1) {
+      std::memcpy(out, wide, static_cast<size_t>(g.out_w) * sizeof(T));
+    } else if (sw == 2) {
+      for (int64_t ox = 0; ox < r.packed; ++ox) packed[ox] = wide[2 * ox];
+      std::memcpy(out, packed, static_cast<size_t>(g.out_w) * sizeof(T));
+    } else {
       for (int64_t ox = 0; ox < g.out_w; ++ox) out[ox] = wide[ox * sw];
     }
   }
