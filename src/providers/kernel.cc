@@ -96,21 +96,31 @@ KernelRegistry& KernelRegistry::Global() {
   return registry;
 }
 
-void KernelRegistry::Register(KernelDef def) { defs_.push_back(std::move(def)); }
+void KernelRegistry::Register(KernelDef def) {
+  by_op_type_[def.op_type].push_back(defs_.size());
+  defs_.push_back(std::move(def));
+}
 
 const KernelDef* KernelRegistry::Find(const std::string& provider, const std::string& domain, const std::string& op_type,
                                       int opset) const {
-  for (const auto& d : defs_)
-    if (d.provider == provider && d.op_type == op_type && d.domain == domain && d.since <= opset && opset <= d.until)
-      return &d;
+  const auto it = by_op_type_.find(op_type);
+  if (it == by_op_type_.end()) return nullptr;
+  for (size_t i : it->second) {
+    const KernelDef& d = defs_[i];
+    if (d.provider == provider && d.domain == domain && d.since <= opset && opset <= d.until) return &d;
+  }
   return nullptr;
 }
 
 std::vector<const KernelDef*> KernelRegistry::FindAll(const std::string& provider, const std::string& domain,
                                                       const std::string& op_type) const {
   std::vector<const KernelDef*> result;
-  for (const auto& d : defs_)
-    if (d.provider == provider && d.op_type == op_type && d.domain == domain) result.push_back(&d);
+  const auto it = by_op_type_.find(op_type);
+  if (it == by_op_type_.end()) return result;
+  for (size_t i : it->second) {
+    const KernelDef& d = defs_[i];
+    if (d.provider == provider && d.domain == domain) result.push_back(&d);
+  }
   std::sort(result.begin(), result.end(), [](auto* a, auto* b) { return a->since < b->since; });
   return result;
 }
