@@ -60,6 +60,7 @@ class QdqClipReluElimination final : public Pass {
   std::vector<std::string> providers() const override { return {"CPU"}; }
 
   int Apply(PassContext& ctx) override {
+    if (!qdq::HasQdqNodes(ctx.editor)) return 0;
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
     for (ir::Node* node : editor.Nodes()) {

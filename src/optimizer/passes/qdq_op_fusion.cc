@@ -57,6 +57,7 @@ class QdqOpFusion final : public Pass {
   std::vector<std::string> providers() const override { return {"CPU"}; }
 
   int Apply(PassContext& ctx) override {
+    if (!qdq::HasQdqNodes(ctx.editor)) return 0;
     int rewrites = 0;
     for (ir::Node* node : ctx.editor.Nodes()) {
       if (!qdq::Live(ctx.editor, node)) continue;  // removed by an earlier rewrite of this round

@@ -73,6 +73,7 @@ class QdqPropagation final : public Pass {
   std::vector<std::string> providers() const override { return {"CPU"}; }
 
   int Apply(PassContext& ctx) override {
+    if (!qdq::HasQdqNodes(ctx.editor)) return 0;
     int rewrites = 0;
     for (ir::Node* node : ctx.editor.Nodes()) {
       if (!qdq::Live(ctx.editor, node)) continue;

@@ -32,6 +32,7 @@ class QdqS8ToU8 final : public Pass {
 
   int Apply(PassContext& ctx) override {
     if (qdq::kInt8ActivationsAllowed) return 0;
+    if (!qdq::HasQdqNodes(ctx.editor)) return 0;
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
     for (ir::Node* q : editor.NodesOfType("QuantizeLinear")) {

@@ -93,6 +93,12 @@ bool Live(GraphEditor& editor, const ir::Node* node) {
   return node != nullptr && !node->outputs.empty() && !node->outputs[0].empty() && editor.Producer(node->outputs[0]) == node;
 }
 
+bool HasQdqNodes(const GraphEditor& editor) {
+  for (const auto& node : editor.graph().nodes)
+    if (node->domain.empty() && (node->op_type == "QuantizeLinear" || node->op_type == "DequantizeLinear")) return true;
+  return false;
+}
+
 bool Unused(GraphEditor& editor, const std::string& value) { return editor.UseCount(value) == 0; }
 
 std::optional<double> ScalarScale(GraphEditor& editor, const QuantParams& p) {

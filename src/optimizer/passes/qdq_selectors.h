@@ -52,6 +52,9 @@ bool ReadQuantize(GraphEditor& editor, const ir::Node& q, QuantParams* params);
 ir::Node* SoleQuantizeReader(GraphEditor& editor, const std::string& value, QuantParams* params);
 // Whether a node is still in the graph (not removed by an earlier rewrite of the same pass).
 bool Live(GraphEditor& editor, const ir::Node* node);
+// Whether the graph has a QuantizeLinear or DequantizeLinear node: the QDQ passes rewrite
+// nothing without one, and return at once (Live needs the editor's index; most graphs are float).
+bool HasQdqNodes(const GraphEditor& editor);
 // Whether a value is read by no node and is no graph output.
 bool Unused(GraphEditor& editor, const std::string& value);
 
