@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_gemv.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/float_compute.h"
@@ -257,7 +258,10 @@ class QGemm final : public OpKernel {
         trans_b_(info.GetIntOr("transB", 0) != 0) {
     const Tensor* b = info.ConstantInput(3);
     const Tensor* zp = info.ConstantInput(5);
-    if (b != nullptr && zp != nullptr && b->rank() == 2) q8_b_ = PackB(*b, *zp, info.thread_pool());
+    if (b != nullptr && zp != nullptr && b->rank() == 2) {
+      q8_b_ = PackB(*b, *zp, info.thread_pool());
+      if (!q8_b_.empty()) gemv_b_ = PackGemvB(*b, *zp);
+    }
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -321,7 +325,10 @@ class QGemm final : public OpKernel {
       c_strides = BroadcastStrides(cs, target);
     }
     const bool a_signed = a.dtype() == DataType::kInt8;
-    if (y_zp && c_strides[0] == 0) {
+    // One row against a constant B: the matrix-vector kernel (linalg/q8_gemv.h), then the
+    // output loop below (the GEMM would compute a whole tile of rows for it).
+    const bool use_gemv = M == 1 && !gemv_b_.empty() && gemv_b_.k() == K && gemv_b_.n() == N;
+    if (y_zp && c_strides[0] == 0 && !use_gemv) {
       // Requantized in the GEMM's output stage, C as the per-column int32 bias.
       std::vector<int32_t> bias;
       if (c) {
@@ -344,11 +351,15 @@ class QGemm final : public OpKernel {
     }
     // Otherwise int32 sums, C added, then scaled (C is scaled with the sum, as one int32).
     std::vector<int32_t> acc(static_cast<size_t>(M * N), 0);
-    linalg::Q8Output out;
-    out.kind = linalg::Q8Output::kInt32;
-    out.c = acc.data();
-    out.ldc = N;
-    linalg::Q8Gemm(M, a_bytes, a_signed, K, &za, false, packed, out, ctx.thread_pool());
+    if (use_gemv) {
+      linalg::Q8Gemv(a_bytes, a_signed, za, gemv_b_, acc.data());
+    } else {
+      linalg::Q8Output out;
+      out.kind = linalg::Q8Output::kInt32;
+      out.c = acc.data();
+      out.ldc = N;
+      linalg::Q8Gemm(M, a_bytes, a_signed, K, &za, false, packed, out, ctx.thread_pool());
+    }
     if (c)
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n) acc[m * N + n] += c->data<int32_t>()[m * c_strides[0] + n * c_strides[1]];
@@ -384,9 +395,20 @@ class QGemm final : public OpKernel {
                              z.size() > 1, pool);
   }
 
+  // The same B packed for the matrix-vector kernel (checked by PackB first).
+  linalg::PackedQ8Gemv PackGemvB(const Tensor& b, const Tensor& zp) const {
+    const int64_t k = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
+    std::vector<int32_t> z(static_cast<size_t>(zp.size()));
+    for (int64_t i = 0; i < zp.size(); ++i)
+      z[i] = zp.dtype() == DataType::kUInt8 ? zp.data<uint8_t>()[i] : zp.data<int8_t>()[i];
+    return linalg::PackedQ8Gemv(trans_b_, k, n, b.raw_data(), b.dtype() == DataType::kInt8, b.dim(1), z.data(),
+                                z.size() > 1);
+  }
+
   float alpha_;
   bool trans_a_, trans_b_;
-  linalg::PackedQ8B q8_b_;  // B and its zero point packed when both are constant
+  linalg::PackedQ8B q8_b_;         // B and its zero point packed when both are constant
+  linalg::PackedQ8Gemv gemv_b_;    // the same for one row of A
 };
 
 ONYX_REGISTER_KERNEL_FN("CPU", "com.microsoft", "MatMulIntegerToFloat", 1, kOpsetMax,

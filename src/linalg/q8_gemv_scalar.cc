@@ -1,0 +1,10 @@
+// q8_gemv.h's product compiled for the baseline (q8_gemv_impl.h).
+#include "linalg/q8_gemv_impl.h"
+
+namespace onyx::linalg {
+
+void Q8GemvPanelsScalar(const uint8_t* a, const int8_t* packed, int64_t kp, int64_t panels, int32_t* sums) {
+  Q8GemvPanelsImpl(a, packed, kp, panels, sums);
+}
+
+}  // namespace onyx::linalg
