@@ -135,6 +135,12 @@ TEST_F(Q8ConvWTest, ManyChannelsAndThreads) {
   Check({17, 5, 30, 30, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, false, true}, 92, &pool);
 }
 
+// A 1-D convolution, as QLinearConv runs it: one image row.
+TEST_F(Q8ConvWTest, OneRow) {
+  Check({10, 6, 1, 31, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, true, false}, 95);
+  Check({7, 3, 1, 70, 1, 3, 1, 2, 1, 2, 0, 1, 0, 0, false, true}, 96);
+}
+
 // The last stage of a ResNet, scaled: W past L2, one or two pixel panels.
 TEST_F(Q8ConvWTest, LargeWeightsSmallImage) {
   Check({900, 100, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false}, 93);

@@ -119,9 +119,9 @@ void CheckPerChannel(KernelContext& ctx, const char* what, const Tensor* t, int6
 // Output pixels per im2col tile: bounds the scratch (pixels x C/group x kernel bytes).
 constexpr int64_t kPixelTile = 1024;
 
-// The prepared weights: for a 2-D convolution where the int8 GEMM has the weight-stationary
+// The prepared weights: for a 2-D or 1-D convolution where the int8 GEMM has the weight-stationary
 // kernel (q8_gemm.h's Q8GemmW, AVX-512 VNNI), one packed W_group [M/group, C/group * kernel] per
-// group, run over the NCHW image (pointwise) or its k-major im2col; otherwise one packed int8
+// group, run over the NCHW image (pointwise) or its implicit im2col (q8_conv_w.h); otherwise one packed int8
 // GEMM operand per group (B = W_group^T, [C/group * kernel, M/group], zero points per output
 // channel) run over channels-last rows; for a depthwise convolution (one input and one output
 // channel per group) the weights minus their zero points.
@@ -151,7 +151,7 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
       }
     return q;
   }
-  if (w.rank() == 4 && linalg::Q8GemmWAvailable()) {
+  if ((w.rank() == 4 || w.rank() == 3) && linalg::Q8GemmWAvailable()) {  // 2-D, or 1-D as one image row
     for (int64_t g = 0; g < group; ++g) {
       std::vector<int32_t> zps(static_cast<size_t>(mg));
       for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
@@ -276,17 +276,24 @@ void Im2RowHwc(const ConvGeometry& g, const uint8_t* xt, int64_t p0, int64_t cou
   });
 }
 
-// A 2-D convolution on the weight-stationary int8 GEMM: C [M/group, pixels] is the NCHW output,
+// A 2-D (or 1-D) convolution on the weight-stationary int8 GEMM: C [M/group, pixels] is the NCHW output,
 // over the image itself (pointwise) or its implicit im2col (Q8ConvW, no im2col buffer).
 void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
               const linalg::Q8Output& out, size_t out_elem_size, ThreadPool* pool) {
   const int64_t cg = g.channels / g.group, mg = g.out_channels / g.group;
-  const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
-                         g.pad_begin[1] == 0 && g.out_size == g.in_size;
+  bool pointwise = g.kernel_size == 1 && g.out_size == g.in_size;
+  for (size_t d = 0; d < g.in.size(); ++d) pointwise = pointwise && g.stride[d] == 1 && g.pad_begin[d] == 0;
+  // A 1-D convolution is a 2-D one over a single row: its dimension is the width.
+  const size_t wd = g.in.size() - 1;
   linalg::Q8ConvShape s;
-  s.channels = cg, s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1];
-  s.kh = g.kernel[0], s.kw = g.kernel[1], s.sy = g.stride[0], s.sx = g.stride[1];
-  s.dy = g.dilation[0], s.dx = g.dilation[1], s.top = g.pad_begin[0], s.left = g.pad_begin[1];
+  s.channels = cg, s.iw = g.in[wd], s.ow = g.out[wd], s.kw = g.kernel[wd], s.sx = g.stride[wd];
+  s.dx = g.dilation[wd], s.left = g.pad_begin[wd];
+  if (wd == 1) {
+    s.ih = g.in[0], s.oh = g.out[0], s.kh = g.kernel[0], s.sy = g.stride[0], s.dy = g.dilation[0];
+    s.top = g.pad_begin[0];
+  } else {
+    s.ih = s.oh = s.kh = 1;
+  }
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t grp = 0; grp < g.group; ++grp) {
       const uint8_t* image = xb + (n * g.channels + grp * cg) * g.in_size;
