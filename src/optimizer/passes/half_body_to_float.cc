@@ -44,7 +44,12 @@ class HalfBodyToFloat final : public Pass {
   // Basic: every session computes half bodies in float, as ONNX Runtime does at every level.
   OptLevel level() const override { return OptLevel::kBasic; }
 
+  // Only for sessions on the CPU alone: another provider (CUDA) has half kernels of its own.
+  std::vector<std::string> providers() const override { return {"CPU"}; }
+
   int Apply(PassContext& ctx) override {
+    for (const auto& p : ctx.options.providers)
+      if (p != "CPU") return 0;
     GraphEditor& editor = ctx.editor;
     editor_ = &editor;
     members_.clear();

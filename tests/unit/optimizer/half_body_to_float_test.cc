@@ -280,5 +280,12 @@ TEST(HalfBodyToFloat, RunsAtBasicAndLeavesFloatModelsAlone) {
   EXPECT_EQ(OpCount(CountOps(*model->graph), "Cast"), 0);
 }
 
+// A session with another provider than the CPU keeps half bodies for that provider's kernels.
+TEST(HalfBodyToFloat, OnlyForCpuSessions) {
+  const std::string bytes = CastWrappedConv(kHalf).Bytes();
+  EXPECT_EQ(RunPasses(bytes, {kPass}, OptLevel::kAll, {"CUDA", "CPU"}).report.passes.at(0).rewrites, 0);
+  EXPECT_EQ(RunPasses(bytes, {kPass}, OptLevel::kAll, {"CPU"}).report.passes.at(0).rewrites, 2);
+}
+
 }  // namespace
 }  // namespace onyx
