@@ -69,6 +69,20 @@ TEST(GeluFusion, FusesTheErfFormInItsVariants) {
   }
 }
 
+TEST(GeluFusion, FusesSqrt2RoundedToFloat16) {
+  // A float16 model's sqrt(2) (1.4140625, 1.1e-4 off) widened to float by HalfBodyToFloat.
+  ModelBuilder b = WithX();
+  b.Initializer("k", Scalar(1.4140625f));
+  b.Node("Div", {"x", "k"}, {"d"});
+  b.Node("Erf", {"d"}, {"e"});
+  b.Node("Add", {"e", "one"}, {"a"});
+  b.Node("Mul", {"x", "a"}, {"m"});
+  b.Node("Mul", {"m", "half"}, {"y"});
+  auto run = RunFusion(b.Bytes(), "GeluFusion");
+  EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.Gelu"), 1);
+  EXPECT_EQ(OpCount(run.ops_after, "Erf"), 0);
+}
+
 TEST(GeluFusion, WritesOnnxGeluFromOpset20) {
   const std::string bytes = ErfGelu(ErfVariant::kBert, 20);
   auto run = RunFusion(bytes, "GeluFusion");
