@@ -38,6 +38,43 @@ Tensor WidenToFloat(const Tensor& half) {
   return out;
 }
 
+bool TypeMentionsHalf(const TypeInfo* t) {
+  for (; t != nullptr; t = t->elem.get())
+    if (IsHalf(t->elem_type)) return true;
+  return false;
+}
+
+// Whether a half value can arise in the graph at all: from a declared type, a constant, or an
+// attribute naming a half type (Cast's `to`, a dtype; any int attribute equal to a half type's
+// code counts, to be safe). Type inference, which finding the body needs, is the pass's
+// main cost, and nearly all graphs are float.
+bool MentionsHalf(const ir::Graph& g) {
+  const auto half_code = [](int64_t v) {
+    return v == static_cast<int64_t>(DataType::kFloat16) || v == static_cast<int64_t>(DataType::kBFloat16);
+  };
+  for (const auto* values : {&g.inputs, &g.outputs})
+    for (const auto& v : *values)
+      if (TypeMentionsHalf(v.type.get())) return true;
+  for (const auto& [name, type] : g.value_types)
+    if (TypeMentionsHalf(type.get())) return true;
+  for (const auto& [name, t] : g.initializers)
+    if (IsHalf(t.dtype())) return true;
+  for (const auto& node : g.nodes)
+    for (const auto& a : node->attributes) {
+      if (a.type == ir::AttrType::kInt && half_code(a.i)) return true;
+      if (std::any_of(a.ints.begin(), a.ints.end(), half_code)) return true;
+      if (a.t.defined() && IsHalf(a.t.dtype())) return true;
+      for (const auto& t : a.tensors)
+        if (IsHalf(t.dtype())) return true;
+      for (const auto& t : a.types)
+        if (TypeMentionsHalf(t.get())) return true;
+      if (a.g && MentionsHalf(*a.g)) return true;
+      for (const auto& sub : a.graphs)
+        if (MentionsHalf(*sub)) return true;
+    }
+  return false;
+}
+
 class HalfBodyToFloat final : public Pass {
  public:
   std::string name() const override { return "HalfBodyToFloat"; }
@@ -51,6 +88,11 @@ class HalfBodyToFloat final : public Pass {
     for (const auto& p : ctx.options.providers)
       if (p != "CPU") return 0;
     GraphEditor& editor = ctx.editor;
+    // The whole model's graph (with every subgraph): a subgraph may read half values of an
+    // enclosing graph.
+    const ir::Graph* model_graph = &editor.graph();
+    while (model_graph->parent != nullptr) model_graph = model_graph->parent;
+    if (!MentionsHalf(*model_graph)) return 0;
     editor_ = &editor;
     members_.clear();
     FindMembers();
