@@ -3,7 +3,8 @@ and ONNX Runtime side by side.
 
 For each model, one session per engine is made and warmed at one shape; then for each new shape
 in turn, each engine (alternating, Onyx first) runs it once (the first-run time) and then
-`--repeats` more times (their median is the repeated-run time). The cliff is first / repeated:
+`--repeats` more times (their median is the repeated-run time), 50 ms idle before each Run. The
+cliff is first / repeated:
 1.0 means a new shape costs nothing extra. Reported per shape and as the median and the worst over
 the shapes, with the CPU model.
 
@@ -70,7 +71,10 @@ def make_session(module, path, threads):
     return module.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
-def timed_run(session, feeds):
+def timed_run(session, feeds, gap_s=0.05):
+    # Idle first, so neither engine's spinning intra-op threads take a core from the next Run
+    # (as bench/compare does).
+    time.sleep(gap_s)
     start = time.perf_counter()
     session.run(None, feeds)
     return (time.perf_counter() - start) * 1e3
