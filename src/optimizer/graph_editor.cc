@@ -163,6 +163,11 @@ const TypeInfo* GraphEditor::TypeOf(const std::string& value) {
   return it == types_->end() ? nullptr : it->second.get();
 }
 
+TypeMap GraphEditor::TypeSnapshot() {
+  if (!types_) types_ = InferNodeTypes(graph_, LiveNodesInOrder());
+  return *types_;
+}
+
 const std::vector<Dim>* GraphEditor::DimsOf(const std::string& value) {
   const TypeInfo* t = TypeOf(value);
   return t && t->kind == TypeInfo::Kind::kTensor && t->shape ? &*t->shape : nullptr;

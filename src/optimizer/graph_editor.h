@@ -41,6 +41,9 @@ class GraphEditor {
   const TypeInfo* TypeOf(const std::string& value);
   // The value's dims when its rank is known.
   const std::vector<Dim>* DimsOf(const std::string& value);
+  // Every value's type as inferred now, a copy later changes leave alone: for a pass whose
+  // rewrites keep the types of the values it still reads (TypeOf infers anew after each).
+  TypeMap TypeSnapshot();
 
   // A constant tensor: an initializer no feed can override (unless allowed), in this graph or
   // an enclosing one. Null otherwise.

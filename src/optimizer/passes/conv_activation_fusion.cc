@@ -71,6 +71,19 @@ std::optional<Activation> MatchOrtActivation(GraphEditor& editor, const std::str
   return std::nullopt;
 }
 
+// Types from the snapshot taken before the pass's first rewrite (fusions keep the types of the
+// values they leave; asking the editor after each rewrite infers the graph anew: quadratic).
+DataType SnapshotElemType(const TypeMap& types, const std::string& value) {
+  const auto it = types.find(value);
+  return it == types.end() || it->second->kind != TypeInfo::Kind::kTensor ? DataType::kUndefined : it->second->elem_type;
+}
+
+const std::vector<Dim>* SnapshotDims(const TypeMap& types, const std::string& value) {
+  const auto it = types.find(value);
+  if (it == types.end() || it->second->kind != TypeInfo::Kind::kTensor || !it->second->shape) return nullptr;
+  return &*it->second->shape;
+}
+
 // A constant of one element near `expected` that broadcasts to no higher rank than `v`'s.
 bool IsScalarConst(GraphEditor& editor, const std::string& c, double expected, int64_t v_rank) {
   const int64_t rank = RankOf(editor, c);
@@ -78,10 +91,12 @@ bool IsScalarConst(GraphEditor& editor, const std::string& c, double expected, i
 }
 
 // x * Clip(x + 3, 0, 6) / 6 (or * 1/6) over `v`: `add` and `mul` are v's two readers.
-std::optional<Activation> MatchClipHardSwish(GraphEditor& editor, const std::string& v, ir::Node* add, ir::Node* mul) {
-  const int64_t v_rank = editor.DimsOf(v) != nullptr ? static_cast<int64_t>(editor.DimsOf(v)->size()) : -1;
+std::optional<Activation> MatchClipHardSwish(GraphEditor& editor, const TypeMap& types, const std::string& v,
+                                             ir::Node* add, ir::Node* mul) {
   if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2 || !IsOnnxOp(mul, "Mul", 7) || mul->inputs.size() != 2)
     return std::nullopt;
+  const auto* v_dims = SnapshotDims(types, v);
+  const int64_t v_rank = v_dims != nullptr ? static_cast<int64_t>(v_dims->size()) : -1;
   if (!IsScalarConst(editor, OtherInput(*add, v), 3.0, v_rank)) return std::nullopt;
   ir::Node* clip = SoleReader(editor, add->outputs[0]);
   if (!IsOnnxOp(clip, "Clip", 6) || clip->inputs[0] != add->outputs[0]) return std::nullopt;
@@ -99,7 +114,7 @@ std::optional<Activation> MatchClipHardSwish(GraphEditor& editor, const std::str
 }
 
 // SiLU or HardSwish over `v`, which only the activation's nodes read.
-std::optional<Activation> MatchOnyxActivation(GraphEditor& editor, const std::string& v) {
+std::optional<Activation> MatchOnyxActivation(GraphEditor& editor, const TypeMap& types, const std::string& v) {
   if (v.empty() || editor.IsGraphOutput(v)) return std::nullopt;
   const auto& readers = editor.Consumers(v);
   if (readers.size() == 1 && IsOnnxOp(readers[0], "HardSwish", 14) && readers[0]->inputs[0] == v)
@@ -108,7 +123,7 @@ std::optional<Activation> MatchOnyxActivation(GraphEditor& editor, const std::st
   for (int i = 0; i < 2; ++i) {
     ir::Node* gate = readers[i];
     ir::Node* mul = readers[1 - i];
-    if (auto hard_swish = MatchClipHardSwish(editor, v, gate, mul)) return hard_swish;
+    if (auto hard_swish = MatchClipHardSwish(editor, types, v, gate, mul)) return hard_swish;
     if (!IsOnnxOp(mul, "Mul", 7) || gate->inputs.empty() || gate->inputs[0] != v) continue;
     if (SoleReader(editor, gate->outputs[0]) != mul || OtherInput(*mul, gate->outputs[0]) != v) continue;
     if (IsOnnxOp(gate, "Sigmoid")) return Activation{"Silu", {}, {gate, mul}, mul->outputs[0]};
@@ -125,13 +140,14 @@ struct Residual {
   std::string z;
 };
 
-std::optional<Residual> MatchResidual(GraphEditor& editor, const std::string& conv_out) {
+std::optional<Residual> MatchResidual(GraphEditor& editor, const TypeMap& types, const std::string& conv_out) {
   ir::Node* add = SoleReader(editor, conv_out);
   if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2) return std::nullopt;
   const std::string& z = OtherInput(*add, conv_out);
-  if (z.empty() || z == conv_out || ElemType(editor, z) != ElemType(editor, conv_out)) return std::nullopt;
-  const auto* zd = editor.DimsOf(z);
-  const auto* cd = editor.DimsOf(conv_out);
+  if (z.empty() || z == conv_out || SnapshotElemType(types, z) != SnapshotElemType(types, conv_out))
+    return std::nullopt;
+  const auto* zd = SnapshotDims(types, z);
+  const auto* cd = SnapshotDims(types, conv_out);
   if (zd == nullptr || cd == nullptr || !SameDims(*zd, *cd)) return std::nullopt;
   return Residual{add, z};
 }
@@ -163,19 +179,22 @@ int FuseConvActivations(PassContext& ctx, bool onyx_activations) {
   if (onyx_activations)
     for (ir::Node* n : editor.NodesOfType("FusedConv", kMsDomain))
       if (n->FindAttribute("activation") == nullptr) anchors.push_back(n);
+  // The types before any rewrite (asking the editor after each one was quadratic: 55% of
+  // EfficientNet-B0's session creation). A fusion keeps the types of the values it leaves.
+  const TypeMap types = anchors.empty() ? TypeMap{} : editor.TypeSnapshot();
   for (ir::Node* conv : anchors) {
     if (conv->outputs.size() != 1 || conv->inputs.size() < 2) continue;
     const std::string& out = conv->outputs[0];
     // ONNX Runtime's FusedConv is float only; a conv's type is its weights' when not inferred.
-    DataType dt = ElemType(editor, out);
+    DataType dt = SnapshotElemType(types, out);
     if (dt == DataType::kUndefined)
       if (auto w = ConstValue(editor, conv->inputs[1])) dt = w->dtype();
     if (dt != DataType::kFloat) continue;
     std::optional<Residual> residual;
-    if (conv->domain.empty()) residual = MatchResidual(editor, out);
+    if (conv->domain.empty()) residual = MatchResidual(editor, types, out);
     const std::string pre_activation = residual ? residual->add->outputs[0] : out;
     auto act =
-        onyx_activations ? MatchOnyxActivation(editor, pre_activation) : MatchOrtActivation(editor, pre_activation);
+        onyx_activations ? MatchOnyxActivation(editor, types, pre_activation) : MatchOrtActivation(editor, pre_activation);
     if (!act && (onyx_activations || !residual)) continue;
     std::vector<ir::Node*> removed = {conv};
     if (residual) removed.push_back(residual->add);
