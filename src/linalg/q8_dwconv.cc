@@ -5,6 +5,7 @@
 #include "linalg/gemm.h"
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_dwconv_impl.h"
+#include "platform/cpu_features.h"
 
 namespace onyx::linalg {
 
@@ -17,6 +18,8 @@ ONYX_Q8_DWCONV_DECLARE(Scalar)
 #if defined(__x86_64__)
 ONYX_Q8_DWCONV_DECLARE(Avx2)
 ONYX_Q8_DWCONV_DECLARE(Avx512)
+void Q8DepthwiseAvx512Vnni(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
+                           const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch);
 #endif
 #undef ONYX_Q8_DWCONV_DECLARE
 
@@ -40,7 +43,7 @@ void Q8Depthwise(const Q8DepthwiseShape& shape, int64_t count, const uint8_t* x,
   auto fn = &Q8DepthwiseScalar;
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
-  if (isa == "avx512") fn = &Q8DepthwiseAvx512;
+  if (isa == "avx512") fn = GetCpuFeatures().avx512vnni ? &Q8DepthwiseAvx512Vnni : &Q8DepthwiseAvx512;
   if (isa == "avx2") fn = &Q8DepthwiseAvx2;
 #endif
   fn(s, count, x, x_signed, x_zp, w, rq, out, scratch);

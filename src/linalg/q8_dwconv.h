@@ -9,7 +9,9 @@
 // and dropped) in long vectorized loops. The values (X - x_zp, w - w_zp) lie in [-255, 255], so
 // the plane holds 16-bit pairs (column c and c + dx) and two taps are one vpmaddwd (AVX2,
 // AVX-512; plain loops in the scalar variant); kernels of more than 64 tap pairs take an int32
-// loop. Compiled per ISA (q8_dwconv_<isa>.cc); details in q8_dwconv_impl.h.
+// loop. Compiled per ISA (q8_dwconv_<isa>.cc); details in q8_dwconv_impl.h. With AVX-512 VNNI,
+// kernels up to 4 wide with int8 weights skip the plane: vpdpbusd on quads shuffled straight
+// from a padded byte copy of the channel (q8_dwconv_avx512_vnni.cc).
 #pragma once
 
 #include <cstdint>

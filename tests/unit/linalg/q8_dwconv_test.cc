@@ -64,17 +64,19 @@ std::vector<int32_t> Reference(const Q8DepthwiseShape& s, int64_t channels, cons
   return out;
 }
 
-void Check(const Case& k, uint32_t seed) {
+// int8_weights: weights minus their zero point within int8 (symmetric int8 weights: the AVX-512 VNNI
+// path), else the whole 9-bit range (the 16-bit pair path).
+void Check(const Case& k, uint32_t seed, bool int8_weights) {
   const Q8DepthwiseShape s = ShapeOf(k);
   ASSERT_GT(s.oh, 0);
   ASSERT_GT(s.ow, 0);
   const int64_t channels = 5;
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> byte(0, 255), wv(-255, 255);
+  std::uniform_int_distribution<int> byte(0, 255), wv(int8_weights ? -128 : -255, int8_weights ? 127 : 255);
   std::vector<uint8_t> x(static_cast<size_t>(channels * s.ih * s.iw));
   for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
   std::vector<int32_t> w(static_cast<size_t>(channels * s.kh * s.kw));
-  for (auto& v : w) v = wv(rng);  // weights minus a zero point: the whole 9-bit range
+  for (auto& v : w) v = wv(rng);
   const int32_t x_zp = k.x_signed ? -3 : 131;
   const std::vector<int32_t> ref = Reference(s, channels, x, k.x_signed, x_zp, w);
   // Scratch of any contents: callers keep it between calls.
@@ -111,6 +113,13 @@ void Check(const Case& k, uint32_t seed) {
   }
 }
 
+void Check(const Case& k, uint32_t seed) {
+  for (bool int8_weights : {false, true}) {
+    SCOPED_TRACE(int8_weights ? "int8 weights" : "9-bit weights");
+    Check(k, seed, int8_weights);
+  }
+}
+
 TEST_P(Q8DepthwiseVariant, Stride1Padded3x3) {
   Check({7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false}, 1);
   Check({13, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true}, 2);
@@ -130,6 +139,22 @@ TEST_P(Q8DepthwiseVariant, OddKernelsStridesAndDilations) {
   Check({9, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true}, 10);
   Check({9, 8, 1, 1, 2, 3, 1, 1, 0, 0, 0, 0, false}, 11);
   Check({6, 40, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3, true}, 12);
+}
+
+// MobileNetV2's depthwise layers (3x3, pad 1, strides 1 and 2, planes 112 down to 7) and their
+// neighbours: rows wider than a vector, rows sharing one (7, 5, 3 wide), odd sizes, one-sided
+// padding, both signednesses.
+TEST_P(Q8DepthwiseVariant, MobileNetShapes) {
+  uint32_t seed = 100;
+  for (int64_t size : {112, 56, 28, 14, 7, 17, 9, 5, 3, 2})
+    for (int64_t stride : {1, 2})
+      for (bool x_signed : {false, true}) {
+        Check({size, size, 3, 3, stride, stride, 1, 1, 1, 1, 1, 1, x_signed}, seed++);
+        Check({size, size + 3, 3, 3, stride, stride, 1, 1, 0, 1, 1, 0, x_signed}, seed++);
+      }
+  Check({16, 33, 3, 4, 1, 1, 1, 1, 1, 2, 1, 1, false}, seed++);  // 4-wide rows: the whole quad
+  Check({20, 21, 2, 2, 2, 1, 2, 2, 0, 0, 1, 1, true}, seed++);   // dilated
+  Check({6, 40, 4, 3, 1, 4, 1, 1, 2, 1, 1, 1, false}, seed++);   // stride 4
 }
 
 // One output position per dimension reads one window whatever the stride: the plane's stride

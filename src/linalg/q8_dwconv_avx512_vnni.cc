@@ -1,0 +1,182 @@
+// Q8Depthwise for AVX-512 VNNI: the kernel's rows as vpdpbusd quads read straight from a padded
+// byte copy of the channel, no 32-bit plane. A kernel row of up to 4 taps is one vpdpbusd over
+// 16 outputs: lane k holds the bytes its taps read (a 64-byte load shuffled by vpermd, then
+// vpshufb) against the row's weights as int8 (a fourth byte of weight 0). The codes go in as
+// uint8 (int8 codes + 128) with the padding holding the zero point's code, so every output reads
+// all its taps and X - x_zp is the constant correction x_zp * sum(w). Rows narrower than 16
+// outputs share a vector (7x7: two rows, 14 of 16 lanes). Sums are exact, requantized in
+// registers as in q8_dwconv_impl.h; shapes or weights outside int8 take Q8DepthwiseImpl.
+#if defined(__x86_64__)
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as maybe uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "linalg/q8_dwconv_impl.h"
+
+namespace onyx::linalg {
+namespace {
+
+constexpr int64_t kMaxRows = 16;  // kernel rows, each one vpdpbusd
+constexpr int64_t kLoad = 64;     // bytes of one load: every lane's taps lie in it
+
+// Where the 16 lanes read: output lane k is (row y0 + k / ow, column x0 + k % ow) when `rows` > 1
+// output rows share a vector, else column x0 + k of one row; its tap j reads byte
+// offset(k, j) of a load at the vector's first input byte. vpermd brings each 128-bit lane the
+// (up to 4) dwords holding its four outputs' bytes, vpshufb picks them.
+struct QuadLanes {
+  int64_t rows = 0;  // 0: this shape does not fit
+  __m512i dwords = _mm512_setzero_si512(), bytes = _mm512_setzero_si512();
+};
+
+QuadLanes MakeLanes(const Q8DepthwiseShape& s, int64_t pw, int64_t rows) {
+  QuadLanes q;
+  alignas(64) int32_t dw[16] = {};
+  alignas(64) uint8_t by[64] = {};
+  for (int64_t lane = 0; lane < 4; ++lane) {
+    int64_t slots = 0;
+    for (int64_t t = 0; t < 4; ++t) {
+      const int64_t k = 4 * lane + t;
+      if (rows > 1 && k >= rows * s.ow) continue;  // a lane past the rows: masked off
+      const int64_t r = rows == 1 ? 0 : k / s.ow, x = rows == 1 ? k : k % s.ow;
+      for (int64_t j = 0; j < s.kw; ++j) {  // taps past kw keep byte 0 (weight 0)
+        const int64_t offset = r * s.sy * pw + x * s.sx + j * s.dx;
+        if (offset >= kLoad) return q;
+        int64_t slot = 0;
+        while (slot < slots && dw[4 * lane + slot] != offset / 4) ++slot;
+        if (slot == slots) {
+          if (slots == 4) return q;
+          dw[4 * lane + slots++] = static_cast<int32_t>(offset / 4);
+        }
+        by[16 * lane + 4 * t + j] = static_cast<uint8_t>(4 * slot + offset % 4);
+      }
+    }
+  }
+  q.rows = rows;
+  q.dwords = _mm512_load_si512(dw);
+  q.bytes = _mm512_load_si512(by);
+  return q;
+}
+
+// The widest packing that fits: as many whole rows as 16 lanes hold, down to one row a vector.
+QuadLanes ChooseLanes(const Q8DepthwiseShape& s, int64_t pw) {
+  for (int64_t rows = std::clamp<int64_t>(16 / s.ow, 1, s.oh); rows >= 1; --rows) {
+    const QuadLanes q = MakeLanes(s, pw, rows);
+    if (q.rows != 0) return q;
+  }
+  return QuadLanes();
+}
+
+// Whether every channel's weights (w - w_zp) are int8, so they can be vpdpbusd's signed bytes.
+bool WeightsAreInt8(const int32_t* w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (w[i] < -128 || w[i] > 127) return false;
+  return true;
+}
+
+// Copies the image rows of one channel into the padded bytes (int8 codes + 128 when flip is 0x80):
+// whole rows by mask, no memcpy call per 7- to 112-byte row.
+void CopyRows(const uint8_t* __restrict src, int64_t rows, int64_t width, int64_t src_stride,
+              uint8_t* __restrict dst, int64_t dst_stride, __m512i flip) {
+  const __mmask64 last = width % 64 == 0 ? ~0ull : (1ull << (width % 64)) - 1;
+  for (int64_t y = 0; y < rows; ++y, src += src_stride, dst += dst_stride) {
+    int64_t i = 0;
+    for (; i + 64 < width; i += 64)
+      _mm512_storeu_si512(dst + i, _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
+    if (width > 0)
+      _mm512_mask_storeu_epi8(dst + i, last, _mm512_xor_si512(_mm512_maskz_loadu_epi8(last, src + i), flip));
+  }
+}
+
+// The sums of kh kernel rows (kKh when not 0, so that 3x3's loop unrolls and its weights stay in
+// registers) for the vectors of one channel, offset by `addend` (bias minus the zero point's
+// correction), then requantized (rq) or stored as int32. Lane geometry as in QuadLanes.
+template <int kKh>
+void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, const uint8_t* padded,
+                 const __m512i* wq, int32_t addend, const Q8DepthwiseRequant* rq, int64_t c, void* out) {
+  const int64_t kh = kKh != 0 ? kKh : s.kh, oh = s.oh, ow = s.ow, rows = lanes.rows;
+  const int64_t row_step = s.sy * pw, tap_step = s.dy * pw, col_step = s.sx;
+  const int64_t xstep = rows > 1 ? ow : 16;
+  const __m512i dwords = lanes.dwords, bytes = lanes.bytes, add = _mm512_set1_epi32(addend);
+  __m512i qzp = _mm512_setzero_si512();
+  __m512 scale = _mm512_setzero_ps(), lo = scale, hi = scale;
+  if (rq != nullptr) {
+    scale = _mm512_set1_ps(rq->scale[c]);
+    lo = _mm512_set1_ps((rq->out_signed ? -128.0f : 0.0f) - static_cast<float>(rq->zero_point));
+    hi = _mm512_set1_ps((rq->out_signed ? 127.0f : 255.0f) - static_cast<float>(rq->zero_point));
+    qzp = _mm512_set1_epi32(rq->zero_point);
+  }
+  auto* out8 = static_cast<uint8_t*>(out) + c * oh * ow;
+  auto* out32 = static_cast<int32_t*>(out) + c * oh * ow;
+  for (int64_t y = 0; y < oh; y += rows) {
+    for (int64_t xo = 0; xo < ow; xo += xstep) {
+      const int64_t n = rows > 1 ? std::min(rows, oh - y) * ow : std::min<int64_t>(16, ow - xo);
+      const uint8_t* base = padded + y * row_step + xo * col_step;
+      __m512i v = add;
+      for (int64_t i = 0; i < kh; ++i) {
+        const __m512i raw = _mm512_loadu_si512(base + i * tap_step);
+        v = _mm512_dpbusd_epi32(v, _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, raw), bytes), wq[i]);
+      }
+      const auto m = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+      const int64_t at = y * ow + xo;
+      if (rq == nullptr) {
+        _mm512_mask_storeu_epi32(out32 + at, m, v);
+        continue;
+      }
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+      f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+      _mm_mask_storeu_epi8(out8 + at, m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), qzp)));
+    }
+  }
+}
+
+}  // namespace
+
+void Q8DepthwiseAvx512Vnni(const Q8DepthwiseShape& s, int64_t count, const uint8_t* x, bool x_signed, int32_t x_zp,
+                           const int32_t* w, const Q8DepthwiseRequant* rq, void* out, int32_t* scratch) {
+  const Q8DepthwisePlane l = Q8DepthwiseLayout(s);
+  const int32_t zp = x_signed ? x_zp + 128 : x_zp;  // the zero point's code as uint8
+  const int64_t padded_size = l.ph * l.pw + kLoad;
+  const int64_t taps = s.kh * s.kw;
+  const QuadLanes lanes = s.kw <= 4 && s.kh <= kMaxRows ? ChooseLanes(s, l.pw) : QuadLanes();
+  if (lanes.rows == 0 || zp < 0 || zp > 255 || padded_size > 4 * l.scratch || !WeightsAreInt8(w, count * taps)) {
+    Q8DepthwiseImpl(s, count, x, x_signed, x_zp, w, rq, out, scratch);
+    return;
+  }
+  // The padding keeps the zero point's code for every channel: only the image part is rewritten.
+  auto* padded = reinterpret_cast<uint8_t*>(scratch);
+  std::memset(padded, zp, static_cast<size_t>(padded_size));
+  const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw));
+  const int64_t y0 = std::min(l.ph, s.top), y1 = std::max(y0, std::min(l.ph, s.top + s.ih));
+  const int64_t in_size = s.ih * s.iw;
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(x_signed ? 0x80 : 0));
+  for (int64_t c = 0; c < count; ++c) {
+    CopyRows(x + c * in_size + (y0 - s.top) * s.iw + (x0 - s.left), y1 - y0, x1 - x0, s.iw,
+             padded + y0 * l.pw + x0, l.pw, flip);
+    __m512i wq[kMaxRows];
+    uint32_t wsum = 0;
+    const int32_t* wc = w + c * taps;
+    for (int64_t i = 0; i < s.kh; ++i) {
+      uint32_t packed = 0;
+      for (int64_t j = 0; j < s.kw; ++j) {
+        packed |= static_cast<uint32_t>(static_cast<uint8_t>(wc[i * s.kw + j])) << (8 * j);
+        wsum += static_cast<uint32_t>(wc[i * s.kw + j]);
+      }
+      wq[i] = _mm512_set1_epi32(static_cast<int32_t>(packed));
+    }
+    // acc + bias = sum(code * w) - zp * sum(w) + bias, in uint32 (the wrap of int32 sums).
+    const uint32_t bias = rq != nullptr && rq->bias != nullptr ? static_cast<uint32_t>(rq->bias[c]) : 0u;
+    const auto addend = static_cast<int32_t>(bias - static_cast<uint32_t>(zp) * wsum);
+    if (s.kh == 3) ChannelSums<3>(s, l.pw, lanes, padded, wq, addend, rq, c, out);
+    else ChannelSums<0>(s, l.pw, lanes, padded, wq, addend, rq, c, out);
+  }
+}
+
+}  // namespace onyx::linalg
+#endif  // __x86_64__
