@@ -19,7 +19,8 @@ namespace {
 #define ONYX_CONV_TABLE(ns, block, fb, ...)                                                                 \
   ConvKernelTable {                                                                                        \
     #ns, block, fb, __VA_ARGS__, &ns::DirectTile, &ns::Unblock, &ns::Block, &ns::EpilogueRow, &ns::EpilogueBlocked, \
-        &ns::DepthwisePlane, &ns::DepthwiseBlocked, &ns::WinogradInput, &ns::WinogradOutput                \
+        &ns::DepthwisePlane, &ns::DepthwiseBlocked, &ns::WinogradInput, &ns::WinogradOutput,               \
+        &ns::WinogradWeights                                                                                 \
   }
 
 // Block = vector width; the register tiles must match kMaxFilterBlocks / kMaxPixels of the ISA

@@ -26,14 +26,6 @@ namespace {
 // 36864 floats) is then one chunk instead of 3 + 1 bands, 215 -> 280-290 GFLOP/s (conv_bench).
 constexpr int64_t kChunkFloats = int64_t{9} << 14;
 
-// G for the points 0, 1, -1, 1/2, -2, infinity (see f32_winograd_impl.h).
-constexpr double kG[6][3] = {{1.0, 0.0, 0.0},
-                             {1.0 / 3, 1.0 / 3, 1.0 / 3},
-                             {-1.0 / 3, 1.0 / 3, -1.0 / 3},
-                             {-16.0 / 15, -8.0 / 15, -4.0 / 15},
-                             {1.0 / 15, -2.0 / 15, 4.0 / 15},
-                             {0.0, 0.0, 1.0}};
-
 // Per-task buffers: every float is written before it is read.
 std::unique_ptr<float[]> Scratch(size_t floats) { return std::make_unique_for_overwrite<float[]>(floats); }
 std::unique_ptr<float[]> Zeros(size_t floats) { return std::make_unique<float[]>(floats); }
@@ -50,33 +42,21 @@ WinogradConv::WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* poo
   // Channels past the counts (in a last, partial block) stay zero; the rest is all written.
   if (in_channels_ % b != 0 || out_channels_ % b != 0) std::fill_n(transformed_.data(), transformed_.size(), 0.0f);
   // Element xi of filter (m, c) goes to [xi][m / b][c / b][c % b][m % b]. The b filters of one
-  // output block and one input channel are transformed together, so each of their 36 elements
-  // fills one run of b floats (a cache line) at once: filter by filter, each line was written b
-  // times far apart, through 4x the weights' size (181 MB for ResNet-50), and the misses were
-  // most of a session's creation. The arithmetic per filter is unchanged (in double).
+  // output block and one input channel are transformed together (the ISA's kernel, on double
+  // vectors), so each of their 36 elements fills one run of b floats (a cache line) at once:
+  // filter by filter, each line was written b times far apart, through 4x the weights' size
+  // (181 MB for ResNet-50), and the misses were most of a session's creation.
   const int64_t xi_stride = out_blocks_ * in_blocks_ * b * b;
   float* out = transformed_.data();
-  const int64_t in_channels = in_channels_, out_channels = out_channels_;
-  ThreadPool::For(pool, out_blocks_, static_cast<double>(500 * in_channels * b), [&](int64_t mb_begin, int64_t mb_end) {
-    std::vector<double> g(9 * b), gt(18 * b);  // [tap][m % b] and [i][j][m % b]
+  ThreadPool::For(pool, out_blocks_, static_cast<double>(100 * in_channels_ * b), [&](int64_t mb_begin, int64_t mb_end) {
     for (int64_t mb = mb_begin; mb < mb_end; ++mb) {
-      const int64_t lanes = std::min(b, out_channels - mb * b);
-      for (int64_t c = 0; c < in_channels; ++c) {
-        for (int64_t l = 0; l < lanes; ++l)
-          for (int t = 0; t < 9; ++t) g[t * b + l] = w[((mb * b + l) * in_channels + c) * 9 + t];
-        for (int i = 0; i < 6; ++i)  // G g
-          for (int j = 0; j < 3; ++j)
-            for (int64_t l = 0; l < lanes; ++l)
-              gt[(i * 3 + j) * b + l] = kG[i][0] * g[j * b + l] + kG[i][1] * g[(3 + j) * b + l] + kG[i][2] * g[(6 + j) * b + l];
-        float* dst = out + mb * in_blocks_ * b * b + c * b;  // + (c / b) * b * b + (c % b) * b
-        for (int i = 0; i < 6; ++i)
-          for (int k = 0; k < 6; ++k) {
-            float* line = dst + (i * 6 + k) * xi_stride;
-            for (int64_t l = 0; l < lanes; ++l)
-              line[l] = static_cast<float>(gt[(i * 3) * b + l] * kG[k][0] + gt[(i * 3 + 1) * b + l] * kG[k][1] +
-                                           gt[(i * 3 + 2) * b + l] * kG[k][2]);
-          }
-      }
+      WinogradWeightsArgs args;
+      args.w = w + mb * b * in_channels_ * 9;
+      args.filters = std::min(b, out_channels_ - mb * b);
+      args.in_channels = in_channels_;
+      args.xi_stride = xi_stride;
+      args.out = out + mb * in_blocks_ * b * b;
+      kernels_->winograd_weights(args);
     }
   });
 }

@@ -114,6 +114,16 @@ struct WinogradOutputArgs {
   const ConvActivation* act = nullptr;
 };
 
+// U = G g G^T (in double, then rounded to float once) for the 3x3 filters of one block of B
+// output channels (`filters` of them, B or fewer in a last block) and every input channel:
+//   out[xi * xi_stride + (c / B) * B * B + (c % B) * B + m] for filter m of the block,
+// w: the block's first filter [filters][in_channels][3][3].
+struct WinogradWeightsArgs {
+  const float* w = nullptr;
+  int64_t filters = 0, in_channels = 0, xi_stride = 0;
+  float* out = nullptr;
+};
+
 struct ConvKernelTable {
   const char* isa;
   int block;  // B: floats per vector
@@ -135,6 +145,7 @@ struct ConvKernelTable {
   void (*depthwise_blocked)(const DepthwiseBlockedArgs& a);
   void (*winograd_input)(const WinogradInputArgs& a);
   void (*winograd_output)(const WinogradOutputArgs& a);
+  void (*winograd_weights)(const WinogradWeightsArgs& a);
 };
 
 // The pieces each ISA file provides (defined in f32_conv_nchwc_<isa>.cc, f32_dwconv_<isa>.cc,
@@ -152,6 +163,7 @@ struct ConvKernelTable {
   void DepthwiseBlocked(const DepthwiseBlockedArgs& a);                                                         \
   void WinogradInput(const WinogradInputArgs& a);                                                               \
   void WinogradOutput(const WinogradOutputArgs& a);                                                             \
+  void WinogradWeights(const WinogradWeightsArgs& a);                                                           \
   }
 
 ONYX_DECLARE_CONV_ISA(scalar)

@@ -1,6 +1,6 @@
 // Winograd F(4x4, 3x3) input and output transforms on channel vectors, written once against
 // `Vec` (see simd_<isa>.h). V = B^T d B (6x6 input tile d), Y = A^T M A (4x4 output tile from
-// the 6x6 product M); U = G g G^T is done once in conv_winograd.cc. The interpolation points
+// the 6x6 product M); U = G g G^T once per weight (WinogradWeights, below). The interpolation points
 // 0, 1, -1, 1/2, -2 (and infinity) halve the float32 error of the usual 0, +-1, +-2.
 #pragma once
 
@@ -90,5 +90,39 @@ void WinogradOutput(const WinogradOutputArgs& a) {
     }
   });
 }
+
+// Written as loops over the block's B filters with B fixed, which the compiler runs as double
+// vectors; each product and sum is its own rounding (no contraction into fmas), so every ISA
+// gives the same floats.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+void WinogradWeights(const WinogradWeightsArgs& a) {
+  constexpr int B = Vec::kWidth;
+  // G for the points 0, 1, -1, 1/2, -2, infinity.
+  constexpr double kG[6][3] = {{1.0, 0.0, 0.0},
+                               {1.0 / 3, 1.0 / 3, 1.0 / 3},
+                               {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                               {-16.0 / 15, -8.0 / 15, -4.0 / 15},
+                               {1.0 / 15, -2.0 / 15, 4.0 / 15},
+                               {0.0, 0.0, 1.0}};
+  alignas(64) double g[9][B] = {}, gt[6][3][B];  // [tap][filter]; G g: [i][j][filter]
+  for (int64_t c = 0; c < a.in_channels; ++c) {
+    for (int64_t m = 0; m < a.filters; ++m)
+      for (int t = 0; t < 9; ++t) g[t][m] = a.w[(m * a.in_channels + c) * 9 + t];
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int m = 0; m < B; ++m) gt[i][j][m] = kG[i][0] * g[j][m] + kG[i][1] * g[3 + j][m] + kG[i][2] * g[6 + j][m];
+    float* dst = a.out + (c / B) * B * B + (c % B) * B;
+    for (int i = 0; i < 6; ++i)
+      for (int k = 0; k < 6; ++k) {
+        alignas(64) float line[B];
+        for (int m = 0; m < B; ++m)
+          line[m] = static_cast<float>(gt[i][0][m] * kG[k][0] + gt[i][1][m] * kG[k][1] + gt[i][2][m] * kG[k][2]);
+        float* out = dst + (i * 6 + k) * a.xi_stride;
+        for (int64_t m = 0; m < a.filters; ++m) out[m] = line[m];
+      }
+  }
+}
+#pragma GCC pop_options
 
 }  // namespace onyx::linalg::ONYX_SIMD_NS

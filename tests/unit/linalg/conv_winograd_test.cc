@@ -7,6 +7,7 @@
 #include <random>
 
 #include "linalg/conv.h"
+#include "linalg/f32_conv_kernel.h"
 #include "linalg/conv_test_util.h"
 #include "platform/thread_pool.h"
 
@@ -81,6 +82,47 @@ TEST(ConvWinograd, Applicability) {
   s.dilation_h = 1;
   s.group = 2;
   EXPECT_FALSE(WinogradConv::Applicable(s));
+}
+
+// U = G g G^T of every filter, computed one filter at a time in double (the association the
+// kernels use), must come out of each ISA's block kernel as the same floats, at the documented
+// place: partial blocks of filters and of input channels included.
+TEST(ConvWinograd, WeightTransformIsTheSameFloatsOnEveryIsa) {
+  constexpr double kG[6][3] = {{1.0, 0.0, 0.0},       {1.0 / 3, 1.0 / 3, 1.0 / 3},     {-1.0 / 3, 1.0 / 3, -1.0 / 3},
+                               {-16.0 / 15, -8.0 / 15, -4.0 / 15}, {1.0 / 15, -2.0 / 15, 4.0 / 15}, {0.0, 0.0, 1.0}};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  ForEachIsa([&](const std::string&) {
+    const ConvKernelTable& k = SelectedConvKernels();
+    const int64_t b = k.block;
+    for (int64_t filters : {b, b - 3}) {
+      const int64_t channels = b + 5, in_blocks = 2, xi_stride = in_blocks * b * b;
+      std::vector<float> w(static_cast<size_t>(filters * channels * 9));
+      for (float& v : w) v = dist(rng);
+      std::vector<float> out(static_cast<size_t>(36 * xi_stride), -7.0f);
+      WinogradWeightsArgs args;
+      args.w = w.data();
+      args.filters = filters;
+      args.in_channels = channels;
+      args.xi_stride = xi_stride;
+      args.out = out.data();
+      k.winograd_weights(args);
+      for (int64_t m = 0; m < filters; ++m)
+        for (int64_t c = 0; c < channels; ++c) {
+          const float* g = &w[static_cast<size_t>((m * channels + c) * 9)];
+          for (int i = 0; i < 6; ++i)
+            for (int kk = 0; kk < 6; ++kk) {
+              double gt[3];
+              for (int j = 0; j < 3; ++j) gt[j] = kG[i][0] * g[j] + kG[i][1] * g[3 + j] + kG[i][2] * g[6 + j];
+              const auto want = static_cast<float>(gt[0] * kG[kk][0] + gt[1] * kG[kk][1] + gt[2] * kG[kk][2]);
+              const float got = out[static_cast<size_t>((i * 6 + kk) * xi_stride + (c / b) * b * b + (c % b) * b + m)];
+              ASSERT_EQ(got, want) << "filter " << m << " channel " << c << " element " << i * 6 + kk;
+            }
+        }
+      // Lanes past the block's filters are not written (the caller zero-fills partial blocks).
+      if (filters < b) EXPECT_EQ(out[static_cast<size_t>(filters)], -7.0f);
+    }
+  });
 }
 
 }  // namespace
