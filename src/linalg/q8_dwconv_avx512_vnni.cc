@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "linalg/q8_dwconv_impl.h"
 
@@ -114,24 +115,54 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
   }
   auto* out8 = static_cast<uint8_t*>(out) + c * oh * ow;
   auto* out32 = static_cast<int32_t*>(out) + c * oh * ow;
-  for (int64_t y = 0; y < oh; y += rows) {
+  auto finish = [&](__m512i v, int64_t at, __mmask16 m) {
+    if (rq == nullptr) {
+      _mm512_mask_storeu_epi32(out32 + at, m, v);
+      return;
+    }
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+    f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+    _mm_mask_storeu_epi8(out8 + at, m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), qzp)));
+  };
+  auto quads = [&](const uint8_t* p) {
+    return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, _mm512_loadu_si512(p)), bytes);
+  };
+  auto mask = [](int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u); };
+  // 3-row kernels over rows of one output row a vector: kG output rows a pass, so that an input
+  // row shared by several of them (stride 1: 6 input rows for 4 output rows, not 12) is loaded
+  // and shuffled once. Returns the first row left.
+  auto row_groups = [&](auto g_tag, auto sy_tag) {
+    constexpr int kG = decltype(g_tag)::value, kSy = decltype(sy_tag)::value, kIn = (kG - 1) * kSy + 3;
+    const __m512i w0 = wq[0], w1 = wq[1], w2 = wq[2];
+    int64_t y = 0;
+    for (; y + kG <= oh; y += kG)
+      for (int64_t xo = 0; xo < ow; xo += 16) {
+        const uint8_t* base = padded + y * row_step + xo * col_step;
+        __m512i q[kIn];
+        for (int r = 0; r < kIn; ++r) q[r] = quads(base + r * pw);
+        const __mmask16 m = mask(ow - xo);
+        for (int g = 0; g < kG; ++g) {
+          __m512i v = _mm512_dpbusd_epi32(add, q[g * kSy], w0);
+          v = _mm512_dpbusd_epi32(v, q[g * kSy + 1], w1);
+          finish(_mm512_dpbusd_epi32(v, q[g * kSy + 2], w2), (y + g) * ow + xo, m);
+        }
+      }
+    return y;
+  };
+  int64_t y = 0;
+  if constexpr (kKh == 3) {
+    if (rows == 1 && s.dy == 1 && s.sy == 1)
+      y = row_groups(std::integral_constant<int, 4>(), std::integral_constant<int, 1>());
+    else if (rows == 1 && s.dy == 1 && s.sy == 2)
+      y = row_groups(std::integral_constant<int, 2>(), std::integral_constant<int, 2>());
+  }
+  for (; y < oh; y += rows) {
     for (int64_t xo = 0; xo < ow; xo += xstep) {
       const int64_t n = rows > 1 ? std::min(rows, oh - y) * ow : std::min<int64_t>(16, ow - xo);
       const uint8_t* base = padded + y * row_step + xo * col_step;
       __m512i v = add;
-      for (int64_t i = 0; i < kh; ++i) {
-        const __m512i raw = _mm512_loadu_si512(base + i * tap_step);
-        v = _mm512_dpbusd_epi32(v, _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, raw), bytes), wq[i]);
-      }
-      const auto m = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-      const int64_t at = y * ow + xo;
-      if (rq == nullptr) {
-        _mm512_mask_storeu_epi32(out32 + at, m, v);
-        continue;
-      }
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
-      f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
-      _mm_mask_storeu_epi8(out8 + at, m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), qzp)));
+      for (int64_t i = 0; i < kh; ++i) v = _mm512_dpbusd_epi32(v, quads(base + i * tap_step), wq[i]);
+      finish(v, y * ow + xo, mask(n));
     }
   }
 }
