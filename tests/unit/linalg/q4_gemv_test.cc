@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/isa_variant_test.h"
 
 namespace onyx::linalg {
 namespace {
@@ -43,16 +44,8 @@ Weights RandomWeights(int64_t n, int64_t k, int64_t block, std::mt19937& rng) {
   return w;
 }
 
-class Q4GemvVariant : public ::testing::TestWithParam<std::string> {
+class Q4GemvVariant : public LinalgIsaVariant {
  protected:
-  void SetUp() override {
-    const auto isas = SupportedSgemmIsas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceIsa(GetParam()));
-  }
-  void TearDown() override { ForceIsa("auto"); }
-
   void Check(int rows, int64_t n, int64_t k, int64_t block, bool with_bias, int64_t n0, int64_t n1) {
     const Weights w = RandomWeights(n, k, block, rng_);
     const int64_t lda = k + 3, ldy = n + 2;

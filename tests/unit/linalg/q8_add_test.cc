@@ -12,21 +12,13 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "linalg/q8_quantize.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8AddVariant : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const auto isas = SupportedSgemmIsas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceIsa(GetParam()));
-  }
-  void TearDown() override { ForceIsa("auto"); }
-};
+class Q8AddVariant : public LinalgIsaVariant {};
 
 template <typename T>
 T Reference(T x, float rx, T y, float ry, float fixed) {

@@ -12,21 +12,13 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "linalg/q8_pool.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8PoolVariant : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const auto isas = SupportedSgemmIsas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceIsa(GetParam()));
-  }
-  void TearDown() override { ForceIsa("auto"); }
-};
+class Q8PoolVariant : public LinalgIsaVariant {};
 
 template <typename T>
 std::vector<T> Reference(const Q8PoolGeometry& g, const std::vector<T>& x) {

@@ -14,21 +14,13 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "linalg/q8_quantize.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8QuantizeRowsVariant : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const auto isas = SupportedSgemmIsas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceIsa(GetParam()));
-  }
-  void TearDown() override { ForceIsa("auto"); }
-};
+class Q8QuantizeRowsVariant : public LinalgIsaVariant {};
 
 template <typename T>
 T QuantizeReference(float x, float scale, T zero_point) {
