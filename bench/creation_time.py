@@ -11,19 +11,11 @@ import argparse
 import glob
 import os
 import statistics
-import subprocess
 import sys
 import time
+from bench_util import cpu_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
-
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        return "unknown"
 
 
 def create_ms(module, path, threads):

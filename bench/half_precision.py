@@ -14,28 +14,16 @@ its cells.
 """
 import argparse
 import os
-import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
+from bench_util import cpu_model
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "python"))
-
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def to_bfloat16_bits(a):

@@ -18,24 +18,16 @@ BERTs come from --models-dir, else onyx_harness.bench_models_dir() (generated fr
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
+from bench_util import cpu_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 
 SEQUENCE_LENGTHS = list(range(8, 161, 8))
 IMAGE_SIZES = list(range(224, 513, 32))
-
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        return "unknown"
 
 
 def bert_feeds(session, sequence, rng):

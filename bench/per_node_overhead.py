@@ -8,7 +8,6 @@ engine's median time per Run and per node, the ratio ORT/Onyx, and the CPU model
     python bench/per_node_overhead.py [--nodes 100] [--rounds 15] [--calls 500] [--level all|disabled]
 """
 import argparse
-import platform
 import statistics
 import time
 
@@ -17,6 +16,7 @@ import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 
 import onyx
+from bench_util import cpu_model
 
 OPS = ["Add", "Mul", "Relu", "Sub", "Neg", "Abs", "Sigmoid", "Tanh"]
 
@@ -42,17 +42,6 @@ def session(module, model, level):
     so.graph_optimization_level = {"all": module.GraphOptimizationLevel.ORT_ENABLE_ALL,
                                    "disabled": module.GraphOptimizationLevel.ORT_DISABLE_ALL}[level]
     return module.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():

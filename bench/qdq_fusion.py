@@ -11,24 +11,16 @@ The float model comes from --models-dir, else onyx_harness.bench_models_dir() (g
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+from bench_util import cpu_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 
 QDQ_PASSES = ["QdqPropagation", "QdqBiasQuantization", "QdqClipReluElimination", "QdqS8ToU8", "QdqConvMatMulFusion", "QdqOpFusion", "QdqDropFusion", "QdqDynamicMatMulFusion"]
-
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        return "unknown"
 
 
 def quantize(float_path, out_path, shape, per_channel, samples=8):
