@@ -13,21 +13,13 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "linalg/q8_dwconv.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8DepthwiseVariant : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    const auto isas = SupportedSgemmIsas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceIsa(GetParam()));
-  }
-  void TearDown() override { ForceIsa("auto"); }
-};
+class Q8DepthwiseVariant : public LinalgIsaVariant {};
 
 struct Case {
   int64_t ih, iw, kh, kw, sy, sx, dy, dx, top, left, bottom, right;
