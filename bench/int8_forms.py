@@ -96,6 +96,9 @@ def measure(paths, feeds, threads, runs):
     times = {name: [] for name in runners}
     for _ in range(runs):
         for name, s in runners.items():
+            # Idle first, so no engine's spinning intra-op threads take a core from the next
+            # Run (as bench/compare does): without it the 2-thread rows ran on one core.
+            time.sleep(0.05)
             start = time.perf_counter()
             s.run(None, feeds)
             times[name].append((time.perf_counter() - start) * 1e3)
