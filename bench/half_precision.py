@@ -135,6 +135,9 @@ def bench_model(name, paths, feeds, threads, rounds, warmup):
     for r in range(rounds):
         order = keys if r % 2 == 0 else list(reversed(keys))  # alternate engines and twins
         for key in order:
+            # Idle first, so no engine's spinning intra-op threads take a core from the next
+            # Run (as bench/compare does): without it the 2-thread rows ran on one core.
+            time.sleep(0.05)
             t = time.perf_counter()
             live[key].run(None, feeds)
             times[key].append(1e3 * (time.perf_counter() - t))
