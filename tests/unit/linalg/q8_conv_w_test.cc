@@ -13,21 +13,13 @@
 
 #include "linalg/q8_conv_w.h"
 #include "linalg/q8_gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8ConvWTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto isas = SupportedQ8Isas();
-    if (std::find(isas.begin(), isas.end(), "avx512vnni") == isas.end()) GTEST_SKIP() << "no AVX-512 VNNI";
-    ASSERT_TRUE(ForceQ8Isa("avx512vnni"));
-    ASSERT_TRUE(Q8GemmWAvailable());
-  }
-  void TearDown() override { ForceQ8Isa("auto"); }
-};
+class Q8ConvWTest : public Q8VnniTest {};
 
 struct Case {
   int64_t m, c, ih, iw, kh, kw, sy, sx, dy, dx, top, left, bottom, right;

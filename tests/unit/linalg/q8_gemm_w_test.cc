@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "linalg/q8_gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
@@ -23,16 +24,7 @@ struct Problem {
   bool symmetric = false;  // weight zero points 0 (the path without their multiplies)
 };
 
-class Q8GemmWTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto isas = SupportedQ8Isas();
-    if (std::find(isas.begin(), isas.end(), "avx512vnni") == isas.end()) GTEST_SKIP() << "no AVX-512 VNNI";
-    ASSERT_TRUE(ForceQ8Isa("avx512vnni"));
-    ASSERT_TRUE(Q8GemmWAvailable());
-  }
-  void TearDown() override { ForceQ8Isa("auto"); }
-};
+class Q8GemmWTest : public Q8VnniTest {};
 
 void Check(const Problem& p, uint32_t seed, ThreadPool* pool = nullptr) {
   std::mt19937 rng(seed);
