@@ -1,0 +1,91 @@
+// The bf16 GEMM selection: AVX-512 BF16 where the CPU has it, else nothing (callers keep their
+// float32 path). The scalar variant runs only when a test forces it.
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "linalg/bf16_gemm.h"
+#include "linalg/bf16_gemm_kernel.h"
+#include "platform/cpu_features.h"
+
+namespace onyx::linalg {
+namespace {
+
+// AVX-512 BF16: CPUID leaf 7 subleaf 1, EAX bit 5; the OS's ZMM state is part of avx512f.
+bool HasAvx512Bf16() {
+#if defined(__x86_64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  if (!(f.avx512f && f.avx512bw && f.avx512vl)) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 1, eax, ebx, ecx, edx);
+  return (eax >> 5) & 1u;
+#else
+  return false;
+#endif
+}
+
+const Bf16GemmKernel* Native() {
+#if defined(__x86_64__)
+  static const bool has = HasAvx512Bf16();
+  if (has) return &kBf16GemmAvx512_14x32;
+#endif
+  return nullptr;
+}
+
+// ONYX_LINALG_ISA naming a smaller ISA (avx2, scalar) keeps the family off, as it keeps AVX-512
+// off for the SGEMM.
+const Bf16GemmKernel* Default() {
+  if (const char* env = std::getenv("ONYX_LINALG_ISA")) {
+    const std::string_view isa(env);
+    if (!isa.empty() && isa != "auto" && isa != "avx512" && isa != "avx512bf16") return nullptr;
+  }
+  return Native();
+}
+
+std::atomic<const Bf16GemmKernel*> g_forced{nullptr};
+std::atomic<bool> g_forced_set{false};
+
+}  // namespace
+
+const Bf16GemmKernel* SelectedBf16GemmKernel() {
+  if (g_forced_set.load(std::memory_order_acquire)) return g_forced.load(std::memory_order_acquire);
+  static const Bf16GemmKernel* const chosen = Default();
+  return chosen;
+}
+
+bool ForceBf16Isa(std::string_view isa) {
+  if (isa.empty() || isa == "auto") {
+    g_forced_set.store(false, std::memory_order_release);
+    return true;
+  }
+  const Bf16GemmKernel* kernel = nullptr;
+  if (isa == "scalar") kernel = &kBf16GemmScalar4x32;
+  else if (isa == "avx512bf16") kernel = Native();
+  if (kernel == nullptr) return false;
+  g_forced.store(kernel, std::memory_order_release);
+  g_forced_set.store(true, std::memory_order_release);
+  return true;
+}
+
+bool Bf16GemmAvailable() { return SelectedBf16GemmKernel() != nullptr; }
+
+std::vector<std::string> SupportedBf16Isas() {
+  std::vector<std::string> out;
+  if (Native() != nullptr) out.emplace_back("avx512bf16");
+  out.emplace_back("scalar");
+  return out;
+}
+
+const char* Bf16GemmKernelName() {
+  const Bf16GemmKernel* k = SelectedBf16GemmKernel();
+  return k ? k->name : "";
+}
+
+}  // namespace onyx::linalg

@@ -1,0 +1,56 @@
+// One ISA's bf16 GEMM microkernel and A conversion, as the driver (bf16_gemm.cc) sees them.
+// Variants live in bf16_gemm_<isa>_<MR>x<NR>.cc; bf16_gemm_config.cc picks one.
+#pragma once
+
+#include <cstdint>
+
+namespace onyx::linalg {
+
+// One MR x 32 tile of C over the whole K.
+struct Bf16GemmTile {
+  int64_t pairs = 0;
+  const uint32_t* a = nullptr;  // A panel: pairs steps of MR uint32s (one pair of each row)
+  const uint32_t* b = nullptr;  // panel: pairs rows of 32 uint32s
+  float* c = nullptr;
+  int64_t ldc = 0;
+  int mr = 0;  // valid rows 1..MR, columns 1..32
+  int nr = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;  // 0: C is not read
+  // Epilogue, offset to the tile's origin (null: none); see GemmEpilogue.
+  const float* bias_row = nullptr;
+  const float* bias_col = nullptr;
+  const float* residual = nullptr;
+  int64_t ldr = 0;
+  int activation = 0;
+  float act_alpha = 0.0f;
+  float act_beta = 0.0f;
+};
+
+using Bf16GemmTileFn = void (*)(const Bf16GemmTile& tile);
+// Rounds rows 0..rows-1 (rows <= MR) of op(A)[., 0:k] (a at the first row; trans: A stored
+// [K, M]) to bfloat16 pairs into one A panel: pair p of row r at out[p * MR + r], zero for rows
+// past `rows` and for the pair past an odd k.
+using Bf16ConvertAFn = void (*)(bool trans, const float* a, int64_t lda, int64_t rows, int64_t k, uint32_t* out);
+
+struct Bf16GemmKernel {
+  const char* isa;   // "avx512bf16", "scalar"
+  const char* name;  // "bf16_gemm_avx512_14x32"
+  int mr;
+  Bf16GemmTileFn tile;
+  Bf16ConvertAFn convert_a;
+};
+
+extern const Bf16GemmKernel kBf16GemmScalar4x32;
+#if defined(__x86_64__)
+extern const Bf16GemmKernel kBf16GemmAvx512_14x32;
+#endif
+
+// The kernel in use; null when the family is not offered.
+const Bf16GemmKernel* SelectedBf16GemmKernel();
+
+// Applies the epilogue's activation (GemmEpilogue::Activation) to one value; shared by the
+// variants for the activations they do not vectorize.
+float Bf16EpilogueActivation(float v, int activation, float alpha, float beta);
+
+}  // namespace onyx::linalg
