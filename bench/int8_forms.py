@@ -4,7 +4,11 @@ load on the machine hits both alike), at 1 and 2 threads; medians in millisecond
 
   qdq      quantize_static, QDQ (uint8 activations, int8 weights), CNNs
   qop      quantize_static, QOperator (QLinearConv, com.microsoft QLinearAdd, ...), CNNs
-  dynamic  quantize_dynamic (DynamicQuantizeLinear + MatMulInteger, int8 weights), BERT
+  dynamic  quantize_dynamic (DynamicQuantizeLinear + MatMulInteger, int8 weights), BERT; CNNs:
+           op_types_to_quantize=['Conv'] after quant_pre_process (DynamicQuantizeLinear + ConvInteger)
+  qdq      (BERT) quantize_static, QDQ, ORT's defaults (uint8 activations, int8 weights,
+           per-tensor), calibrated on random token ids; ORT quantizes MatMul, Add, Gather, ...
+           but leaves Softmax, LayerNormalization, Erf/Gelu float between DQ and Q
 
 Each row also runs the float model in Onyx in the same rotation, so "int8 speedup" is Onyx
 fp32 / Onyx int8 measured alternately; "max |d|" is the largest difference of the first output
@@ -30,12 +34,12 @@ from bench_util import cpu_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 
-CNNS = ("resnet50", "mobilenetv2")
+CNNS = ("resnet50", "mobilenetv2", "yolo_like")
 
 
-def quantize_static(float_path, out_path, feeds, fmt, samples=8):
+def quantize_static(float_path, out_path, feeds, fmt, samples=8, calibration=None):
     """ORT's recommended flow: quant_pre_process (shape inference, BatchNormalization folded),
-    then quantize_static on random calibration images."""
+    then quantize_static on random calibration images (or the given list of feeds)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType
     from onnxruntime.quantization import quantize_static as ort_quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -47,7 +51,8 @@ def quantize_static(float_path, out_path, feeds, fmt, samples=8):
     class Reader(CalibrationDataReader):
         def __init__(self):
             rng = np.random.default_rng(0)
-            self.feeds = iter([{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(samples)])
+            self.feeds = iter(calibration or
+                              [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(samples)])
 
         def get_next(self):
             return next(self.feeds, None)
@@ -57,20 +62,31 @@ def quantize_static(float_path, out_path, feeds, fmt, samples=8):
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
 
 
-def quantize_dynamic(float_path, out_path):
+def quantize_dynamic(float_path, out_path, cnn=False):
     from onnxruntime.quantization import QuantType
     from onnxruntime.quantization import quantize_dynamic as ort_quantize_dynamic
+    if cnn:  # BatchNormalization folded first, Conv only (ConvInteger)
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+        prepared = out_path.replace(".onnx", "_prepared.onnx")
+        quant_pre_process(float_path, prepared, skip_symbolic_shape=True)
+        ort_quantize_dynamic(prepared, out_path, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"])
+        return
     ort_quantize_dynamic(float_path, out_path, weight_type=QuantType.QInt8)
 
 
-def quantized_model(work, models_dir, model, form, feeds):
+def quantized_model(work, models_dir, model, form, feeds, entry):
     path = os.path.join(work, f"{model}_{form}.onnx")
     if not os.path.exists(path):
         float_path = os.path.join(models_dir, f"{model}.onnx")
         if form == "dynamic":
-            quantize_dynamic(float_path, path)
-        else:
+            quantize_dynamic(float_path, path, cnn=model in CNNS)
+        elif model in CNNS:
             quantize_static(float_path, path, feeds, form)
+        else:
+            # Transformers: calibrate on random token ids (other seeds than the bench feeds).
+            from onyx_harness import bench_feeds
+            calibration = [bench_feeds(entry, seed=1 + i) for i in range(8)]
+            quantize_static(float_path, path, feeds, form, calibration=calibration)
     return path
 
 
@@ -135,9 +151,9 @@ def main():
         entry = manifest[model]
         feeds = bench_feeds(entry)
         for form in forms:
-            if (form == "dynamic") == (model in CNNS):
-                continue  # CNNs static (QDQ, QOperator), transformers dynamic
-            paths = {"int8": quantized_model(work, models_dir, model, form, feeds),
+            if form == "qop" and model not in CNNS:
+                continue  # CNNs static (QDQ, QOperator) and dynamic, transformers dynamic and QDQ
+            paths = {"int8": quantized_model(work, models_dir, model, form, feeds, entry),
                      "fp32": os.path.join(models_dir, entry["file"])}
             for t in threads:
                 med, diff = measure(paths, feeds, t, args.runs)

@@ -15,7 +15,19 @@ void Q8AddU8Scalar(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step,
                    uint8_t* out);
 void Q8AddS8Scalar(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
                    int8_t* out);
+void Q8MulU8Scalar(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, uint8_t* out);
+void Q8MulS8Scalar(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, int8_t* out);
 #if defined(__x86_64__)
+void Q8MulU8Avx2(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                 int64_t n, uint8_t* out);
+void Q8MulS8Avx2(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                 int64_t n, int8_t* out);
+void Q8MulU8Avx512(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, uint8_t* out);
+void Q8MulS8Avx512(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, int8_t* out);
 void Q8AddU8Avx2(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
                  uint8_t* out);
 void Q8AddS8Avx2(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
@@ -106,6 +118,28 @@ void Q8AddS8(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float r
   if (isa == "avx2") fn = &Q8AddS8Avx2;
 #endif
   fn(x, rx, y, y_step, ry, fixed, n, out);
+}
+
+void Q8MulU8(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc, int64_t n,
+             uint8_t* out) {
+  auto fn = &Q8MulU8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8MulU8Avx512;
+  if (isa == "avx2") fn = &Q8MulU8Avx2;
+#endif
+  fn(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
+void Q8MulS8(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc, int64_t n,
+             int8_t* out) {
+  auto fn = &Q8MulS8Scalar;
+#if defined(__x86_64__)
+  const std::string isa = SgemmIsa();
+  if (isa == "avx512") fn = &Q8MulS8Avx512;
+  if (isa == "avx2") fn = &Q8MulS8Avx2;
+#endif
+  fn(x, zx, y, y_step, zy, ratio, zc, n, out);
 }
 
 }  // namespace onyx::linalg

@@ -1,6 +1,6 @@
 // Float to 8-bit quantization loops of QuantizeLinear, DynamicQuantizeLinear (and the
-// dynamically quantized matmuls), DequantizeLinear's 8-bit to float loop and QLinearAdd's
-// requantizing sum, compiled per ISA (q8_quantize_<isa>.cc) so they vectorize.
+// dynamically quantized matmuls), DequantizeLinear's 8-bit to float loop, QLinearAdd's
+// requantizing sum and QLinearMul's requantizing product, compiled per ISA (q8_quantize_<isa>.cc) so they vectorize.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +28,14 @@ void Q8AddU8(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float
              uint8_t* out);
 void Q8AddS8(const int8_t* x, float rx, const int8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
              int8_t* out);
+
+// QLinearMul's row: out[i] = round_half_even(clamp(float((x[i] - zx) * (y[i * y_step] - zy)) * ratio,
+// lo - zc, hi - zc) + zc), lo..hi the type's range, y_step 0 (one y for the row) or 1: the
+// integer product, one float multiplication, the clamp, then the output zero point joins before
+// the rounding (ONNX Runtime's order). A NaN product (a NaN ratio) gives the low end.
+void Q8MulU8(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+             int64_t n, uint8_t* out);
+void Q8MulS8(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+             int64_t n, int8_t* out);
 
 }  // namespace onyx::linalg

@@ -60,5 +60,15 @@ void Q8AddS8Avx2(const int8_t* x, float rx, const int8_t* y, int64_t y_step, flo
   Q8AddImpl(x, rx, y, y_step, ry, fixed, n, out);
 }
 
+void Q8MulU8Avx2(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                int64_t n, uint8_t* out) {
+  Q8MulImpl(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
+void Q8MulS8Avx2(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                int64_t n, int8_t* out) {
+  Q8MulImpl(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
 }  // namespace onyx::linalg
 #endif  // __x86_64__

@@ -81,7 +81,51 @@ void Q8AddAvx512Impl(const T* x, float rx, const T* y, int64_t y_step, float ry,
   for (; i < n; i += 16) block(i, n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1));
 }
 
+// QLinearMul's row: the codes less their zero points multiplied in int32 (exact), to float, the
+// same multiplication, clamp and zero point as Q8MulImpl, one rounding half to even.
+template <typename T>
+__m512i LoadCodesI32(const T* p, __mmask16 m) {
+  const __m128i b = _mm_maskz_loadu_epi8(m, p);
+  return std::is_signed_v<T> ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+}
+
+template <typename T>
+void Q8MulAvx512Impl(const T* x, int32_t zx, const T* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                     int64_t n, T* out) {
+  if (n <= 0) return;
+  const float zcf = static_cast<float>(zc);
+  const __m512 vratio = _mm512_set1_ps(ratio), vzc = _mm512_set1_ps(zcf);
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<T>::lowest()) - zcf);
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<T>::max()) - zcf);
+  const __m512i vzx = _mm512_set1_epi32(zx), vzy = _mm512_set1_epi32(zy);
+  const __m512i row = _mm512_set1_epi32(static_cast<int32_t>(y[0]) - zy);  // y_step 0
+  auto block = [&](int64_t i, __mmask16 m) {
+    const __m512i b = y_step == 0 ? row : _mm512_sub_epi32(LoadCodesI32(y + i, m), vzy);
+    const __m512i prod = _mm512_mullo_epi32(_mm512_sub_epi32(LoadCodesI32(x + i, m), vzx), b);
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(prod), vratio);
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);  // max_ps gives lo for a NaN first operand
+    const __m512i q = _mm512_cvt_roundps_epi32(_mm512_add_ps(v, vzc), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm512_mask_cvtepi32_storeu_epi8(out + i, m, q);
+  };
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    block(i, 0xFFFF);
+    block(i + 16, 0xFFFF);
+  }
+  for (; i < n; i += 16) block(i, n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1));
+}
+
 }  // namespace
+
+void Q8MulU8Avx512(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, uint8_t* out) {
+  Q8MulAvx512Impl(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
+void Q8MulS8Avx512(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, int8_t* out) {
+  Q8MulAvx512Impl(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
 
 void Q8AddU8Avx512(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
                    uint8_t* out) {

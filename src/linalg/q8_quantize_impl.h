@@ -75,5 +75,21 @@ void Q8AddImpl(const T* __restrict x, float rx, const T* __restrict y, int64_t y
   }
 }
 
+template <typename T>
+void Q8MulImpl(const T* __restrict x, int32_t zx, const T* __restrict y, int64_t y_step, int32_t zy, float ratio,
+               int32_t zc, int64_t n, T* __restrict out) {
+  const float zcf = static_cast<float>(zc);
+  const float lo = static_cast<float>(std::numeric_limits<T>::lowest()) - zcf;
+  const float hi = static_cast<float>(std::numeric_limits<T>::max()) - zcf;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds half to even below 2^22
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t prod = (static_cast<int32_t>(x[i]) - zx) * (static_cast<int32_t>(y[i * y_step]) - zy);
+    float v = static_cast<float>(prod) * ratio;
+    v = v > lo ? v : lo;  // NaN compares false: the low end
+    v = v < hi ? v : hi;
+    out[i] = static_cast<T>(static_cast<int32_t>(((v + zcf) + kMagic) - kMagic));
+  }
+}
+
 }  // namespace
 }  // namespace onyx::linalg

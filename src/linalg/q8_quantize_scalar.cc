@@ -31,4 +31,14 @@ void Q8AddS8Scalar(const int8_t* x, float rx, const int8_t* y, int64_t y_step, f
   Q8AddImpl(x, rx, y, y_step, ry, fixed, n, out);
 }
 
+void Q8MulU8Scalar(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                int64_t n, uint8_t* out) {
+  Q8MulImpl(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
+void Q8MulS8Scalar(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                int64_t n, int8_t* out) {
+  Q8MulImpl(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
 }  // namespace onyx::linalg

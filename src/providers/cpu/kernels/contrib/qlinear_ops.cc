@@ -63,6 +63,15 @@ inline void AddRow(const int8_t* x, float rx, const int8_t* y, int64_t y_step, f
   linalg::Q8AddS8(x, rx, y, y_step, ry, fixed, n, out);
 }
 
+inline void MulRow(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, uint8_t* out) {
+  linalg::Q8MulU8(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+inline void MulRow(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
+                   int64_t n, int8_t* out) {
+  linalg::Q8MulS8(x, zx, y, y_step, zy, ratio, zc, n, out);
+}
+
 template <typename Fn>
 void DispatchQuant8(KernelContext& ctx, DataType dt, Fn&& fn) {
   if (dt == DataType::kUInt8) fn(uint8_t{});
@@ -92,18 +101,18 @@ class QLinearBinary final : public OpKernel {
       const float rac = sa / sc, rbc = sb / sc;
       const float fixed = static_cast<float>(zc) - (rac * static_cast<float>(za) + rbc * static_cast<float>(zb));
       const float ratio = sa * sb / sc;
-      const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::lowest()) - zc);
-      const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::max()) - zc);
       ForEachBroadcastRun(out_shape, {a.shape(), b.shape()}, [&](const BroadcastRun& run) {
         const T* ap = ad + run.in[0];
         const T* bp = bd + run.in[1];
         T* cp = cd + run.out;
         if (mul_) {
-          for (int64_t i = 0; i < run.count; ++i) {
-            const int32_t prod =
-                (static_cast<int32_t>(ap[i * run.step[0]]) - za) * (static_cast<int32_t>(bp[i * run.step[1]]) - zb);
-            const float v = std::clamp(static_cast<float>(prod) * ratio, lo, hi);
-            cp[i] = Saturate<T>(v + static_cast<float>(zc));  // zc joins before rounding, as ONNX Runtime
+          // zc joins before rounding, as ONNX Runtime; the product commutes, so the advancing
+          // input goes first (both constant: one value for the run).
+          if (run.step[0] == 0 && run.count > 1) {
+            MulRow(bp, zb, ap, 0, za, ratio, zc, run.step[1] == 0 ? 1 : run.count, cp);
+            if (run.step[1] == 0) std::fill(cp + 1, cp + run.count, cp[0]);
+          } else {
+            MulRow(ap, za, bp, run.step[1], zb, ratio, zc, run.count, cp);
           }
         } else if (run.step[0] == 0 && run.count > 1) {
           // A constant along the run joins the fixed part first (ONNX Runtime's scalar-A kernel).
