@@ -192,6 +192,10 @@ class Session {
   // different providers (graph inputs read on a device and outputs made there included; nodes in
   // subgraphs add theirs per execution of the subgraph). 0 when every node runs on the CPU.
   int copies_per_run() const;
+  // What session creation did with the creation cache (config entry
+  // session.onyx_creation_cache_dir): "off", "hit", "miss" (the file was written), "rejected:
+  // <why>" (a file was there but not trusted; it was rewritten) or "unwritable: <why>".
+  std::string creation_cache_status() const;
 
   // Profiling (SessionOptions::enable_profiling): writes the events recorded so far and stops
   // recording; returns the file's path, or "" when profiling is off.

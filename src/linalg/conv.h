@@ -151,7 +151,8 @@ struct ConvRunArgs {
 class GemmConv {
  public:
   GemmConv() = default;
-  GemmConv(const Conv2dShape& s, const float* w);
+  // source (may be null): where the packs' floats come from (gemm.h's PackSource).
+  GemmConv(const Conv2dShape& s, const float* w, const PackSource* source = nullptr);
   bool empty() const { return packed_.empty(); }
   std::string name() const;
   bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
@@ -166,7 +167,7 @@ class DirectConv {
  public:
   DirectConv() = default;
   // w is [M, C / group, kernel_h, kernel_w]; only the weight-related fields of `s` are read.
-  DirectConv(const Conv2dShape& s, const float* w);
+  DirectConv(const Conv2dShape& s, const float* w, const PackSource* source = nullptr);
   bool empty() const { return kernels_ == nullptr; }
   int block() const;
   std::string name() const;
@@ -197,7 +198,7 @@ class DepthwiseConv {
  public:
   DepthwiseConv() = default;
   // w is [M, 1, kernel_h, kernel_w] with M = multiplier * group.
-  DepthwiseConv(const Conv2dShape& s, const float* w);
+  DepthwiseConv(const Conv2dShape& s, const float* w, const PackSource* source = nullptr);
   bool empty() const { return kernels_ == nullptr; }
   int block() const;
   std::string name() const;
@@ -218,7 +219,7 @@ class WinogradConv {
  public:
   WinogradConv() = default;
   // w is [M, C, 3, 3]; the transform of the weights is split across `pool` when given.
-  WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* pool = nullptr);
+  WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* pool = nullptr, const PackSource* source = nullptr);
   // 3x3, stride 1, dilation 1, group 1.
   static bool Applicable(const Conv2dShape& s);
   bool empty() const { return kernels_ == nullptr; }

@@ -21,7 +21,7 @@ constexpr int64_t kRowPathMinWidthStride2 = 48;
 
 }  // namespace
 
-DepthwiseConv::DepthwiseConv(const Conv2dShape& s, const float* w)
+DepthwiseConv::DepthwiseConv(const Conv2dShape& s, const float* w, const PackSource* source)
     : kernels_(&SelectedConvKernels()),
       channels_(s.in_channels),
       out_channels_(s.out_channels),
@@ -31,10 +31,12 @@ DepthwiseConv::DepthwiseConv(const Conv2dShape& s, const float* w)
   weights_.assign(w, w + out_channels_ * taps);
   if (out_channels_ == channels_) {
     const int64_t b = kernels_->block, blocks = (channels_ + b - 1) / b;
-    blocked_ = AlignedFloats(static_cast<size_t>(blocks * taps * b));
-    std::fill_n(blocked_.data(), blocked_.size(), 0.0f);
-    for (int64_t c = 0; c < channels_; ++c)
-      for (int64_t t = 0; t < taps; ++t) blocked_.data()[((c / b) * taps + t) * b + c % b] = w[c * taps + t];
+    const size_t count = static_cast<size_t>(blocks * taps * b);
+    blocked_ = MakePack(source, name() + ":b" + std::to_string(b), count, [&](float* out) {
+      std::fill_n(out, count, 0.0f);
+      for (int64_t c = 0; c < channels_; ++c)
+        for (int64_t t = 0; t < taps; ++t) out[((c / b) * taps + t) * b + c % b] = w[c * taps + t];
+    });
   }
 }
 

@@ -32,7 +32,7 @@ constexpr int64_t kMaxColParts = 8, kMinPartPixels = 16;
 
 }  // namespace
 
-DirectConv::DirectConv(const Conv2dShape& s, const float* w)
+DirectConv::DirectConv(const Conv2dShape& s, const float* w, const PackSource* source)
     : kernels_(&SelectedConvKernels()),
       out_channels_(s.out_channels),
       group_(s.group),
@@ -45,17 +45,19 @@ DirectConv::DirectConv(const Conv2dShape& s, const float* w)
   out_blocks_per_group_ = (mg + b - 1) / b;
   in_blocks_per_group_ = (cg + b - 1) / b;
   // 64-byte aligned: an AVX-512 weight load across two cache lines costs two.
-  packed_ = AlignedFloats(static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b));
-  float* dst = packed_.data();
-  for (int64_t g = 0; g < group_; ++g)
-    for (int64_t ob = 0; ob < out_blocks_per_group_; ++ob)
-      for (int64_t cb = 0; cb < in_blocks_per_group_; ++cb)
-        for (int64_t t = 0; t < taps; ++t)
-          for (int64_t c = 0; c < b; ++c)
-            for (int64_t o = 0; o < b; ++o, ++dst) {
-              const int64_t m = ob * b + o, ci = cb * b + c;
-              *dst = m < mg && ci < cg ? w[((g * mg + m) * cg + ci) * taps + t] : 0.0f;
-            }
+  auto fill = [&](float* dst) {
+    for (int64_t g = 0; g < group_; ++g)
+      for (int64_t ob = 0; ob < out_blocks_per_group_; ++ob)
+        for (int64_t cb = 0; cb < in_blocks_per_group_; ++cb)
+          for (int64_t t = 0; t < taps; ++t)
+            for (int64_t c = 0; c < b; ++c)
+              for (int64_t o = 0; o < b; ++o, ++dst) {
+                const int64_t m = ob * b + o, ci = cb * b + c;
+                *dst = m < mg && ci < cg ? w[((g * mg + m) * cg + ci) * taps + t] : 0.0f;
+              }
+  };
+  packed_ = MakePack(source, name() + ":b" + std::to_string(b) + ":g" + std::to_string(group_),
+                     static_cast<size_t>(group_ * out_blocks_per_group_ * in_blocks_per_group_ * taps * b * b), fill);
 }
 
 int DirectConv::block() const { return kernels_->block; }

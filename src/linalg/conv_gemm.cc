@@ -65,14 +65,15 @@ void Im2Col(const Conv2dShape& s, const float* x, int64_t channels, int64_t p0, 
 
 }  // namespace
 
-GemmConv::GemmConv(const Conv2dShape& s, const float* w)
+GemmConv::GemmConv(const Conv2dShape& s, const float* w, const PackSource* source)
     : out_channels_(s.out_channels),
       group_(s.group),
       in_per_group_(s.in_channels / s.group),
       kernel_h_(s.kernel_h),
       kernel_w_(s.kernel_w) {
   const int64_t mg = out_channels_ / group_, k = in_per_group_ * kernel_h_ * kernel_w_;
-  for (int64_t g = 0; g < group_; ++g) packed_.emplace_back(false, mg, k, w + g * mg * k, k);
+  for (int64_t g = 0; g < group_; ++g)
+    packed_.emplace_back(false, mg, k, w + g * mg * k, k, nullptr, source, "conv_gemm:g" + std::to_string(g) + ":");
 }
 
 bool GemmConv::Supports(const Conv2dShape& s, const ConvRunArgs& args) const {

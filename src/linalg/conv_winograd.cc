@@ -32,33 +32,35 @@ std::unique_ptr<float[]> Zeros(size_t floats) { return std::make_unique<float[]>
 
 }  // namespace
 
-WinogradConv::WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* pool)
+WinogradConv::WinogradConv(const Conv2dShape& s, const float* w, ThreadPool* pool, const PackSource* source)
     : kernels_(&SelectedConvKernels()), in_channels_(s.in_channels), out_channels_(s.out_channels) {
   const int64_t b = kernels_->block;
   in_blocks_ = (in_channels_ + b - 1) / b;
   out_blocks_ = (out_channels_ + b - 1) / b;
   // Aligned: vector weight loads that straddle cache lines cost ~12% in the direct conv tiles.
-  transformed_ = AlignedFloats(static_cast<size_t>(36 * out_blocks_ * in_blocks_ * b * b));
-  // Channels past the counts (in a last, partial block) stay zero; the rest is all written.
-  if (in_channels_ % b != 0 || out_channels_ % b != 0) std::fill_n(transformed_.data(), transformed_.size(), 0.0f);
-  // Element xi of filter (m, c) goes to [xi][m / b][c / b][c % b][m % b]. The b filters of one
-  // output block and one input channel are transformed together (the ISA's kernel, on double
-  // vectors), so each of their 36 elements fills one run of b floats (a cache line) at once:
-  // filter by filter, each line was written b times far apart, through 4x the weights' size
-  // (181 MB for ResNet-50), and the misses were most of a session's creation.
-  const int64_t xi_stride = out_blocks_ * in_blocks_ * b * b;
-  float* out = transformed_.data();
-  ThreadPool::For(pool, out_blocks_, static_cast<double>(100 * in_channels_ * b), [&](int64_t mb_begin, int64_t mb_end) {
-    for (int64_t mb = mb_begin; mb < mb_end; ++mb) {
-      WinogradWeightsArgs args;
-      args.w = w + mb * b * in_channels_ * 9;
-      args.filters = std::min(b, out_channels_ - mb * b);
-      args.in_channels = in_channels_;
-      args.xi_stride = xi_stride;
-      args.out = out + mb * in_blocks_ * b * b;
-      kernels_->winograd_weights(args);
-    }
-  });
+  const size_t count = static_cast<size_t>(36 * out_blocks_ * in_blocks_ * b * b);
+  auto fill = [&](float* out) {
+    // Channels past the counts (in a last, partial block) stay zero; the rest is all written.
+    if (in_channels_ % b != 0 || out_channels_ % b != 0) std::fill_n(out, count, 0.0f);
+    // Element xi of filter (m, c) goes to [xi][m / b][c / b][c % b][m % b]. The b filters of one
+    // output block and one input channel are transformed together (the ISA's kernel, on double
+    // vectors), so each of their 36 elements fills one run of b floats (a cache line) at once:
+    // filter by filter, each line was written b times far apart, through 4x the weights' size
+    // (181 MB for ResNet-50), and the misses were most of a session's creation.
+    const int64_t xi_stride = out_blocks_ * in_blocks_ * b * b;
+    ThreadPool::For(pool, out_blocks_, static_cast<double>(100 * in_channels_ * b), [&](int64_t mb_begin, int64_t mb_end) {
+      for (int64_t mb = mb_begin; mb < mb_end; ++mb) {
+        WinogradWeightsArgs args;
+        args.w = w + mb * b * in_channels_ * 9;
+        args.filters = std::min(b, out_channels_ - mb * b);
+        args.in_channels = in_channels_;
+        args.xi_stride = xi_stride;
+        args.out = out + mb * in_blocks_ * b * b;
+        kernels_->winograd_weights(args);
+      }
+    });
+  };
+  transformed_ = MakePack(source, name() + ":b" + std::to_string(b), count, fill);
 }
 
 bool WinogradConv::Applicable(const Conv2dShape& s) {

@@ -44,18 +44,31 @@ AlignedFloats::AlignedFloats(size_t count) : size_(count) {
   if (data_ == nullptr) throw std::bad_alloc();
 }
 
-AlignedFloats::~AlignedFloats() { FreeAligned(data_); }
+AlignedFloats::~AlignedFloats() {
+  if (!owner_) FreeAligned(data_);
+}
 
 AlignedFloats::AlignedFloats(AlignedFloats&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      owner_(std::move(other.owner_)) {}
 
 AlignedFloats& AlignedFloats::operator=(AlignedFloats&& other) noexcept {
   if (this != &other) {
     AlignedFloats old(std::move(*this));
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    owner_ = std::move(other.owner_);
   }
   return *this;
+}
+
+AlignedFloats MakePack(const PackSource* source, const std::string& form, size_t count,
+                       const std::function<void(float*)>& fill) {
+  if (source != nullptr && *source) return (*source)(form, count, fill);
+  AlignedFloats packed(count);
+  fill(packed.data());
+  return packed;
 }
 
 // Read access to the packs for the driver below.
@@ -527,43 +540,55 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 
 // ---- pre-packed operands ----
 
-PackedB::PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool)
+PackedB::PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool,
+                 const PackSource* source)
     : kernel_(&SelectedF32GemmKernel()), k_(k), n_(n) {
   CheckDims(0, n, k);
   const F32GemmKernel& kern = *kernel_;
   kc_ = BlockKc(kern, k);
   const int64_t n_pad = RoundUp(n, kern.nr);
-  data_ = AlignedFloats(static_cast<size_t>(k * n_pad));
   const int64_t k_blocks = CeilDiv(k, kc_), n_panels = CeilDiv(n, kern.nr);
   // Layout: K blocks one after another; in each, ceil(n / NR) panels of kcb x NR.
-  ThreadPool::For(pool, k_blocks * n_panels, static_cast<double>(kc_ * kern.nr), [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t k0 = task / n_panels * kc_, j = task % n_panels * kern.nr;
-      const int64_t kcb = std::min(kc_, k - k0);
-      const float* src = trans_b ? b + j * ldb + k0 : b + k0 * ldb + j;
-      kern.pack_b(trans_b, src, ldb, std::min<int64_t>(kern.nr, n - j), kcb, data_.data() + k0 * n_pad + j * kcb);
-    }
-  });
+  auto fill = [&](float* out) {
+    ThreadPool::For(pool, k_blocks * n_panels, static_cast<double>(kc_ * kern.nr), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t k0 = task / n_panels * kc_, j = task % n_panels * kern.nr;
+        const int64_t kcb = std::min(kc_, k - k0);
+        const float* src = trans_b ? b + j * ldb + k0 : b + k0 * ldb + j;
+        kern.pack_b(trans_b, src, ldb, std::min<int64_t>(kern.nr, n - j), kcb, out + k0 * n_pad + j * kcb);
+      }
+    });
+  };
+  // The form names everything the layout depends on besides the values (trans_b only says how
+  // the source was read: both give the same pack).
+  const std::string form = std::string("sgemm_b:") + kern.name + ":k" + std::to_string(k) + ":n" +
+                           std::to_string(n) + ":kc" + std::to_string(kc_) + (trans_b ? ":t" : "");
+  data_ = MakePack(source, form, static_cast<size_t>(k * n_pad), fill);
 }
 
 const char* PackedB::kernel_name() const { return kernel_ != nullptr ? kernel_->name : ""; }
 
-PackedA::PackedA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, ThreadPool* pool)
+PackedA::PackedA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, ThreadPool* pool,
+                 const PackSource* source, const std::string& form_prefix)
     : kernel_(&SelectedF32GemmKernel()), m_(m), k_(k) {
   CheckDims(m, 0, k);
   const F32GemmKernel& kern = *kernel_;
   kc_ = BlockKc(kern, k);
   const int64_t m_pad = RoundUp(m, kern.mr);
-  data_ = AlignedFloats(static_cast<size_t>(k * m_pad));
   const int64_t k_blocks = CeilDiv(k, kc_), m_panels = CeilDiv(m, kern.mr);
-  ThreadPool::For(pool, k_blocks * m_panels, static_cast<double>(kc_ * kern.mr), [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t k0 = task / m_panels * kc_, i = task % m_panels * kern.mr;
-      const int64_t kcb = std::min(kc_, k - k0);
-      const float* src = trans_a ? a + k0 * lda + i : a + i * lda + k0;
-      kern.pack_a(trans_a, src, lda, std::min<int64_t>(kern.mr, m - i), kcb, data_.data() + k0 * m_pad + i * kcb);
-    }
-  });
+  auto fill = [&](float* out) {
+    ThreadPool::For(pool, k_blocks * m_panels, static_cast<double>(kc_ * kern.mr), [&](int64_t begin, int64_t end) {
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t k0 = task / m_panels * kc_, i = task % m_panels * kern.mr;
+        const int64_t kcb = std::min(kc_, k - k0);
+        const float* src = trans_a ? a + k0 * lda + i : a + i * lda + k0;
+        kern.pack_a(trans_a, src, lda, std::min<int64_t>(kern.mr, m - i), kcb, out + k0 * m_pad + i * kcb);
+      }
+    });
+  };
+  const std::string form = form_prefix + "sgemm_a:" + kern.name + ":m" + std::to_string(m) + ":k" +
+                           std::to_string(k) + ":kc" + std::to_string(kc_) + (trans_a ? ":t" : "");
+  data_ = MakePack(source, form, static_cast<size_t>(k * m_pad), fill);
 }
 
 const char* PackedA::kernel_name() const { return kernel_ != nullptr ? kernel_->name : ""; }

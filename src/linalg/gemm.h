@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,11 +63,14 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
            const GemmEpilogue* epilogue);
 
-// 64-byte aligned float storage owned by a packed operand.
+// 64-byte aligned float storage owned by a packed operand, or a read-only view of a pack made
+// earlier (a creation cache's memory map) kept alive by `owner`.
 class AlignedFloats {
  public:
   AlignedFloats() = default;
   explicit AlignedFloats(size_t count);
+  AlignedFloats(const float* view, size_t count, std::shared_ptr<const void> owner)
+      : data_(const_cast<float*>(view)), size_(count), owner_(std::move(owner)) {}
   ~AlignedFloats();
   AlignedFloats(AlignedFloats&& other) noexcept;
   AlignedFloats& operator=(AlignedFloats&& other) noexcept;
@@ -79,7 +84,19 @@ class AlignedFloats {
  private:
   float* data_ = nullptr;
   size_t size_ = 0;
+  std::shared_ptr<const void> owner_;  // set for a view: data_ is not ours to free
 };
+
+// Where a pack's floats come from. Empty: fresh memory, filled by the packer. Otherwise called
+// with the pack's form (what makes two packs of the same weight differ: engine, ISA kernel,
+// blocking), its float count and the filler; it returns 64-byte aligned floats, filled by
+// calling `fill` or taken from an earlier creation (the session's creation cache).
+using PackSource =
+    std::function<AlignedFloats(const std::string& form, size_t count, const std::function<void(float*)>& fill)>;
+
+// The pack's floats from `source`, or fresh ones filled here when it is null or empty.
+AlignedFloats MakePack(const PackSource* source, const std::string& form, size_t count,
+                       const std::function<void(float*)>& fill);
 
 // The right operand op(B) [K, N] packed once (a constant weight), for SgemmPackedB. b is [K, N]
 // row-major, or [N, K] when trans_b. The layout belongs to the microkernel selected when the
@@ -87,7 +104,8 @@ class AlignedFloats {
 class PackedB {
  public:
   PackedB() = default;
-  PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool = nullptr);
+  PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool = nullptr,
+          const PackSource* source = nullptr);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
@@ -107,7 +125,8 @@ class PackedB {
 class PackedA {
  public:
   PackedA() = default;
-  PackedA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, ThreadPool* pool = nullptr);
+  PackedA(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, ThreadPool* pool = nullptr,
+          const PackSource* source = nullptr, const std::string& form_prefix = "");
 
   int64_t m() const { return m_; }
   int64_t k() const { return k_; }

@@ -304,6 +304,11 @@ std::shared_ptr<ir::Model> ParseModel(const uint8_t* data, size_t size, DecodeCo
 }  // namespace
 
 std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path, const LoadLimits& limits) {
+  return LoadModelFromFile(path, limits, nullptr);
+}
+
+std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path, const LoadLimits& limits,
+                                             std::vector<std::string>* external_files) {
   auto file = MappedFile::Open(path);
   DecodeContext ctx;
   ctx.source = path;
@@ -318,10 +323,24 @@ std::shared_ptr<ir::Model> LoadModelFromFile(const std::string& path, const Load
   model->path = path;
   std::vector<std::shared_ptr<const MappedFile>> files = {file};
   for (const auto& [name, f] : ctx.external_files) files.push_back(f);
+  if (external_files != nullptr)
+    for (const auto& [name, f] : ctx.external_files) external_files->push_back(name);
   model->release_mapped_pages = [files] {
     for (const auto& f : files) f->DropResidentPages();
   };
   return model;
+}
+
+std::shared_ptr<ir::Model> LoadModelFromMappedBytes(
+    const uint8_t* data, size_t size, std::shared_ptr<const void> holder, const std::string& source,
+    const std::string& base_dir, const std::map<std::string, std::shared_ptr<const MappedFile>>& preopened) {
+  DecodeContext ctx;
+  ctx.source = source;
+  ctx.base_dir = base_dir;
+  ctx.bytes_holder = std::move(holder);
+  for (const auto& [location, f] : preopened)
+    ctx.external_files[std::filesystem::weakly_canonical(std::filesystem::path(base_dir) / location).string()] = f;
+  return ParseModel(data, size, ctx, {});
 }
 
 std::shared_ptr<ir::Model> LoadModelFromBytes(const void* data, size_t size, const LoadLimits& limits) {

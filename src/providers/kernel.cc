@@ -49,6 +49,10 @@ const Tensor* KernelInfo::ConstantInput(size_t i) const {
   return constant_lookup_(node_.inputs[i]);
 }
 
+std::string KernelInfo::PackKey(size_t i, const std::string& form) const {
+  return StrCat(node_.name, "|", i < node_.inputs.size() ? node_.inputs[i] : std::string(), "|", form);
+}
+
 std::shared_ptr<const TypeInfo> KernelInfo::InputType(size_t i) const {
   if (!has_input(i) || !type_lookup_) return nullptr;
   return type_lookup_(node_.inputs[i]);

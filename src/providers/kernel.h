@@ -30,6 +30,21 @@ class Subgraph {
   virtual const ir::Graph& graph() const = 0;
 };
 
+// Packed forms of constant weights that outlive one session creation (the session's creation
+// cache, runtime/creation_cache.h). A kernel asks for a pack by key; the store answers with the
+// bytes an earlier creation made (a view into the cache file's mapping: fill is not called) or
+// with fresh memory that `fill` writes, which the store then remembers for the cache.
+class PackedWeightStore {
+ public:
+  struct Blob {
+    void* data = nullptr;  // 64-byte aligned; read-only when it came from the cache
+    size_t bytes = 0;
+    std::shared_ptr<const void> owner;  // keeps data alive; never null
+  };
+  virtual ~PackedWeightStore() = default;
+  virtual Blob Get(const std::string& key, size_t bytes, const std::function<void(void*)>& fill) = 0;
+};
+
 // What a kernel may look at while it is being created.
 class KernelInfo {
  public:
@@ -81,6 +96,14 @@ class KernelInfo {
   const Subgraph& GetSubgraph(const std::string& attr_name) const;
   ThreadPool* thread_pool() const { return pool_; }
 
+  // The session's packed-weight store, or null (no creation cache: pack into fresh memory).
+  const std::shared_ptr<PackedWeightStore>& packed_weight_store() const { return packed_weights_; }
+  void set_packed_weight_store(std::shared_ptr<PackedWeightStore> store) { packed_weights_ = std::move(store); }
+  // The store key of a pack of input i: the node and the value it packs, then the pack's form
+  // (what makes two packs of one weight differ). Unique per graph; the store drops keys that a
+  // model with duplicate node names makes twice.
+  std::string PackKey(size_t i, const std::string& form) const;
+
   // "node 'x' (Conv, opset 11)" for messages.
   std::string Describe() const { return node_.Describe(); }
   [[noreturn]] void Fail(const std::string& message) const;
@@ -94,6 +117,7 @@ class KernelInfo {
   std::function<const Subgraph*(const std::string&)> subgraph_lookup_;
   std::function<std::shared_ptr<const TypeInfo>(const std::string&)> type_lookup_;
   ThreadPool* pool_;
+  std::shared_ptr<PackedWeightStore> packed_weights_;
 };
 
 // What a kernel sees while computing. Implemented by the runtime.

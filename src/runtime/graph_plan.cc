@@ -304,6 +304,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
           return slot.get();
         },
         [&graph](const std::string& name) { return FindType(&graph, name); }, ctx.pool);
+    info.set_packed_weight_store(ctx.packed_weights);
     try {
       step.kernel = placement.provider->CreateKernel(info);
     } catch (const Error& e) {

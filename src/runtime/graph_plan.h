@@ -63,6 +63,8 @@ class GraphPlan final : public Subgraph {
     bool release_early = true;
     // Only place the nodes (PlacementOf); no kernels are created and the plan cannot Execute.
     bool placement_only = false;
+    // Where kernels take their packed weights from (the creation cache); null: fresh memory.
+    std::shared_ptr<PackedWeightStore> packed_weights;
   };
 
   // Throws Error naming the node when a node has no kernel or its kernel rejects it.

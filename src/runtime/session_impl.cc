@@ -1,11 +1,15 @@
 #include "runtime/session_impl.h"
 
+#include <filesystem>
+#include <optional>
 #include <unordered_map>
 
 #include "base/check.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_writer.h"
+#include "platform/mapped_file.h"
 #include "platform/timer.h"
+#include "runtime/creation_cache.h"
 #include "runtime/output_binding.h"
 #include "runtime/run_memory.h"
 #include "runtime/session_logging.h"
@@ -86,6 +90,7 @@ std::vector<std::string> SplitList(const std::string& text) {
 void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
   for (const auto& [key, value] : entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
+                       key == kConfigCreationCacheDir ||
                        key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key) ||
                        IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key);
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
@@ -107,6 +112,93 @@ int64_t TotalInitializerBytes(const ir::Graph& graph) {
 
 SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options)
     : options_(options), model_(std::move(model)) {
+  Prepare();
+  ApplyModelOptions(*model_, options_, ModelLabel());
+  Optimize();
+  SaveOptimizedModel();
+  BuildPlan(nullptr);
+}
+
+SessionImpl::SessionImpl(const ModelSource& source, const SessionOptions& options) : options_(options) {
+  model_label_ = source.path.empty() ? "<model bytes>" : source.path;
+  Prepare();
+  CreateWithCache(source);
+}
+
+void SessionImpl::CreateWithCache(const ModelSource& source) {
+  const LoadLimits limits = LoadLimitsFromConfig(options_.config_entries);
+  const auto entry = options_.config_entries.find(kConfigCreationCacheDir);
+  if (entry == options_.config_entries.end()) {  // no cache: as the other constructor
+    model_ = source.path.empty() ? LoadModelFromBytes(source.bytes, source.size, limits)
+                                 : LoadModelFromFile(source.path, limits);
+    ApplyModelOptions(*model_, options_, ModelLabel());
+    Optimize();
+    SaveOptimizedModel();
+    BuildPlan(nullptr);
+    return;
+  }
+  const std::string dir = entry->second;
+  ONYX_CHECK(!dir.empty(), kInvalidArgument, kConfigCreationCacheDir, " names no folder");
+  std::shared_ptr<const MappedFile> file;
+  const void* bytes = source.bytes;
+  size_t size = source.size;
+  if (!source.path.empty()) {
+    file = MappedFile::Open(source.path);
+    bytes = file->data();
+    size = file->size();
+  }
+  const CreationCacheKey key = MakeCreationCacheKey(bytes, size, options_, pool_.get());
+  std::string why;
+  if (std::optional<CachedCreation> hit = OpenCreationCache(dir, key, pool_.get(), &why)) {
+    model_ = hit->model;
+    model_->path = source.path;
+    cache_status_ = "hit";
+    SaveOptimizedModel();
+    BuildPlan(StoreOf(*hit));
+    packs_reused_ = StatsOf(*hit).packs_reused;
+    packs_made_ = StatsOf(*hit).packs_made;
+    logger_.Info("creation cache hit: ", hit->path, " (", StatsOf(*hit).packs_reused, " packed weights mapped, ",
+                 StatsOf(*hit).packs_made, " packed now; optimizer skipped)");
+    return;
+  }
+  const std::string path = (std::filesystem::path(dir) / key.FileName()).string();
+  if (!why.empty()) {
+    logger_.Warning("creation cache file '", path, "' is not used: ", why, "; it is rebuilt");
+    cache_status_ = "rejected: " + why;
+  } else {
+    cache_status_ = "miss";
+  }
+  std::vector<std::string> external_files;
+  model_ = source.path.empty() ? LoadModelFromBytes(bytes, size, limits)
+                               : LoadModelFromFile(source.path, limits, &external_files);
+  file.reset();
+  ApplyModelOptions(*model_, options_, ModelLabel());
+  Optimize();
+  SaveOptimizedModel();
+  std::unique_ptr<CreationCacheWriter> writer;
+  try {
+    writer = std::make_unique<CreationCacheWriter>(dir, key, *model_, external_files, pool_.get());
+    model_ = writer->model();
+    model_->path = source.path;
+  } catch (const Error& e) {
+    logger_.Warning("creation cache file '", path, "' cannot be written: ", e.what());
+    cache_status_ = StrCat("unwritable: ", e.what());
+    writer.reset();
+  }
+  BuildPlan(writer ? writer->store() : nullptr);
+  if (!writer) return;
+  packs_made_ = writer->stats().packs_made;
+  try {
+    writer->Commit();
+    logger_.Info("creation cache written: ", path, " (", writer->stats().packs_made, " packed weights)");
+  } catch (const Error& e) {
+    logger_.Warning("creation cache file '", path, "' cannot be written: ", e.what());
+    cache_status_ = StrCat("unwritable: ", e.what());
+  }
+}
+
+void SessionImpl::Prepare() {
+  const SessionOptions& options = options_;
   CheckProviderOptionsNames(options);
   bool has_cpu = false;
   for (const auto& name : options.execution_providers) {
@@ -121,11 +213,14 @@ SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions&
   SessionThreadPools pools = CreateSessionThreadPools(options);
   pool_ = std::move(pools.intra_op);
   inter_pool_ = std::move(pools.inter_op);
-  ApplyModelOptions(*model_, options, ModelLabel());
-  Optimize();
+}
+
+void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
+  const SessionOptions& options = options_;
   if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator(), options.cpu_arena_max_bytes);
 
   GraphPlan::BuildContext ctx;
+  ctx.packed_weights = std::move(packs);
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
   ctx.pool = pool_.get();
   ctx.release_mapped_pages = model_->release_mapped_pages;
@@ -173,6 +268,9 @@ void SessionImpl::Optimize() {
   } catch (const Error& e) {
     throw Error(e.code(), StrCat(ModelLabel(), ": ", e.what()));
   }
+}
+
+void SessionImpl::SaveOptimizedModel() {
   if (options_.optimized_model_filepath.empty()) return;
   SaveOptions save;
   auto file = options_.config_entries.find(kConfigExternalInitializersFile);
@@ -202,6 +300,7 @@ void CheckProviderOptions(const std::string& provider, const std::map<std::strin
 }
 
 int Session::copies_per_run() const { return impl_->plan().copies_per_run(); }
+std::string Session::creation_cache_status() const { return impl_->creation_cache_status(); }
 
 std::string ProviderUnavailableReason(const std::string& provider) {
   const std::string name = ShortProviderName(provider);
@@ -211,7 +310,10 @@ std::string ProviderUnavailableReason(const std::string& provider) {
   return factory->unavailable_reason ? factory->unavailable_reason() : "";
 }
 
-std::string SessionImpl::ModelLabel() const { return model_->path.empty() ? "<model bytes>" : model_->path; }
+std::string SessionImpl::ModelLabel() const {
+  if (!model_) return model_label_;
+  return model_->path.empty() ? "<model bytes>" : model_->path;
+}
 
 void SessionImpl::CheckFeed(const IoInfo& info, const Value& value) const {
   const TypeInfo* type = info.type.get();
@@ -357,7 +459,18 @@ namespace {
 // Loads the model and creates the session; with profiling, both are timed (ONNX Runtime's
 // "model_loading_uri"/"model_loading_array" and "session_initialization" events).
 template <typename Load>
-std::unique_ptr<SessionImpl> CreateSessionImpl(const SessionOptions& options, const char* load_event, Load load) {
+std::unique_ptr<SessionImpl> CreateSessionImpl(const SessionOptions& options, const char* load_event, Load load,
+                                               const ModelSource& source) {
+  if (options.config_entries.count(kConfigCreationCacheDir)) {
+    // Loading happens inside (a cache hit loads the cached graph instead): timed as one.
+    if (!options.enable_profiling) return std::make_unique<SessionImpl>(source, options);
+    auto profiler = std::make_unique<Profiler>(options.profile_file_prefix);
+    const int64_t init_start = NowNanos();
+    auto impl = std::make_unique<SessionImpl>(source, options);
+    profiler->RecordSessionEvent("session_initialization", init_start, NowNanos());
+    impl->SetProfiler(std::move(profiler));
+    return impl;
+  }
   if (!options.enable_profiling) return std::make_unique<SessionImpl>(load(), options);
   auto profiler = std::make_unique<Profiler>(options.profile_file_prefix);
   const int64_t load_start = NowNanos();
@@ -375,12 +488,12 @@ std::unique_ptr<SessionImpl> CreateSessionImpl(const SessionOptions& options, co
 Session::Session(const std::string& model_path, const SessionOptions& options)
     : impl_(CreateSessionImpl(options, "model_loading_uri", [&] {
             return LoadModelFromFile(model_path, LoadLimitsFromConfig(options.config_entries));
-          })) {}
+          }, ModelSource{model_path, nullptr, 0})) {}
 
 Session::Session(const void* model_bytes, size_t size, const SessionOptions& options)
     : impl_(CreateSessionImpl(options, "model_loading_array", [&] {
             return LoadModelFromBytes(model_bytes, size, LoadLimitsFromConfig(options.config_entries));
-          })) {}
+          }, ModelSource{"", model_bytes, size})) {}
 
 Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;

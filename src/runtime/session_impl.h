@@ -18,9 +18,20 @@
 
 namespace onyx {
 
+// Where a session's model comes from, for the creation cache: a file path or the caller's bytes.
+struct ModelSource {
+  std::string path;  // empty: bytes
+  const void* bytes = nullptr;
+  size_t size = 0;
+};
+
 class SessionImpl {
  public:
   SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options);
+  // Loads the model too. With the creation cache (config entry session.onyx_creation_cache_dir),
+  // the optimized graph and packed weights come from the cache file when it holds this model,
+  // build, CPU and options; else the model is loaded and optimized as usual and the file written.
+  SessionImpl(const ModelSource& source, const SessionOptions& options);
 
   // preallocated (may be null): IO binding's buffers, one per requested output (see Session::Run).
   std::vector<Value> Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
@@ -40,6 +51,11 @@ class SessionImpl {
   const std::vector<std::unique_ptr<ExecutionProvider>>& providers() const { return providers_; }
   const SessionOptions& options() const { return options_; }
   const OptimizationReport& optimization_report() const { return report_; }
+  // "off", "hit", "miss" (written), "rejected: <why>" (rewritten) or "unwritable: <why>".
+  const std::string& creation_cache_status() const { return cache_status_; }
+  // Packed weights the kernels took from the cache file / packed during this creation.
+  int creation_cache_packs_reused() const { return packs_reused_; }
+  int creation_cache_packs_made() const { return packs_made_; }
 
   // Profiling (SessionOptions::enable_profiling): the session creator hands over the profiler
   // that timed loading and initialization; Runs record into it until EndProfiling().
@@ -49,7 +65,13 @@ class SessionImpl {
 
  private:
   std::string ModelLabel() const;
+  // Providers, config checks, logger and thread pools: before the model is looked at.
+  void Prepare();
   void Optimize();
+  void SaveOptimizedModel();
+  void CreateWithCache(const ModelSource& source);
+  // Kernels (packing through `packs` when given) and the session's view of the graph.
+  void BuildPlan(std::shared_ptr<PackedWeightStore> packs);
   // Checks a feed against the model's declared type; throws naming the input.
   void CheckFeed(const IoInfo& info, const Value& value) const;
 
@@ -66,6 +88,9 @@ class SessionImpl {
   OptimizationReport report_;
   Logger logger_;  // SessionOptions' log levels and logid
   std::unique_ptr<Profiler> profiler_;  // null unless profiling
+  std::string cache_status_ = "off";
+  int packs_reused_ = 0, packs_made_ = 0;
+  std::string model_label_;  // the model's path when it came from the creation cache
 };
 
 // Config entries SessionOptions accepts.

@@ -9,6 +9,19 @@
 
 namespace onyx::linalg_kernels {
 
+// Where the packs of constant input `index` come from: the session's packed-weight store (the
+// creation cache) when it has one, else empty (fresh memory).
+inline linalg::PackSource PackSourceFor(const KernelInfo& info, size_t index) {
+  std::shared_ptr<PackedWeightStore> store = info.packed_weight_store();
+  if (!store) return {};
+  return [store, prefix = info.PackKey(index, "")](const std::string& form, size_t count,
+                                                     const std::function<void(float*)>& fill) {
+    PackedWeightStore::Blob blob =
+        store->Get(prefix + form, count * sizeof(float), [&](void* p) { fill(static_cast<float*>(p)); });
+    return linalg::AlignedFloats(static_cast<const float*>(blob.data), count, std::move(blob.owner));
+  };
+}
+
 // A packed copy of constant input `index` when it is a 2-D float tensor; null otherwise.
 // trans_b: the constant is stored as [N, K] (Gemm's transB).
 inline std::shared_ptr<const linalg::PackedB> PackConstantB(const KernelInfo& info, size_t index, bool trans_b) {
@@ -16,7 +29,9 @@ inline std::shared_ptr<const linalg::PackedB> PackConstantB(const KernelInfo& in
   if (b == nullptr || b->dtype() != DataType::kFloat || b->rank() != 2 || b->size() == 0) return nullptr;
   const int64_t k = trans_b ? b->dim(1) : b->dim(0);
   const int64_t n = trans_b ? b->dim(0) : b->dim(1);
-  return std::make_shared<const linalg::PackedB>(trans_b, k, n, b->data<float>(), b->dim(1), info.thread_pool());
+  const linalg::PackSource source = PackSourceFor(info, index);
+  return std::make_shared<const linalg::PackedB>(trans_b, k, n, b->data<float>(), b->dim(1), info.thread_pool(),
+                                                 &source);
 }
 
 }  // namespace onyx::linalg_kernels

@@ -19,6 +19,7 @@
 #include "base/type_traits.h"
 #include "linalg/conv.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/nn/conv_common.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
@@ -167,16 +168,17 @@ ConvAlgo ChooseAlgo(ConvAlgo forced, const linalg::Conv2dShape& s, bool exact, i
   return linalg::ChooseConvAlgorithm(forced, s, exact, out_plane).algorithm;
 }
 
+// source (may be null): where the engine's packs come from (the creation cache's store).
 std::shared_ptr<FloatEngine> MakeEngine(ConvAlgo algo, const linalg::Conv2dShape& s, const float* w,
-                                        ThreadPool* pool) {
+                                        ThreadPool* pool, const linalg::PackSource* source = nullptr) {
   auto e = std::make_shared<FloatEngine>();
   e->algo = algo;
   e->isa = linalg::ConvIsaName();
   switch (algo) {
-    case ConvAlgo::kGemm: e->gemm = linalg::GemmConv(s, w); break;
-    case ConvAlgo::kDirect: e->direct = linalg::DirectConv(s, w); break;
-    case ConvAlgo::kDepthwise: e->depthwise = linalg::DepthwiseConv(s, w); break;
-    case ConvAlgo::kWinograd: e->winograd = linalg::WinogradConv(s, w, pool); break;
+    case ConvAlgo::kGemm: e->gemm = linalg::GemmConv(s, w, source); break;
+    case ConvAlgo::kDirect: e->direct = linalg::DirectConv(s, w, source); break;
+    case ConvAlgo::kDepthwise: e->depthwise = linalg::DepthwiseConv(s, w, source); break;
+    case ConvAlgo::kWinograd: e->winograd = linalg::WinogradConv(s, w, pool, source); break;
     default: break;
   }
   return e;
@@ -200,8 +202,9 @@ class Conv final : public OpKernel {
     if (prepared_weight_.dtype() != DataType::kFloat || (w->rank() != 3 && w->rank() != 4) || w->dim(0) % group_ != 0)
       return;
     const linalg::Conv2dShape s = WeightShape(w->shape());
+    const linalg::PackSource source = linalg_kernels::PackSourceFor(info, 1);
     engine_ = MakeEngine(ChooseAlgo(forced_, s, exact_, StaticOutputPlane(info, s)), s, prepared_weight_.data<float>(),
-                         info.thread_pool());
+                         info.thread_pool(), &source);
     // The engine's packed form replaces W (an engine supports every input W admits).
     prepared_weight_ = Tensor();
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/cpu/kernels/quantization/qdq_neighbours.h"
@@ -140,10 +141,13 @@ class NchwcConv final : public OpKernel {
     const float* wp = w->data<float>();
     // linalg's rule (onyx explain calls it too); Winograd's rounding would flip quantized values.
     const bool exact = !plain_input_ && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(info);
+    const linalg::PackSource source = linalg_kernels::PackSourceFor(info, 1);  // the creation cache's
     switch (linalg::ChooseNchwcAlgorithm(s, plain_input_, exact).algorithm) {
-      case linalg::ConvAlgorithm::kDepthwise: depthwise_ = linalg::DepthwiseConv(s, wp); break;
-      case linalg::ConvAlgorithm::kWinograd: winograd_ = linalg::WinogradConv(s, wp, info.thread_pool()); break;
-      default: direct_ = linalg::DirectConv(s, wp); break;  // plain_input: reads NCHW, writes NCHWc
+      case linalg::ConvAlgorithm::kDepthwise: depthwise_ = linalg::DepthwiseConv(s, wp, &source); break;
+      case linalg::ConvAlgorithm::kWinograd:
+        winograd_ = linalg::WinogradConv(s, wp, info.thread_pool(), &source);
+        break;
+      default: direct_ = linalg::DirectConv(s, wp, &source); break;  // plain_input: reads NCHW, writes NCHWc
     }
     isa_ = linalg::ConvIsaName();
   }
