@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "base/check.h"
 #include "ops/shape_inference.h"
@@ -264,6 +265,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     }
     for (const auto& out : graph.outputs) early.keep[plan->SlotOf(out.name)] = 1;
   }
+  std::optional<TypeMap> inferred;
   for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
     const ir::Node& node = *graph.nodes[node_index];
     const Placement& placement = plan->placements_[&node];
@@ -303,7 +305,15 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
           if (!slot) slot = Build(*attr->g, subgraph_ctx);
           return slot.get();
         },
-        [&graph](const std::string& name) { return FindType(&graph, name); }, ctx.pool);
+        [&graph, &inferred](const std::string& name) -> std::shared_ptr<const TypeInfo> {
+          if (auto declared = FindType(&graph, name)) return declared;
+          // The optimized graph declares few of its values' types (its passes make new values):
+          // inferred once, on the first kernel that asks for an undeclared one.
+          if (!inferred) inferred = InferGraphTypes(graph);
+          const auto it = inferred->find(name);
+          return it != inferred->end() ? it->second : nullptr;
+        },
+        ctx.pool);
     info.set_packed_weight_store(ctx.packed_weights);
     try {
       step.kernel = placement.provider->CreateKernel(info);

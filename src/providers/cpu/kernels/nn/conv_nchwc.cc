@@ -141,8 +141,13 @@ class NchwcConv final : public OpKernel {
     const float* wp = w->data<float>();
     // linalg's rule (onyx explain calls it too); Winograd's rounding would flip quantized values.
     const bool exact = !plain_input_ && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(info);
+    linalg::ConvAlgorithm algorithm = linalg::ChooseNchwcAlgorithm(s, plain_input_, exact).algorithm;
+    // A Winograd layer whose output map is known to be small runs direct on every Run: its
+    // Winograd weights (four times W's size) would only take memory and creation time.
+    if (algorithm == linalg::ConvAlgorithm::kWinograd && StaticSmallPlane(info, s))
+      algorithm = linalg::ConvAlgorithm::kDirect;
     const linalg::PackSource source = linalg_kernels::PackSourceFor(info, 1);  // the creation cache's
-    switch (linalg::ChooseNchwcAlgorithm(s, plain_input_, exact).algorithm) {
+    switch (algorithm) {
       case linalg::ConvAlgorithm::kDepthwise: depthwise_ = linalg::DepthwiseConv(s, wp, &source); break;
       case linalg::ConvAlgorithm::kWinograd:
         winograd_ = linalg::WinogradConv(s, wp, info.thread_pool(), &source);
@@ -150,7 +155,11 @@ class NchwcConv final : public OpKernel {
       default: direct_ = linalg::DirectConv(s, wp, &source); break;  // plain_input: reads NCHW, writes NCHWc
     }
     isa_ = linalg::ConvIsaName();
+    // W is read again only by a Winograd layer that may meet a small output map at run time.
+    reads_w_at_run_ = !winograd_.empty() && MaySeeSmallPlane(info, s);
   }
+
+  bool ReadsConstantInputAtRun(size_t input) const override { return input != 1 || reads_w_at_run_; }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -218,8 +227,32 @@ class NchwcConv final : public OpKernel {
   }
 
  private:
+  // The output map's pixels when the blocked output's spatial dims are known statically, else -1.
+  static int64_t StaticOutputPlane(const KernelInfo& info) {
+    const std::shared_ptr<const TypeInfo> t = info.OutputType(0);
+    if (t == nullptr || !t->shape || t->shape->size() < 4) return -1;
+    int64_t plane = 1;
+    for (size_t i = 2; i + 1 < t->shape->size(); ++i) {
+      if (!(*t->shape)[i].known()) return -1;
+      plane *= (*t->shape)[i].value;
+    }
+    return plane;
+  }
+  static bool StaticSmallPlane(const KernelInfo& info, linalg::Conv2dShape s) {
+    s.out_h = StaticOutputPlane(info);
+    s.out_w = 1;
+    return s.out_h >= 0 && linalg::NchwcRunsDirectForSmallPlane(s);
+  }
+  // Whether a Run can take the small-plane direct path: the weights are many and the map's size
+  // is unknown (a known large map never does).
+  static bool MaySeeSmallPlane(const KernelInfo& info, linalg::Conv2dShape s) {
+    s.out_h = 1;
+    s.out_w = 1;
+    return linalg::NchwcRunsDirectForSmallPlane(s) && StaticOutputPlane(info) < 0;
+  }
+
   // The direct engine for small output maps of a Winograd convolution, prepared on the first
-  // such run from W (which stays bound: this kernel does not release its constant inputs).
+  // such run from W (which stays bound then: see reads_w_at_run_).
   const linalg::DirectConv& SmallPlaneDirect(KernelContext& ctx) const {
     std::call_once(small_direct_once_, [&] {
       const Tensor* w = ctx.input(1);
@@ -239,6 +272,7 @@ class NchwcConv final : public OpKernel {
   linalg::WinogradConv winograd_;
   linalg::Conv2dShape weight_conv_shape_;
   const char* isa_ = "";  // the engines' ISA (static text)
+  bool reads_w_at_run_ = true;
   mutable std::once_flag small_direct_once_;
   mutable linalg::DirectConv small_direct_;
 };
