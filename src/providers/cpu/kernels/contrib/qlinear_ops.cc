@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "linalg/q8_lut.h"
 #include "linalg/q8_quantize.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
@@ -156,8 +157,11 @@ class QLinearLut final : public OpKernel {
       }
       const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
       T* yd = y.data<T>();
+      // The table's codes as bytes (an int8 code's index is its stored byte, as here).
+      const auto* bytes = reinterpret_cast<const uint8_t*>(table);
+      auto* yb = reinterpret_cast<uint8_t*>(yd);
       ThreadPool::For(ctx.thread_pool(), x.size(), 1.0, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) yd[i] = table[xd[i]];
+        linalg::Q8Lookup(bytes, xd + begin, end - begin, yb + begin);
       });
     });
   }
