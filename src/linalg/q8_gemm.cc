@@ -8,10 +8,12 @@
 //   acc = sum a'b' - zb' sum_k a' - za' sum_k b' + K za' zb'
 // so only row sums of A (made while packing it) and column sums of B (made once) are needed.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "base/int_math.h"
 #include "linalg/q8_gemm.h"
@@ -31,6 +33,17 @@ namespace {
 
 // Rows of A packed per block (see Q8Gemm).
 constexpr int64_t kBlockRows = 256;
+
+// Q8Gemm's packed A per thread: the call and row block it holds (see Q8Gemm). A task body runs
+// no nested loop, so one thread never packs for two calls at once.
+struct APackCache {
+  std::vector<int64_t> a_buf;
+  std::vector<int32_t> sums, zeros;
+  uint64_t call = ~uint64_t{0};
+  int64_t block = -1;
+};
+thread_local APackCache t_a_pack;
+std::atomic<uint64_t> g_q8_gemm_calls{0};
 
 int64_t RoundUp(int64_t v, int64_t m) { return CeilDiv(v, m) * m; }
 
@@ -86,6 +99,42 @@ void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans
   const int g = kr.group, nr = kr.nr;
   const int64_t kp = PaddedK(k, g);
   std::fill_n(out, kp * nr, T{0});  // out may be null when K = 0
+  if (!trans_b) {
+    // Row by row: B's rows are read contiguously (a column walk strides ldb per code, which
+    // made packing a per-call B, attention's K^T and V, cost more than its GEMM).
+    uint32_t sums[64] = {};
+    if (cols <= 64) {
+      const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 - 128 as int8 is the byte with its top bit flipped
+      int64_t p = 0;
+      if (sizeof(T) == 1 && g == 4) {
+        // Four rows at a time: one 4-byte group per column, a loop the compiler vectorizes.
+        for (; p + 4 <= k; p += 4) {
+          const uint8_t* r0 = static_cast<const uint8_t*>(b) + p * ldb + col0;
+          const uint8_t *r1 = r0 + ldb, *r2 = r1 + ldb, *r3 = r2 + ldb;
+          uint32_t dst[64];  // staged, then copied: the panel's storage is not uint32
+          for (int c = 0; c < cols; ++c) {
+            const uint8_t x0 = r0[c] ^ flip, x1 = r1[c] ^ flip, x2 = r2[c] ^ flip, x3 = r3[c] ^ flip;
+            dst[c] = static_cast<uint32_t>(x0) | static_cast<uint32_t>(x1) << 8 | static_cast<uint32_t>(x2) << 16 |
+                     static_cast<uint32_t>(x3) << 24;  // little endian: row p first
+            sums[c] += static_cast<uint32_t>(static_cast<int8_t>(x0) + static_cast<int8_t>(x1) + static_cast<int8_t>(x2) +
+                                             static_cast<int8_t>(x3));
+          }
+          std::memcpy(out + (p / 4) * nr * 4, dst, static_cast<size_t>(cols) * 4);
+        }
+      }
+      for (; p < k; ++p) {
+        const uint8_t* src = static_cast<const uint8_t*>(b) + p * ldb + col0;
+        T* dst = out + (p / g) * nr * g + p % g;
+        for (int c = 0; c < cols; ++c) {
+          const int32_t v = static_cast<int8_t>(src[c] ^ flip);
+          dst[c * g] = static_cast<T>(v);
+          sums[c] += static_cast<uint32_t>(v);
+        }
+      }
+      for (int c = 0; c < cols; ++c) col_sums[c] = static_cast<int32_t>(sums[c]);
+      return;
+    }
+  }
   for (int c = 0; c < cols; ++c) {
     uint32_t sum = 0;
     for (int64_t p = 0; p < k; ++p) {
@@ -155,15 +204,33 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
   const int32_t a_shift = a_signed ? 128 : 0;
   const double cost = 2.0 * static_cast<double>(block_panels * mr) * static_cast<double>(kp) *
                       static_cast<double>(per_chunk * nr);
+  const uint64_t call = g_q8_gemm_calls.fetch_add(1, std::memory_order_relaxed);
+  const int64_t used_panels = std::min(block_panels, row_panels);
   ThreadPool::For(pool, row_blocks * chunks, cost, [&](int64_t t0, int64_t t1) {
-    std::vector<int64_t> a_buf(static_cast<size_t>(block_panels * a_panel_bytes / 8));
-    std::vector<int32_t> sums(static_cast<size_t>(block_panels * mr)), zeros(sums.size());
-    std::vector<int32_t> acc(static_cast<size_t>(mr * nr));
-    int64_t packed_block = -1;
+    // The thread's packed A outlives the block: the pool hands a thread several blocks of one
+    // call (column chunks of the same rows), which then pack A once, and a buffer kept from
+    // call to call skips the allocation (a fresh one of up to 0.8 MB was zeroed page by page).
+    APackCache& cache = t_a_pack;
+    const size_t words = static_cast<size_t>(used_panels * a_panel_bytes / 8);
+    if (cache.a_buf.size() < words) {
+      cache.a_buf.resize(words);
+      cache.call = ~uint64_t{0};
+    }
+    if (cache.sums.size() < static_cast<size_t>(used_panels * mr)) {
+      cache.sums.resize(static_cast<size_t>(used_panels * mr));
+      cache.zeros.resize(cache.sums.size());
+      cache.call = ~uint64_t{0};
+    }
+    if (cache.call != call) cache.block = -1;
+    cache.call = call;
+    std::vector<int32_t>& sums = cache.sums;
+    std::vector<int32_t>& zeros = cache.zeros;
+    alignas(64) int32_t acc[32 * 32];
+    int64_t& packed_block = cache.block;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / chunks, chunk = t % chunks;
       const int64_t rp0 = rb * block_panels, rp1 = std::min(row_panels, rp0 + block_panels);
-      auto* panels = reinterpret_cast<uint8_t*>(a_buf.data());
+      auto* panels = reinterpret_cast<uint8_t*>(cache.a_buf.data());
       if (packed_block != rb) {
         for (int64_t rp = rp0; rp < rp1; ++rp) {
           const int64_t i0 = rp * mr;
@@ -185,8 +252,8 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
         for (int64_t rp = rp0; rp < rp1; ++rp) {
           const int64_t i0 = rp * mr;
           const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
-          kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc.data());
-          kr.finish(out, k, acc.data(), nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,
+          kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc);
+          kr.finish(out, k, acc, nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,
                     zeros.data() + (rp - rp0) * mr, col_sums + cp * nr, col_zero);
         }
       }

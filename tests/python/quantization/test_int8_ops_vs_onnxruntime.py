@@ -63,6 +63,19 @@ def test_qlinear_matmul(a_type, b_type, y_type):
     check_exact(path, {"a": a})
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_qlinear_matmul_batched_runtime_operands(threads):
+    # Attention's products: both operands fed, batches (heads) shared by the threads one each,
+    # b's batch broadcast; odd sizes leave tile remainders.
+    a, b = codes(np.uint8, (2, 6, 33, 20)), codes(np.uint8, (6, 20, 41))
+    inputs = {"a": a, "a_scale": np.array(0.02, np.float32), "a_zp": codes(np.uint8, ()),
+              "b": b, "b_scale": np.array(0.03, np.float32), "b_zp": codes(np.uint8, ()),
+              "y_scale": np.array(0.7, np.float32), "y_zp": codes(np.uint8, ())}
+    constants = [k for k in inputs if k not in ("a", "b")]
+    path = model("qlmm_batched", "QLinearMatMul", inputs, TensorProto.UINT8, constants)
+    check_exact(path, {"a": a, "b": b}, threads=threads)
+
+
 CONV_CASES = {  # name: (x shape, w shape, attributes)
     "3x3_pad": ((1, 19, 23, 17), (37, 19, 3, 3), dict(pads=[1, 1, 1, 1])),
     "pointwise": ((2, 33, 9, 11), (65, 33, 1, 1), {}),

@@ -10,6 +10,7 @@
 #include "linalg/gemm.h"
 #include "linalg/q8_gemm.h"
 #include "ops/broadcast.h"
+#include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
@@ -148,6 +149,22 @@ void Int8Batch(const Tensor& a, const Tensor& b, const MatMulShape& s, const Mat
   linalg::Q8Gemm(s.m, a_data, a_signed, s.k, azp.data(), true, packed, out, pool);
 }
 
+// Runs fn(bi, pool) for every batch. Batches of small products (attention's heads) share the
+// threads one batch each, every GEMM on one thread: split inside, each thread would pack the
+// same A (and a per-call B) for a few column panels, and wait at a join per batch.
+template <typename Fn>
+void ForEachBatch(int64_t batches, const MatMulShape& s, ThreadPool* pool, Fn&& fn) {
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  if (threads > 1 && batches >= threads) {
+    const double cost = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+    ThreadPool::For(pool, batches, cost, [&](int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) fn(bi, nullptr);
+    });
+    return;
+  }
+  for (int64_t bi = 0; bi < batches; ++bi) fn(bi, pool);
+}
+
 class MatMulInteger final : public OpKernel {
  public:
   explicit MatMulInteger(const KernelInfo& info) : packed_b_(PrepackB(info, 1, 3)) {}
@@ -167,12 +184,12 @@ class MatMulInteger final : public OpKernel {
     const MatParam bzp = ResolveParam(ctx, "b_zero_point", b_zp, s, false);
     Tensor& y = ctx.AllocateOutput(0, DataType::kInt32, s.out);
     const int64_t batches = ShapeSize(s.batch);
-    for (int64_t bi = 0; bi < batches; ++bi) {
+    ForEachBatch(batches, s, ctx.thread_pool(), [&](int64_t bi, ThreadPool* pool) {
       linalg::Q8Output out;
       out.c = y.data<int32_t>() + bi * s.m * s.n;
       out.ldc = s.n;
-      Int8Batch(a, b, s, azp, bzp, bi, packed_b_, out, ctx.thread_pool());
-    }
+      Int8Batch(a, b, s, azp, bzp, bi, packed_b_, out, pool);
+    });
   }
 
  private:
@@ -221,12 +238,32 @@ class QLinearMatMul final : public OpKernel {
     const int64_t batches = ShapeSize(s.batch);
     int64_t lo = 0, hi = 0;
     QuantIntegerRange(y_zp.dtype(), &lo, &hi);
-    std::vector<double> out(static_cast<size_t>(m * n));
-    std::vector<int32_t> acc(static_cast<size_t>(m * n));
-    std::vector<float> af, bf, cf, mult(static_cast<size_t>(n));
+    // Sized only on the paths that need them (the per-tensor int8 path writes y directly):
+    // zeroing m x n doubles and int32s per call cost as much as a small GEMM.
+    std::vector<double> out;
+    std::vector<int32_t> acc;
+    std::vector<float> af, bf, cf;
     // One a_scale for all rows: the requantization runs in the GEMM's output stage, in float as
-    // ONNX Runtime does it.
+    // ONNX Runtime does it (below, the per-row and float8 forms).
     const bool row_scale = as.step != 0 || !as.batch_strides.empty();
+    if (!float8 && !row_scale) {
+      ForEachBatch(batches, s, ctx.thread_pool(), [&](int64_t bi, ThreadPool* pool) {
+        std::vector<float> mult(static_cast<size_t>(n));
+        for (int64_t j = 0; j < n; ++j)
+          mult[static_cast<size_t>(j)] =
+              static_cast<float>(RoundToType(RoundToType(as.At(s.batch, bi, 0) * bs.At(s.batch, bi, j), st) / ys, st));
+        linalg::Q8Output q;
+        q.kind = linalg::Q8Output::kQuantized;
+        q.c = static_cast<uint8_t*>(y.raw_data()) + bi * m * n;
+        q.ldc = n;
+        q.scale = mult.data();
+        q.scale_per_column = true;
+        q.zero_point = static_cast<int32_t>(yzp);
+        q.out_signed = y.dtype() == DataType::kInt8;
+        Int8Batch(a, b, s, azp, bzp, bi, packed_b_, q, pool);
+      });
+      return;
+    }
     for (int64_t bi = 0; bi < batches; ++bi) {
       if (float8) {
         // Dequantize both operands, multiply in float, requantize below.
@@ -241,26 +278,14 @@ class QLinearMatMul final : public OpKernel {
         for (int64_t i = 0; i < k * n; ++i)
           bf[static_cast<size_t>(i)] = static_cast<float>(tmp[static_cast<size_t>(i)] - bzp.At(s.batch, bi, i % n));
         linalg::Sgemm(false, false, m, n, k, 1.0f, af.data(), k, bf.data(), n, 0.0f, cf.data(), n, ctx.thread_pool());
-      } else if (!row_scale) {
-        for (int64_t j = 0; j < n; ++j)
-          mult[static_cast<size_t>(j)] =
-              static_cast<float>(RoundToType(RoundToType(as.At(s.batch, bi, 0) * bs.At(s.batch, bi, j), st) / ys, st));
-        linalg::Q8Output q;
-        q.kind = linalg::Q8Output::kQuantized;
-        q.c = static_cast<uint8_t*>(y.raw_data()) + bi * m * n;
-        q.ldc = n;
-        q.scale = mult.data();
-        q.scale_per_column = true;
-        q.zero_point = static_cast<int32_t>(yzp);
-        q.out_signed = y.dtype() == DataType::kInt8;
-        Int8Batch(a, b, s, azp, bzp, bi, packed_b_, q, ctx.thread_pool());
-        continue;
       } else {
+        acc.resize(static_cast<size_t>(m * n));
         linalg::Q8Output q;
         q.c = acc.data();
         q.ldc = n;
         Int8Batch(a, b, s, azp, bzp, bi, packed_b_, q, ctx.thread_pool());
       }
+      out.resize(static_cast<size_t>(m * n));
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           // The multiplier is computed in the scales' type, as the reference does; the product
