@@ -85,9 +85,11 @@ void PackedBf16B::Init(bool trans_b, int64_t k, int64_t n, int64_t ldb, uint16_t
   }
 }
 
-void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                     const PackedBf16B& b, float beta, float* c, int64_t ldc, ThreadPool* pool,
-                     const GemmEpilogue* epilogue) {
+namespace {
+
+void Run(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, int64_t a_block,
+         const PackedBf16B& b, float beta, float* c, int64_t ldc, int64_t c_block, ThreadPool* pool,
+         const GemmEpilogue* epilogue) {
   if (b.k() != k || b.n() != n)
     throw std::invalid_argument("Bf16GemmPackedB: B is packed as [" + std::to_string(b.k()) + ", " +
                                 std::to_string(b.n()) + "], the call needs [" + std::to_string(k) + ", " +
@@ -102,7 +104,7 @@ void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha,
   ThreadPool::For(pool, a_panels, static_cast<double>(mr * k), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t r0 = t * mr;
-      kernel->convert_a(trans_a, trans_a ? a + r0 : a + r0 * lda, lda, std::min(mr, m - r0), k,
+      kernel->convert_a(trans_a, trans_a ? a + r0 : a + r0 * lda, lda, a_block, std::min(mr, m - r0), k,
                         a16.get() + t * panel_size);
     }
   });
@@ -118,13 +120,14 @@ void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha,
       const int64_t q_end = std::min(panels, (g + 1) * panels_per_group);
       for (int64_t i = mb * mr * tiles_per_block; i < row_end; i += mr)
         for (int64_t q = g * panels_per_group; q < q_end; ++q) {
-          const int64_t j = q * kBf16PanelColumns;
+          const int64_t j = q * kBf16PanelColumns, col_offset = (j / 16) * c_block;
           Bf16GemmTile t;
           t.pairs = pairs;
           t.a = a16.get() + (i / mr) * panel_size;
           t.b = b.panel(q);
-          t.c = c + i * ldc + j;
+          t.c = c + i * ldc + col_offset;
           t.ldc = ldc;
+          t.c_block = c_block;
           t.mr = static_cast<int>(std::min(mr, m - i));
           t.nr = static_cast<int>(std::min(kBf16PanelColumns, n - j));
           t.alpha = alpha;
@@ -132,7 +135,7 @@ void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha,
           if (epilogue != nullptr) {
             t.bias_row = epilogue->bias_per_row ? epilogue->bias_per_row + i : nullptr;
             t.bias_col = epilogue->bias_per_col ? epilogue->bias_per_col + j : nullptr;
-            t.residual = epilogue->residual ? epilogue->residual + i * epilogue->ldr + j : nullptr;
+            t.residual = epilogue->residual ? epilogue->residual + i * epilogue->ldr + col_offset : nullptr;
             t.ldr = epilogue->ldr;
             t.activation = epilogue->activation;
             t.act_alpha = epilogue->alpha;
@@ -142,6 +145,20 @@ void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha,
         }
     }
   });
+}
+
+}  // namespace
+
+void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                     const PackedBf16B& b, float beta, float* c, int64_t ldc, ThreadPool* pool,
+                     const GemmEpilogue* epilogue) {
+  Run(trans_a, m, n, k, alpha, a, lda, 16, b, beta, c, ldc, 16, pool, epilogue);
+}
+
+void Bf16GemmPackedBBlocked(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                            int64_t a_block, const PackedBf16B& b, float beta, float* c, int64_t ldc, int64_t c_block,
+                            ThreadPool* pool, const GemmEpilogue* epilogue) {
+  Run(false, m, n, k, alpha, a, lda, a_block, b, beta, c, ldc, c_block, pool, epilogue);
 }
 
 void Bf16GemmReference(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,

@@ -28,8 +28,8 @@ namespace onyx::linalg {
 struct Bf16GemmKernel;
 
 // The int node attribute (value 1) with which HalfBodyToFloat asks a MatMul, Gemm, FusedMatMul,
-// Conv, FusedConv or Attention of a bfloat16 body to multiply by its constant weight in this
-// family; kernels ignore it where Bf16GemmAvailable() is false.
+// Attention or (pointwise, NCHWc) Conv of a bfloat16 body to multiply by its constant weight in
+// this family; kernels ignore it where Bf16GemmAvailable() is false.
 inline constexpr const char* kBf16Attribute = "onyx_bf16";
 
 // Columns per packed B panel (two 16-lane vectors), the same for every variant, so a pack made
@@ -67,6 +67,15 @@ class PackedBf16B {
 void Bf16GemmPackedB(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                      const PackedBf16B& b, float beta, float* c, int64_t ldc, ThreadPool* pool,
                      const GemmEpilogue* epilogue = nullptr);
+
+// The same over channel-blocked operands (a pointwise convolution in NCHWc with 16-channel
+// blocks: rows are pixels, K input channels, N output channels): element (r, k) of A at
+// a[r * lda + (k / 16) * a_block + k % 16], element (r, j) of C and of the epilogue's residual
+// at c[r * ldc + (j / 16) * c_block + j % 16] (the residual with its own ldr, same c_block).
+// a_block == c_block == 16 is the row-major case.
+void Bf16GemmPackedBBlocked(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                            int64_t a_block, const PackedBf16B& b, float beta, float* c, int64_t ldc, int64_t c_block,
+                            ThreadPool* pool, const GemmEpilogue* epilogue = nullptr);
 
 // Whether the family runs here: the CPU has AVX-512 BF16 (and ONYX_LINALG_ISA does not name a
 // smaller ISA), or a test forced a variant with ForceBf16Isa.

@@ -45,12 +45,12 @@ ONYX_BF16_TARGET void TileRows(const Bf16GemmTile& t) {
       const int cols = std::min(16, t.nr - 16 * h);
       if (cols <= 0) break;
       const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1u);
-      float* c = t.c + r * t.ldc + 16 * h;
+      float* c = t.c + r * t.ldc + h * t.c_block;
       __m512 v = _mm512_mul_ps(h == 0 ? acc0[r] : acc1[r], alpha);
       if (t.beta != 0.0f) v = _mm512_fmadd_ps(beta, _mm512_mask_loadu_ps(zero, mask, c), v);
       if (t.bias_row) v = _mm512_add_ps(v, _mm512_set1_ps(t.bias_row[r]));
       if (t.bias_col) v = _mm512_add_ps(v, _mm512_mask_loadu_ps(zero, mask, t.bias_col + 16 * h));
-      if (t.residual) v = _mm512_add_ps(v, _mm512_mask_loadu_ps(zero, mask, t.residual + r * t.ldr + 16 * h));
+      if (t.residual) v = _mm512_add_ps(v, _mm512_mask_loadu_ps(zero, mask, t.residual + r * t.ldr + h * t.c_block));
       switch (t.activation) {
         case GemmEpilogue::kRelu: v = _mm512_max_ps(v, zero); break;
         case GemmEpilogue::kClip: v = _mm512_min_ps(_mm512_max_ps(v, lo), hi); break;
@@ -76,13 +76,38 @@ constexpr const Bf16GemmTileFn* TileTable(std::integer_sequence<int, R...>) {
 
 void Tile(const Bf16GemmTile& t) { TileTable(std::make_integer_sequence<int, kMr>{})[t.mr - 1](t); }
 
-// Rows 32 floats at a time by vcvtne2ps2bf16 (round to nearest even), scattered into the
-// panel's row slot.
-ONYX_BF16_TARGET void ConvertA(bool trans, const float* a, int64_t lda, int64_t rows, int64_t k, uint32_t* out) {
+// Transposes a 16 x 16 block of 32-bit values in place (v[r] lane c -> v[c] lane r).
+ONYX_BF16_TARGET inline void Transpose16x16(__m512i v[16]) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
+  }
+  for (int g = 0; g < 16; g += 4) {  // u[g + q], 128-bit lane L: rows g..g+3 of column 4L + q
+    u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]);
+    u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+    u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]);
+    u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+  }
+  for (int q = 0; q < 4; ++q) {
+    const __m512i s0 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0x88), s1 = _mm512_shuffle_i32x4(u[q], u[4 + q], 0xDD);
+    const __m512i w0 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0x88);
+    const __m512i w1 = _mm512_shuffle_i32x4(u[8 + q], u[12 + q], 0xDD);
+    v[q] = _mm512_shuffle_i32x4(s0, w0, 0x88);
+    v[8 + q] = _mm512_shuffle_i32x4(s0, w0, 0xDD);
+    v[4 + q] = _mm512_shuffle_i32x4(s1, w1, 0x88);
+    v[12 + q] = _mm512_shuffle_i32x4(s1, w1, 0xDD);
+  }
+}
+
+// Rows 32 floats at a time by vcvtne2ps2bf16 (round to nearest even): 16 pairs of each of the
+// panel's rows, transposed in registers so that each pair's 14 rows store as one run (a
+// scatter per row cost as much as the products when N is small).
+ONYX_BF16_TARGET void ConvertA(bool trans, const float* a, int64_t lda, int64_t k_block, int64_t rows, int64_t k,
+                               uint32_t* out) {
   const int64_t pairs = (k + 1) / 2;
-  if (rows < kMr || trans)
-    for (int64_t i = 0; i < pairs * kMr; ++i) out[i] = 0;
   if (trans) {
+    for (int64_t i = 0; i < pairs * kMr; ++i) out[i] = 0;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t p = 0; p < pairs; ++p) {
         uint32_t v = RoundToBf16Bits(a[2 * p * lda + r]);
@@ -91,20 +116,24 @@ ONYX_BF16_TARGET void ConvertA(bool trans, const float* a, int64_t lda, int64_t 
       }
     return;
   }
-  const __m512i index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32(kMr));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = a + r * lda;
-    for (int64_t kk = 0; kk < k; kk += 32) {
-      const int64_t left = k - kk;
-      const __mmask16 m0 = left >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1u);
-      const __mmask16 m1 = left >= 32 ? 0xFFFF : left <= 16 ? 0 : static_cast<__mmask16>((1u << (left - 16)) - 1u);
-      const __m512 x0 = _mm512_maskz_loadu_ps(m0, row + kk), x1 = _mm512_maskz_loadu_ps(m1, row + kk + 16);
-      const __m512i bf = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);  // x0 in the low half
-      const int64_t p0 = kk / 2, np = std::min<int64_t>(16, pairs - p0);
-      const __mmask16 pm = np >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << np) - 1u);
-      _mm512_mask_i32scatter_epi32(out + p0 * kMr + r, pm, index, bf, 4);
+  constexpr __mmask16 kRowMask = (1u << kMr) - 1u;
+  for (int64_t kk = 0; kk < k; kk += 32) {
+    const int64_t left = k - kk;
+    const __mmask16 m0 = left >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << left) - 1u);
+    const __mmask16 m1 = left >= 32 ? 0xFFFF : left <= 16 ? 0 : static_cast<__mmask16>((1u << (left - 16)) - 1u);
+    __m512i v[16];
+    for (int r = 0; r < 16; ++r) {
+      if (r >= rows) {
+        v[r] = _mm512_setzero_si512();
+        continue;
+      }
+      const float* src = a + r * lda + (kk / 16) * k_block;  // two 16-float blocks
+      const __m512 x0 = _mm512_maskz_loadu_ps(m0, src), x1 = _mm512_maskz_loadu_ps(m1, src + k_block);
+      v[r] = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);  // x0 in the low half: pair i = (k 2i, k 2i+1)
     }
+    Transpose16x16(v);
+    const int64_t p0 = kk / 2, np = std::min<int64_t>(16, pairs - p0);
+    for (int64_t i = 0; i < np; ++i) _mm512_mask_storeu_epi32(out + (p0 + i) * kMr, kRowMask, v[i]);
   }
 }
 

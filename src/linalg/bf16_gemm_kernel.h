@@ -11,8 +11,9 @@ struct Bf16GemmTile {
   int64_t pairs = 0;
   const uint32_t* a = nullptr;  // A panel: pairs steps of MR uint32s (one pair of each row)
   const uint32_t* b = nullptr;  // panel: pairs rows of 32 uint32s
-  float* c = nullptr;
+  float* c = nullptr;  // element (r, j) at c[r * ldc + (j / 16) * c_block + j % 16]
   int64_t ldc = 0;
+  int64_t c_block = 16;  // 16: row-major; the channel-block stride of an NCHWc output
   int mr = 0;  // valid rows 1..MR, columns 1..32
   int nr = 0;
   float alpha = 1.0f;
@@ -20,7 +21,7 @@ struct Bf16GemmTile {
   // Epilogue, offset to the tile's origin (null: none); see GemmEpilogue.
   const float* bias_row = nullptr;
   const float* bias_col = nullptr;
-  const float* residual = nullptr;
+  const float* residual = nullptr;  // C's layout: rows ldr apart, 16-column blocks c_block apart
   int64_t ldr = 0;
   int activation = 0;
   float act_alpha = 0.0f;
@@ -30,8 +31,10 @@ struct Bf16GemmTile {
 using Bf16GemmTileFn = void (*)(const Bf16GemmTile& tile);
 // Rounds rows 0..rows-1 (rows <= MR) of op(A)[., 0:k] (a at the first row; trans: A stored
 // [K, M]) to bfloat16 pairs into one A panel: pair p of row r at out[p * MR + r], zero for rows
-// past `rows` and for the pair past an odd k.
-using Bf16ConvertAFn = void (*)(bool trans, const float* a, int64_t lda, int64_t rows, int64_t k, uint32_t* out);
+// past `rows` and for the pair past an odd k. Untransposed, element (r, k) is at
+// a[r * lda + (k / 16) * k_block + k % 16] (k_block 16: row-major; an NCHWc image's plane).
+using Bf16ConvertAFn = void (*)(bool trans, const float* a, int64_t lda, int64_t k_block, int64_t rows, int64_t k,
+                                uint32_t* out);
 
 struct Bf16GemmKernel {
   const char* isa;   // "avx512bf16", "scalar"

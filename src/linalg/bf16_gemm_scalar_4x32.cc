@@ -35,23 +35,25 @@ void Tile(const Bf16GemmTile& t) {
         acc += High(a) * High(b);
       }
       float v = t.alpha * acc;
-      float* c = t.c + r * t.ldc + j;
+      const int64_t at = (j / 16) * t.c_block + j % 16;
+      float* c = t.c + r * t.ldc + at;
       if (t.beta != 0.0f) v += t.beta * *c;
       if (t.bias_row) v += t.bias_row[r];
       if (t.bias_col) v += t.bias_col[j];
-      if (t.residual) v += t.residual[r * t.ldr + j];
+      if (t.residual) v += t.residual[r * t.ldr + at];
       *c = Bf16EpilogueActivation(v, t.activation, t.act_alpha, t.act_beta);
     }
   }
 }
 
-void ConvertA(bool trans, const float* a, int64_t lda, int64_t rows, int64_t k, uint32_t* out) {
+void ConvertA(bool trans, const float* a, int64_t lda, int64_t k_block, int64_t rows, int64_t k, uint32_t* out) {
   for (int64_t r = 0; r < kMr; ++r)
     for (int64_t p = 0; p < (k + 1) / 2; ++p) {
       uint32_t v = 0;
       for (int64_t h = 0; h < 2 && 2 * p + h < k && r < rows; ++h) {
         const int64_t kk = 2 * p + h;
-        v |= static_cast<uint32_t>(RoundToBf16Bits(trans ? a[kk * lda + r] : a[r * lda + kk])) << (16 * h);
+        const float x = trans ? a[kk * lda + r] : a[r * lda + (kk / 16) * k_block + kk % 16];
+        v |= static_cast<uint32_t>(RoundToBf16Bits(x)) << (16 * h);
       }
       out[p * kMr + r] = v;
     }

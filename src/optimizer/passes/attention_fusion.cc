@@ -110,7 +110,12 @@ class AttentionFusion final : public Pass {
       std::string bias;
       if (q->bias.defined() || k->bias.defined() || v->bias.defined())
         bias = editor.AddInitializer(input + "_qkv_bias", PackBiases(*q, *k, *v));
-      attention::EmitAttention(ctx, *m, input, weights, bias, *removable);
+      // HalfBodyToFloat's bfloat16 mark (linalg/bf16_gemm.h), when all three projections have it.
+      std::vector<ir::Attribute> bf16;
+      if (const ir::Attribute* mark = q->matmul->FindAttribute("onyx_bf16"))
+        if (k->matmul->FindAttribute("onyx_bf16") && v->matmul->FindAttribute("onyx_bf16")) bf16.push_back(mark->Clone());
+      ir::Node* fused_node = attention::EmitAttention(ctx, *m, input, weights, bias, *removable);
+      for (auto& a : bf16) fused_node->attributes.push_back(std::move(a));
       ++fused;
     }
     return fused;

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/float_types.h"
+#include "linalg/bf16_gemm.h"
 #include "optimizer/pass.h"
 #include "optimizer/passes/half_body_ops.h"
 #include "optimizer/pattern_util.h"
@@ -101,6 +102,7 @@ class HalfBodyToFloat final : public Pass {
     ordered_.clear();
     for (ir::Node* node : editor.Nodes())
       if (members_.count(node)) ordered_.push_back(node);
+    MarkBf16Weights(ctx);
     Plan plan = MakePlan(ctx);
     Rewrite(plan);
     ctx.counts["nodes computed in float"] += static_cast<int>(members_.size());
@@ -261,6 +263,36 @@ class HalfBodyToFloat final : public Pass {
     for (const auto& [reader, k] : plan.float_readers)
       if (reader->op_type == "Cast") ++ctx.counts["Casts out of the body folded"];
     return plan;
+  }
+
+  // A bfloat16 body's products with bfloat16 constant weights keep bfloat16 precision: the node
+  // gets the int attribute linalg::kBf16Attribute = 1, and its kernel runs the bf16 GEMM (AVX-512 BF16)
+  // on the weight rounded back to bfloat16 (exact: it was widened from bfloat16) and the
+  // activations rounded to bfloat16, as the model itself computes them; where the CPU lacks
+  // AVX-512 BF16 the kernel ignores it and stays float32. Fusions that replace such a node
+  // carry the attribute over (FusedMatMul, Attention, FusedConv, NchwcConv). float16 bodies are never
+  // marked: float16 has more mantissa than bfloat16.
+  void MarkBf16Weights(PassContext& ctx) {
+    for (ir::Node* node : ordered_) {
+      if (!TakesBf16Weights(*node)) continue;
+      const HalfBodyOp* op = FindHalfBodyOp(node->domain, node->op_type);
+      if (NodeHalfType(*node, *op) != DataType::kBFloat16 || node->inputs.size() < 2) continue;
+      const Tensor* w = editor_->Constant(node->inputs[1]);
+      if (w == nullptr || w->dtype() != DataType::kBFloat16 || node->FindAttribute(linalg::kBf16Attribute)) continue;
+      ir::Attribute a;
+      a.name = linalg::kBf16Attribute;
+      a.type = ir::AttrType::kInt;
+      a.i = 1;
+      node->attributes.push_back(std::move(a));
+      ++ctx.counts["products kept in bfloat16"];
+    }
+  }
+
+  static bool TakesBf16Weights(const ir::Node& node) {
+    // Convs: the NCHWc conv kernel reads the mark for pointwise convs (others stay float32).
+    if (node.domain.empty()) return node.op_type == "MatMul" || node.op_type == "Gemm" || node.op_type == "Conv";
+    return node.domain == "com.microsoft" &&
+           (node.op_type == "FusedMatMul" || node.op_type == "FusedConv" || node.op_type == "Attention");
   }
 
   bool IsTensorNotHalf(const std::string& value) {

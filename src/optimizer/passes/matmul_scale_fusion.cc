@@ -102,6 +102,8 @@ class MatMulScaleFusion final : public Pass {
       std::vector<ir::Attribute> attrs = {FloatAttr("alpha", static_cast<float>(alpha)), IntAttr("transA", trans[0]),
                                           IntAttr("transB", trans[1]), IntAttr("transBatchA", trans_batch[0]),
                                           IntAttr("transBatchB", trans_batch[1])};
+      // HalfBodyToFloat's bfloat16 mark (linalg/bf16_gemm.h) stays with the product.
+      if (const ir::Attribute* bf16 = mm->FindAttribute("onyx_bf16")) attrs.push_back(bf16->Clone());
       folded.push_back(mm);
       RemoveAll(editor, folded);
       ir::Node* node = AddFusedNode(editor, "FusedMatMul", kMsDomain, 1, inputs, {result});

@@ -169,6 +169,42 @@ TEST_P(Bf16GemmVariant, WrongPackedShapeThrows) {
                std::invalid_argument);
 }
 
+// Channel-blocked operands (a pointwise NCHWc convolution): A [K/16][M][16], C and the residual
+// [N/16][M][16], against the reference on the same values row-major.
+TEST_P(Bf16GemmVariant, BlockedOperands) {
+  for (int64_t m : {1, 15, 49}) {
+    const int64_t k = 48, n = 80;
+    const auto a = Random(static_cast<size_t>(m * k), 11), bf = Random(static_cast<size_t>(k * n), 12);
+    const auto bias = Random(static_cast<size_t>(n), 13), res = Random(static_cast<size_t>(m * n), 14);
+    std::vector<float> a_blocked(a.size()), res_blocked(res.size());
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t p = 0; p < k; ++p) a_blocked[(p / 16) * m * 16 + r * 16 + p % 16] = a[r * k + p];
+      for (int64_t j = 0; j < n; ++j) res_blocked[(j / 16) * m * 16 + r * 16 + j % 16] = res[r * n + j];
+    }
+    std::vector<uint16_t> b16(bf.size());
+    for (size_t i = 0; i < bf.size(); ++i) b16[i] = RoundToBf16Bits(bf[i]);
+    GemmEpilogue ep;
+    ep.bias_per_col = bias.data();
+    ep.residual = res.data();
+    ep.ldr = n;
+    ep.activation = GemmEpilogue::kRelu;
+    std::vector<float> ref(static_cast<size_t>(m * n));
+    Bf16GemmReference(false, m, n, k, 1.0f, a.data(), k, b16.data(), n, 0.0f, ref.data(), n, &ep);
+    ep.residual = res_blocked.data();
+    ep.ldr = 16;
+    std::vector<float> got(static_cast<size_t>(m * n), -7.0f);
+    Bf16GemmPackedBBlocked(m, n, k, 1.0f, a_blocked.data(), 16, m * 16, PackedBf16B(false, k, n, bf.data(), n), 0.0f,
+                           got.data(), 16, m * 16, nullptr, &ep);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double mag = 0.0;
+        for (int64_t p = 0; p < k; ++p) mag += std::fabs(Bf16Value(a[r * k + p]) * Bf16Value(bf[p * n + j]));
+        ASSERT_NEAR(got[(j / 16) * m * 16 + r * 16 + j % 16], ref[r * n + j], (k + 2) * std::ldexp(1.0, -23) * mag * 1.5 + 1e-6)
+            << "m=" << m << " " << r << "," << j;
+      }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, Bf16GemmVariant, ::testing::Values("avx512bf16", "scalar"),
                          [](const auto& info) { return info.param; });
 

@@ -16,6 +16,7 @@
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
+#include "providers/cpu/kernels/linalg/bf16_weights.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/contrib/float_compute.h"
 #include "providers/kernel.h"
@@ -35,10 +36,11 @@ class Attention final : public OpKernel {
         unidirectional_(info.GetIntOr("unidirectional", 0) != 0),
         scale_(info.GetFloatOr("scale", 0.0f)),
         mask_filter_value_(info.GetFloatOr("mask_filter_value", -10000.0f)),
-        packed_weights_(linalg_kernels::PackConstantB(info, 1, false)) {
+        packed_weights_(linalg_kernels::WantsBf16B(info, 1) ? nullptr : linalg_kernels::PackConstantB(info, 1, false)),
+        bf16_weights_(linalg_kernels::PackConstantBf16B(info, 1, false)) {
     // A constant bias is copied too, so that the session can free both originals.
     if (const Tensor* bias = info.ConstantInput(2);
-        packed_weights_ && bias != nullptr && bias->dtype() == DataType::kFloat && bias->rank() == 1) {
+        (packed_weights_ || bf16_weights_) && bias != nullptr && bias->dtype() == DataType::kFloat && bias->rank() == 1) {
       bias_.assign(bias->data<float>(), bias->data<float>() + bias->size());
       have_bias_ = true;
     }
@@ -60,7 +62,7 @@ class Attention final : public OpKernel {
   }
 
   bool ReadsConstantInputAtRun(size_t input) const override {
-    return !((input == 1 && packed_weights_) || (input == 2 && have_bias_));
+    return !((input == 1 && (packed_weights_ || bf16_weights_)) || (input == 2 && have_bias_));
   }
 
   void Compute(KernelContext& ctx) const override {
@@ -75,7 +77,7 @@ class Attention final : public OpKernel {
  private:
   void ComputeFloat(KernelContext& ctx) const {
     const Tensor& input = ctx.required_input(0);
-    const Tensor* weights_in = packed_weights_ ? nullptr : &ctx.required_input(1);
+    const Tensor* weights_in = packed_weights_ || bf16_weights_ ? nullptr : &ctx.required_input(1);
     const Tensor* bias_in = have_bias_ ? nullptr : ctx.input(2);
     const Tensor* mask = ctx.input(3);
     const Tensor* past = ctx.input(4);
@@ -84,11 +86,13 @@ class Attention final : public OpKernel {
       if (t && t->dtype() != DataType::kFloat)
         ctx.Fail(StrCat("element type ", DataTypeName(t->dtype()), " is not supported (float, float16, bfloat16)"));
     if (input.rank() != 3) ctx.Fail("input 'input' must be 3-D (batch, sequence, input_hidden)");
-    const int64_t w_rows = packed_weights_ ? packed_weights_->k() : weights_in->rank() == 2 ? weights_in->dim(0) : -1;
+    const int64_t w_rows = packed_weights_ ? packed_weights_->k()
+                           : bf16_weights_ ? bf16_weights_->k()
+                           : weights_in->rank() == 2 ? weights_in->dim(0) : -1;
     if (w_rows != input.dim(2))
       ctx.Fail("input 'weights' must be 2-D with dim 0 equal to the input's hidden size");
     const int64_t B = input.dim(0), S = input.dim(1), Din = input.dim(2);
-    const int64_t Dt = packed_weights_ ? packed_weights_->n() : weights_in->dim(1);
+    const int64_t Dt = packed_weights_ ? packed_weights_->n() : bf16_weights_ ? bf16_weights_->n() : weights_in->dim(1);
     const bool has_bias = have_bias_ || bias_in != nullptr;
     const int64_t bias_size = have_bias_ ? static_cast<int64_t>(bias_.size()) : bias_in ? bias_in->size() : 0;
     const bool bias_1d = have_bias_ || (bias_in && bias_in->rank() == 1);
@@ -136,7 +140,10 @@ class Attention final : public OpKernel {
     linalg::GemmEpilogue epilogue;
     epilogue.bias_per_col = have_bias_ ? bias_.data() : bias_in ? bias_in->data<float>() : nullptr;
     const linalg::GemmEpilogue* ep = has_bias ? &epilogue : nullptr;
-    if (packed_weights_)
+    if (bf16_weights_)  // a bfloat16 model's projections (linalg::kBf16Attribute)
+      linalg::Bf16GemmPackedB(false, B * S, Dt, Din, 1.0f, input.data<float>(), Din, *bf16_weights_, 0.0f, qkv, Dt,
+                              ctx.thread_pool(), ep);
+    else if (packed_weights_)
       linalg::SgemmPackedB(false, B * S, Dt, Din, 1.0f, input.data<float>(), Din, *packed_weights_, 0.0f, qkv, Dt,
                            ctx.thread_pool(), ep);
     else
@@ -207,6 +214,7 @@ class Attention final : public OpKernel {
   // Constant QKV weights packed for the projection GEMM (null: read the input each run), and
   // the constant bias copied next to them.
   std::shared_ptr<const linalg::PackedB> packed_weights_;
+  std::shared_ptr<const linalg::PackedBf16B> bf16_weights_;  // instead of packed_weights_ for a bfloat16 model
   std::vector<float> bias_;
   bool have_bias_ = false;
 };

@@ -13,8 +13,10 @@
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
+#include "providers/cpu/kernels/linalg/bf16_weights.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/kernel.h"
+#include "providers/kernel_variant.h"
 
 namespace onyx::contrib {
 namespace {
@@ -72,13 +74,14 @@ class FusedMatMul final : public OpKernel {
         trans_b_(info.GetIntOr("transB", 0) != 0),
         trans_batch_a_(info.GetIntOr("transBatchA", 0) != 0),
         trans_batch_b_(info.GetIntOr("transBatchB", 0) != 0),
-        packed_b_(linalg_kernels::PackConstantB(info, 1, trans_b_)) {}
+        packed_b_(linalg_kernels::WantsBf16B(info, 1) ? nullptr : linalg_kernels::PackConstantB(info, 1, trans_b_)),
+        bf16_b_(linalg_kernels::PackConstantBf16B(info, 1, trans_b_)) {}
 
-  bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && packed_b_); }
+  bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && (packed_b_ || bf16_b_)); }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
-    if (packed_b_) return ComputePackedB(ctx, a);
+    if (packed_b_ || bf16_b_) return ComputePackedB(ctx, a);
     const Tensor& b = ctx.required_input(1);
     if (a.dtype() != b.dtype()) ctx.Fail("A and B must have the same element type");
     if (a.rank() == 0 || b.rank() == 0) ctx.Fail("A and B must have rank >= 1");
@@ -153,10 +156,10 @@ class FusedMatMul final : public OpKernel {
   void ComputePackedB(KernelContext& ctx, const Tensor& a) const {
     if (a.dtype() != DataType::kFloat) ctx.Fail("A and B must have the same element type");
     if (a.rank() == 0) ctx.Fail("A and B must have rank >= 1");
-    const linalg::PackedB& pb = *packed_b_;
     const Operand oa = Describe(a.shape(), trans_a_, trans_batch_a_, false);
-    const int64_t M = oa.trans ? oa.cols : oa.rows, K = oa.trans ? oa.rows : oa.cols, N = pb.n();
-    if (K != pb.k()) ctx.Fail(StrCat("inner dimensions differ: ", K, " vs ", pb.k()));
+    const int64_t M = oa.trans ? oa.cols : oa.rows, K = oa.trans ? oa.rows : oa.cols;
+    const int64_t N = bf16_b_ ? bf16_b_->n() : packed_b_->n(), Kb = bf16_b_ ? bf16_b_->k() : packed_b_->k();
+    if (K != Kb) ctx.Fail(StrCat("inner dimensions differ: ", K, " vs ", Kb));
     Shape out_shape = oa.batch;
     if (a.rank() > 1) out_shape.push_back(M);
     out_shape.push_back(N);
@@ -165,19 +168,26 @@ class FusedMatMul final : public OpKernel {
     const int64_t batches = ShapeSize(oa.batch);
     const float* ad = a.data<float>();
     float* yd = y.data<float>();
+    // The SGEMM, or the bf16 GEMM for a bfloat16 model's weight (linalg::kBf16Attribute).
+    auto gemm = [&](int64_t rows, const float* ab, float* yb) {
+      if (bf16_b_)
+        linalg::Bf16GemmPackedB(oa.trans, rows, N, K, alpha_, ab, oa.ld, *bf16_b_, 0.0f, yb, N, ctx.thread_pool());
+      else
+        linalg::SgemmPackedB(oa.trans, rows, N, K, alpha_, ab, oa.ld, *packed_b_, 0.0f, yb, N, ctx.thread_pool());
+    };
+    if (bf16_b_) NoteKernelVariant("gemm packed bf16 B", linalg::Bf16GemmKernelName());
     // Plain row-major batches are one tall product: the packed weights stream once.
     if (batches == 1 || (!oa.trans && oa.ld == K && oa.batch_unit == M * K)) {
-      linalg::SgemmPackedB(oa.trans, batches * M, N, K, alpha_, ad, oa.ld, pb, 0.0f, yd, N, ctx.thread_pool());
+      gemm(batches * M, ad, yd);
       return;
     }
-    for (int64_t bi = 0; bi < batches; ++bi)
-      linalg::SgemmPackedB(oa.trans, M, N, K, alpha_, ad + bi * oa.batch_unit, oa.ld, pb, 0.0f, yd + bi * M * N, N,
-                           ctx.thread_pool());
+    for (int64_t bi = 0; bi < batches; ++bi) gemm(M, ad + bi * oa.batch_unit, yd + bi * M * N);
   }
 
   float alpha_;
   bool trans_a_, trans_b_, trans_batch_a_, trans_batch_b_;
   std::shared_ptr<const linalg::PackedB> packed_b_;  // constant B packed once; null: read each run
+  std::shared_ptr<const linalg::PackedBf16B> bf16_b_;  // instead of packed_b_ for a bfloat16 model
 };
 
 ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "FusedMatMul", 1, kOpsetMax, FusedMatMul);

@@ -2,6 +2,7 @@
 // Opsets 1 and 6: C is required and must be [M, N] unless the `broadcast` attribute is set;
 // 7 onwards: C broadcasts unidirectionally to [M, N]; 11 onwards: C is optional; 9 and 13 add
 // integer types and bfloat16. The float path runs on linalg::Sgemm.
+#include "providers/cpu/kernels/linalg/bf16_weights.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/linalg/typed_gemm.h"
 #include "providers/kernel.h"
@@ -19,24 +20,28 @@ class Gemm final : public OpKernel {
         legacy_(info.opset() < 7),
         legacy_broadcast_(info.opset() < 7 && info.GetIntOr("broadcast", 0) != 0),
         c_optional_(info.opset() >= 11),
-        packed_b_(linalg_kernels::PackConstantB(info, 1, info.GetIntOr("transB", 0) != 0)),
+        packed_b_(linalg_kernels::WantsBf16B(info, 1)
+                      ? nullptr
+                      : linalg_kernels::PackConstantB(info, 1, info.GetIntOr("transB", 0) != 0)),
+        bf16_b_(linalg_kernels::PackConstantBf16B(info, 1, info.GetIntOr("transB", 0) != 0)),
         microkernel_(linalg::SgemmKernelName()),
         isa_(linalg::SgemmIsa()) {
     if (!c_optional_ && !info.has_input(2)) info.Fail("input C is required before opset 11");
     // A constant bias row [N] (or [1, N]) with beta 1 is added by the GEMM's epilogue.
     const Tensor* c = info.ConstantInput(2);
-    if (packed_b_ && c && c->dtype() == DataType::kFloat && beta_ == 1.0f &&
-        ((c->rank() == 1 && c->dim(0) == packed_b_->n()) || (c->rank() == 2 && c->dim(0) == 1 && c->dim(1) == packed_b_->n())))
+    const int64_t packed_n = packed_b_ ? packed_b_->n() : bf16_b_ ? bf16_b_->n() : -1;
+    if (packed_n >= 0 && c && c->dtype() == DataType::kFloat && beta_ == 1.0f &&
+        ((c->rank() == 1 && c->dim(0) == packed_n) || (c->rank() == 2 && c->dim(0) == 1 && c->dim(1) == packed_n)))
       bias_ = *c;
   }
 
   bool ReadsConstantInputAtRun(size_t input) const override {
-    return !((input == 1 && packed_b_) || (input == 2 && bias_.defined()));
+    return !((input == 1 && (packed_b_ || bf16_b_)) || (input == 2 && bias_.defined()));
   }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
-    if (packed_b_) return ComputeWithPackedB(ctx, a);
+    if (packed_b_ || bf16_b_) return ComputeWithPackedB(ctx, a);
     const Tensor& b = ctx.required_input(1);
     const Tensor* c = c_optional_ ? ctx.input(2) : &ctx.required_input(2);
     if (a.rank() != 2 || b.rank() != 2) ctx.Fail("A and B must be 2-D");
@@ -93,8 +98,8 @@ class Gemm final : public OpKernel {
     if (a.rank() != 2) ctx.Fail("A must be 2-D");
     const int64_t m = trans_a_ ? a.dim(1) : a.dim(0);
     const int64_t k = trans_a_ ? a.dim(0) : a.dim(1);
-    const int64_t n = packed_b_->n();
-    if (k != packed_b_->k()) ctx.Fail(StrCat("inner dimensions differ: ", k, " vs ", packed_b_->k()));
+    const int64_t n = bf16_b_ ? bf16_b_->n() : packed_b_->n(), kb = bf16_b_ ? bf16_b_->k() : packed_b_->k();
+    if (k != kb) ctx.Fail(StrCat("inner dimensions differ: ", k, " vs ", kb));
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, {m, n});
     if (y.size() == 0) return;
     linalg::GemmEpilogue epilogue;
@@ -120,6 +125,12 @@ class Gemm final : public OpKernel {
       for (int64_t i = 0; i < m * n; ++i) py[i] = beta * py[i] + (bias_.defined() ? bias_.data<float>()[i % n] : 0.0f);
       return;
     }
+    if (bf16_b_) {  // a bfloat16 model's weight (linalg::kBf16Attribute)
+      NoteKernelVariant("gemm packed bf16 B", linalg::Bf16GemmKernelName());
+      linalg::Bf16GemmPackedB(trans_a_, m, n, k, alpha_, a.data<float>(), a.dim(1), *bf16_b_, beta, y.data<float>(), n,
+                              ctx.thread_pool(), bias_.defined() ? &epilogue : nullptr);
+      return;
+    }
     NoteKernelVariant("gemm packed B", packed_b_->kernel_name());
     linalg::SgemmPackedB(trans_a_, m, n, k, alpha_, a.data<float>(), a.dim(1), *packed_b_, beta, y.data<float>(), n,
                          ctx.thread_pool(), bias_.defined() ? &epilogue : nullptr);
@@ -133,6 +144,7 @@ class Gemm final : public OpKernel {
   bool legacy_broadcast_;
   bool c_optional_;
   std::shared_ptr<const linalg::PackedB> packed_b_;  // B when it is a constant float matrix
+  std::shared_ptr<const linalg::PackedBf16B> bf16_b_;  // instead of packed_b_ for a bfloat16 model
   Tensor bias_;                                       // C when the epilogue adds it
   std::string microkernel_, isa_;  // the SGEMM's when the kernel was made, for the profile
 };

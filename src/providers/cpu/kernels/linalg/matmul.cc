@@ -2,6 +2,7 @@
 // float16, bfloat16 and 32/64-bit integers (opsets 1, 9, 13). The float path runs on
 // linalg::Sgemm.
 #include "ops/broadcast.h"
+#include "providers/cpu/kernels/linalg/bf16_weights.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/linalg/typed_gemm.h"
 #include "providers/kernel.h"
@@ -12,15 +13,17 @@ namespace {
 class MatMul final : public OpKernel {
  public:
   explicit MatMul(const KernelInfo& info)
-      : packed_b_(linalg_kernels::PackConstantB(info, 1, false)),
+      : packed_b_(linalg_kernels::WantsBf16B(info, 1) ? nullptr : linalg_kernels::PackConstantB(info, 1, false)),
+        bf16_b_(linalg_kernels::PackConstantBf16B(info, 1, false)),
         microkernel_(linalg::SgemmKernelName()),
         isa_(linalg::SgemmIsa()) {}
 
-  bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && packed_b_); }
+  bool ReadsConstantInputAtRun(size_t input) const override { return !(input == 1 && (packed_b_ || bf16_b_)); }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);
     if (packed_b_) return ComputeWithPackedB(ctx, a);
+    if (bf16_b_) return ComputeBf16(ctx, a);
     const Tensor& b = ctx.required_input(1);
     if (a.dtype() != b.dtype())
       ctx.Fail(
@@ -101,7 +104,23 @@ class MatMul final : public OpKernel {
                          ctx.thread_pool());
   }
 
+  // A bfloat16 model's constant B (linalg::kBf16Attribute): the bf16 GEMM, as the packed path.
+  void ComputeBf16(KernelContext& ctx, const Tensor& a) const {
+    const int64_t k = bf16_b_->k(), n = bf16_b_->n();
+    if (a.dtype() != DataType::kFloat) ctx.Fail(StrCat("A is ", DataTypeName(a.dtype()), " but B is float"));
+    if (a.rank() == 0 || a.dim(a.rank() - 1) != k)
+      ctx.Fail(StrCat("inner dimensions differ: A is ", a.Describe(), ", B is float[", k, ",", n, "]"));
+    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+    out_shape.push_back(n);
+    Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
+    if (out.size() == 0) return;
+    NoteKernelVariant("gemm packed bf16 B", linalg::Bf16GemmKernelName());
+    linalg::Bf16GemmPackedB(false, a.size() / k, n, k, 1.0f, a.data<float>(), k, *bf16_b_, 0.0f, out.data<float>(), n,
+                            ctx.thread_pool());
+  }
+
   std::shared_ptr<const linalg::PackedB> packed_b_;
+  std::shared_ptr<const linalg::PackedBf16B> bf16_b_;  // instead of packed_b_ for a bfloat16 model
   std::string microkernel_, isa_;  // the SGEMM's when the kernel was made, for the profile
 };
 

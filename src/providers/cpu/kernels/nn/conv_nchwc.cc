@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/bf16_gemm.h"
 #include "linalg/conv.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
@@ -139,6 +140,14 @@ class NchwcConv final : public OpKernel {
     s.dilation_h = r == 2 ? at(attrs_.dilations, 0) : 1;
     weight_conv_shape_ = s;
     const float* wp = w->data<float>();
+    // A bfloat16 model's pointwise conv (linalg::kBf16Attribute) is the bf16 GEMM over the
+    // blocked image: W [M, C] is B transposed, packed once in bfloat16 pairs.
+    if (Bf16Pointwise(info, s)) {
+      bf16_w_ = std::make_shared<const linalg::PackedBf16B>(true, s.in_channels, s.out_channels, wp, s.in_channels);
+      isa_ = linalg::Bf16GemmKernelName();
+      reads_w_at_run_ = false;
+      return;
+    }
     // linalg's rule (onyx explain calls it too); Winograd's rounding would flip quantized values.
     const bool exact = !plain_input_ && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(info);
     linalg::ConvAlgorithm algorithm = linalg::ChooseNchwcAlgorithm(s, plain_input_, exact).algorithm;
@@ -198,6 +207,7 @@ class NchwcConv final : public OpKernel {
       ctx.Fail(StrCat("Z must have the output's blocked shape ", ShapeToString(y_shape)));
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, y_shape);
     if (y.size() == 0) return;
+    if (bf16_w_) return RunBf16(ctx, s, x, b, z, y);
     linalg::ConvRunArgs args;
     args.bias = b != nullptr ? b->data<float>() : nullptr;
     args.residual = z != nullptr ? z->data<float>() : nullptr;
@@ -227,6 +237,54 @@ class NchwcConv final : public OpKernel {
   }
 
  private:
+  // Marked by HalfBodyToFloat, AVX-512 BF16 here, and a 1x1 window with stride 1, no padding,
+  // one group, whole 16-channel blocks and an activation the GEMM's epilogue has.
+  bool Bf16Pointwise(const KernelInfo& info, const linalg::Conv2dShape& s) const {
+    if (info.GetIntOr(linalg::kBf16Attribute, 0) != 1 || !linalg::Bf16GemmAvailable()) return false;
+    if (plain_input_ || linalg::ConvBlockSize() != 16 || s.group != 1 || !s.IsPointwise() ||
+        s.dilation_h != 1 || s.dilation_w != 1 || s.in_channels % 16 != 0 || s.out_channels % 16 != 0)
+      return false;
+    for (int64_t p : attrs_.pads)
+      if (p != 0) return false;
+    return Bf16Activation(activation_.kind) >= 0;
+  }
+
+  static int Bf16Activation(ConvActivation::Kind kind) {
+    switch (kind) {
+      case ConvActivation::kNone: return linalg::GemmEpilogue::kNone;
+      case ConvActivation::kRelu: return linalg::GemmEpilogue::kRelu;
+      case ConvActivation::kClip: return linalg::GemmEpilogue::kClip;
+      case ConvActivation::kLeakyRelu: return linalg::GemmEpilogue::kLeakyRelu;
+      case ConvActivation::kHardSigmoid: return linalg::GemmEpilogue::kHardSigmoid;
+      case ConvActivation::kSigmoid: return linalg::GemmEpilogue::kSigmoid;
+      case ConvActivation::kTanh: return linalg::GemmEpilogue::kTanh;
+      case ConvActivation::kSilu: return linalg::GemmEpilogue::kSilu;
+      default: return -1;
+    }
+  }
+
+  // Per image: rows are the plane's pixels, K the input channels, N the output channels; the
+  // 16-channel blocks are a plane apart in X, Y and Z.
+  void RunBf16(KernelContext& ctx, const linalg::Conv2dShape& s, const Tensor& x, const Tensor* b, const Tensor* z,
+               Tensor& y) const {
+    if (!s.IsPointwise()) ctx.Fail("the bfloat16 pointwise path needs a 1x1 window, stride 1 and no padding");
+    NoteKernelVariant("bf16 gemm pointwise NCHWc", isa_);
+    const int64_t plane = s.out_h * s.out_w, block = 16;
+    linalg::GemmEpilogue ep;
+    ep.bias_per_col = b != nullptr ? b->data<float>() : nullptr;
+    ep.activation = static_cast<linalg::GemmEpilogue::Activation>(Bf16Activation(activation_.kind));
+    ep.alpha = activation_.alpha;
+    ep.beta = activation_.beta;
+    ep.ldr = block;
+    const int64_t x_image = s.in_channels * plane, y_image = s.out_channels * plane;
+    for (int64_t n = 0; n < s.batch; ++n) {
+      ep.residual = z != nullptr ? z->data<float>() + n * y_image : nullptr;
+      linalg::Bf16GemmPackedBBlocked(plane, s.out_channels, s.in_channels, 1.0f, x.data<float>() + n * x_image, block,
+                                     plane * block, *bf16_w_, 0.0f, y.data<float>() + n * y_image, block,
+                                     plane * block, ctx.thread_pool(), &ep);
+    }
+  }
+
   // The output map's pixels when the blocked output's spatial dims are known statically, else -1.
   static int64_t StaticOutputPlane(const KernelInfo& info) {
     const std::shared_ptr<const TypeInfo> t = info.OutputType(0);
@@ -271,6 +329,7 @@ class NchwcConv final : public OpKernel {
   linalg::DepthwiseConv depthwise_;
   linalg::WinogradConv winograd_;
   linalg::Conv2dShape weight_conv_shape_;
+  std::shared_ptr<const linalg::PackedBf16B> bf16_w_;  // a bfloat16 model's pointwise W (no engine then)
   const char* isa_ = "";  // the engines' ISA (static text)
   bool reads_w_at_run_ = true;
   mutable std::once_flag small_direct_once_;
