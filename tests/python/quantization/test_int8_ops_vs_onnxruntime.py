@@ -160,6 +160,18 @@ def test_dynamic_quantize_matmul(b_type):
     check_close_to_ort(path, {"a": inputs["a"]}, step=1e-4)
 
 
+def test_dynamic_quantize_matmul_range_over_chunks():
+    # A large enough that its range and codes are made by chunks on two threads; the extremes sit
+    # in the last chunk, so a range taken from the first chunk alone gives other codes.
+    k, n = 77, 45
+    a = RNG.standard_normal((3, 150, k)).astype(np.float32)
+    a[2, 149, 70], a[2, 140, 3] = 9.5, -7.25
+    inputs = {"a": a, "b": codes(np.int8, (k, n)), "b_scale": RNG.uniform(0.005, 0.02, n).astype(np.float32),
+              "b_zp": codes(np.int8, (n,))}
+    path = ms_model("dqmm_chunks", "DynamicQuantizeMatMul", inputs, ["a"])
+    check_close_to_ort(path, {"a": a}, step=1e-4)
+
+
 @pytest.mark.parametrize("a_type,b_type", [(np.uint8, np.int8), (np.int8, np.int8)])
 def test_matmul_integer_to_float(a_type, b_type):
     k, n = 130, 33

@@ -44,12 +44,30 @@ void Q8MatMulToFloat(KernelContext& ctx, const Tensor& a, bool quantize_a, float
   bool a_signed = a.dtype() == DataType::kInt8;
   if (quantize_a) {  // DynamicQuantizeLinear's parameters (scale 1 for an all-zero A)
     const float* d = a.data<float>();
+    // Range and codes by chunks on the threads (min / max and the element-wise rounding give
+    // the same result in any split): on one thread this pass was a quarter of the 2-thread
+    // time of BERT's 3072-wide products.
+    const int64_t size = static_cast<int64_t>(a.size());
+    const int64_t chunk = 16384;
+    const int64_t chunks = (size + chunk - 1) / chunk;
+    std::vector<float> los(static_cast<size_t>(chunks), 0.0f), his(static_cast<size_t>(chunks), 0.0f);
+    ThreadPool::For(ctx.thread_pool(), chunks, static_cast<double>(chunk), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        linalg::Q8MinMax(d + c * chunk, std::min(chunk, size - c * chunk), &los[static_cast<size_t>(c)],
+                         &his[static_cast<size_t>(c)]);
+    });
     float lo = 0.0f, hi = 0.0f;
-    linalg::Q8MinMax(d, a.size(), &lo, &hi);
+    for (int64_t c = 0; c < chunks; ++c) {
+      lo = std::min(lo, los[static_cast<size_t>(c)]);
+      hi = std::max(hi, his[static_cast<size_t>(c)]);
+    }
     a_scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     a_zero = static_cast<int32_t>(std::nearbyint(std::clamp(0.0f - lo / a_scale, 0.0f, 255.0f)));
     codes.resize(static_cast<size_t>(a.size()));
-    linalg::Q8QuantizeU8(d, a.size(), a_scale, static_cast<uint8_t>(a_zero), codes.data());
+    ThreadPool::For(ctx.thread_pool(), chunks, static_cast<double>(chunk) * 2.0, [&](int64_t c0, int64_t c1) {
+      const int64_t begin = c0 * chunk, end = std::min(size, c1 * chunk);
+      linalg::Q8QuantizeU8(d + begin, end - begin, a_scale, static_cast<uint8_t>(a_zero), codes.data() + begin);
+    });
     a_codes = codes.data();
     a_signed = false;
   }
