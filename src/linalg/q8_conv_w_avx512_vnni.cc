@@ -25,6 +25,7 @@
 #include "linalg/gemm.h"
 #include "linalg/q8_conv_w.h"
 #include "linalg/q8_gemm_w_driver.h"
+#include "platform/thread_pool.h"
 
 namespace onyx::linalg {
 namespace {
@@ -123,15 +124,28 @@ void Q8ConvW(const PackedQ8W& w, const Q8ConvShape& s, const void* image, bool x
   if (static_cast<int64_t>(buffer.size()) * 4 < bytes) buffer = AlignedFloats(static_cast<size_t>(CeilDiv(bytes, int64_t{4})));
   auto* planes = reinterpret_cast<uint8_t*>(buffer.data()) + kSlack;
   const uint8_t flip = x_signed ? 0x80 : 0, pad = static_cast<uint8_t>(x_zero) ^ flip;
-  std::memset(planes - kSlack, pad, static_cast<size_t>(bytes));
   const auto* x = static_cast<const uint8_t*>(image);
-  for (int64_t c = 0; c < s.channels; ++c)
-    for (int64_t y = 0; y < s.ih; ++y) {
-      const uint8_t* from = x + (c * s.ih + y) * s.iw;
-      uint8_t* to = planes + (c * ph + y + s.top) * pw + s.left;
-      if (flip == 0) std::memcpy(to, from, static_cast<size_t>(s.iw));
-      else for (int64_t q = 0; q < s.iw; ++q) to[q] = from[q] ^ flip;
+  // Each byte written once (the padding, then the image rows; a memset of the whole buffer
+  // first wrote the image's bytes twice), the channels split over the threads.
+  std::memset(planes - kSlack, pad, static_cast<size_t>(kSlack));
+  std::memset(planes + s.channels * ph * pw, pad, static_cast<size_t>(kSlack));
+  const int64_t right = pw - s.left - s.iw, bottom = ph - s.top - s.ih;
+  ThreadPool::For(pool, s.channels, static_cast<double>(ph * pw) / 4.0, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      uint8_t* plane = planes + c * ph * pw;
+      std::memset(plane, pad, static_cast<size_t>(s.top * pw + s.left));  // top rows, then row 0's left
+      for (int64_t y = 0; y < s.ih; ++y) {
+        const uint8_t* from = x + (c * s.ih + y) * s.iw;
+        uint8_t* to = plane + (y + s.top) * pw + s.left;
+        if (flip == 0) std::memcpy(to, from, static_cast<size_t>(s.iw));
+        else for (int64_t q = 0; q < s.iw; ++q) to[q] = from[q] ^ flip;
+        // This row's right padding and the next row's left one are adjacent.
+        const int64_t gap = right + (y + 1 < s.ih ? s.left : 0);
+        std::memset(to + s.iw, pad, static_cast<size_t>(gap));
+      }
+      std::memset(plane + (s.top + s.ih) * pw, pad, static_cast<size_t>(bottom * pw));
     }
+  });
   const ConvSource source{&s, planes, ph, pw, s.channels * s.kh * s.kw};
   const Q8WPanelFn pack = s.sx == 1 ? &PackConvPanel<1> : s.sx == 2 ? &PackConvPanel<2> : &PackConvPanel<0>;
   Q8GemmWDriver(w, s.oh * s.ow, pack, &source, x_zero + (x_signed ? 128 : 0), out, pool);

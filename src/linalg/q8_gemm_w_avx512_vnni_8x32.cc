@@ -139,6 +139,8 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   const int32_t* row_sums = Q8PackedWAccess::RowSums(w);
   const int32_t* row_zero = Q8PackedWAccess::RowZero(w);
   const bool quantized = out.kind == Q8Output::kQuantized;
+  // The pixel sums only meet W's zero points: symmetric int8 weights (all zero) skip them.
+  const bool need_sums = std::any_of(row_zero, row_zero + m, [](int32_t z) { return z != 0; });
   const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   const __m512i kz = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(k) * static_cast<uint32_t>(zx)));
@@ -196,6 +198,8 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       for (int64_t cp = c0; cp < c1; ++cp) {
         uint8_t* panel = panels + cp * panel_bytes;
         pack(source, cp * kNr, static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr)), panel);
+        sums[2 * cp] = sums[2 * cp + 1] = _mm512_setzero_si512();
+        if (!need_sums) continue;
         PanelSums(panel, kg, &sums[2 * cp], &sums[2 * cp + 1]);
         sums[2 * cp] = _mm512_sub_epi32(sums[2 * cp], kz);
         sums[2 * cp + 1] = _mm512_sub_epi32(sums[2 * cp + 1], kz);
@@ -229,9 +233,11 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
       if (t == t0 || chunk == 0) {
         pack(source, j0, cols, panel);
-        PanelSums(panel, kg, &xs0, &xs1);
-        xs0 = _mm512_sub_epi32(xs0, kz);  // sum_k x' - K zx', per pixel
-        xs1 = _mm512_sub_epi32(xs1, kz);
+        if (need_sums) {
+          PanelSums(panel, kg, &xs0, &xs1);
+          xs0 = _mm512_sub_epi32(xs0, kz);  // sum_k x' - K zx', per pixel
+          xs1 = _mm512_sub_epi32(xs1, kz);
+        }
       }
       const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
       for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {

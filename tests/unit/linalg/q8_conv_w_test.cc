@@ -24,6 +24,7 @@ class Q8ConvWTest : public Q8VnniTest {};
 struct Case {
   int64_t m, c, ih, iw, kh, kw, sy, sx, dy, dx, top, left, bottom, right;
   bool w_signed, x_signed;
+  bool symmetric = false;  // W's zero points all 0 (int8 weights: the driver skips the pixel sums)
 };
 
 void Check(const Case& p, uint32_t seed, ThreadPool* pool = nullptr) {
@@ -39,7 +40,7 @@ void Check(const Case& p, uint32_t seed, ThreadPool* pool = nullptr) {
   for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
   for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
   std::vector<int32_t> w_zp(static_cast<size_t>(p.m));
-  for (auto& z : w_zp) z = p.w_signed ? byte(rng) - 128 : byte(rng);
+  for (auto& z : w_zp) z = p.symmetric ? 0 : p.w_signed ? byte(rng) - 128 : byte(rng);
   const int32_t x_zp = p.x_signed ? -9 : 121;
   // The explicit im2col [K, N], the zero point's code in the padding.
   std::vector<uint8_t> col(static_cast<size_t>(k * n));
@@ -138,6 +139,25 @@ TEST_F(Q8ConvWTest, LargeWeightsSmallImage) {
   Check({900, 100, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false}, 93);
   ThreadPool pool(2);
   Check({961, 96, 9, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false, true}, 94, &pool);
+}
+
+// Zero weight zero points (quantize_static's int8 weights), on both driver paths; uint8
+// weights with zero point 0 still need the pixel sums (their stored zero point is -128).
+TEST_F(Q8ConvWTest, SymmetricWeights) {
+  uint32_t seed = 120;
+  for (bool xs : {false, true}) {
+    Check({13, 3, 9, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, xs, true}, seed++);
+    Check({13, 3, 9, 45, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, xs, true}, seed++);
+    Check({5, 4, 13, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true, xs, true}, seed++);
+  }
+  Check({900, 100, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true}, seed++);
+}
+
+// Enough channels that the padded planes are filled by both threads.
+TEST_F(Q8ConvWTest, PlanesFilledByThreads) {
+  ThreadPool pool(2);
+  Check({8, 96, 48, 47, 3, 3, 1, 1, 1, 1, 1, 2, 1, 0, true, false, true}, 130, &pool);
+  Check({8, 96, 45, 48, 3, 3, 2, 2, 1, 1, 0, 1, 2, 1, false, true}, 131, &pool);
 }
 
 }  // namespace
