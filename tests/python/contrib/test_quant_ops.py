@@ -154,7 +154,8 @@ def test_qlinear_concat(qtype, axis):
 
 @pytest.mark.parametrize("qtype", ["uint8", "int8"])
 @pytest.mark.parametrize("opset,axis,shape", [(13, -1, (2, 3, 10)), (13, 1, (2, 7, 4)), (11, 1, (2, 3, 4)),
-                                              (12, -1, (4, 17)), (13, 0, (5, 3))])
+                                              (12, -1, (4, 17)), (13, 0, (5, 3)),
+                                              (13, -1, (1, 4, 16, 128))])  # attention's rows (BERT QDQ)
 def test_qlinear_softmax(qtype, opset, axis, shape):
     r = rng(10)
     ins = {"X": q(r, shape, qtype), "X_scale": s(0.08), "x_zero_point": zp(3, qtype), "y_scale": s(1 / 256),

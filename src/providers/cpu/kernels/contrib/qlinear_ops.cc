@@ -233,6 +233,36 @@ class QLinearConcat final : public OpKernel {
   int64_t axis_;
 };
 
+// One contiguous row of QLinearSoftmax with the general loop's arithmetic (the sum in element
+// order, then (e * y_mult) / sum rounded half to even) in loops the compiler vectorizes: the max
+// over bytes, and the rounding as adding and subtracting 1.5 * 2^23 (exact here: the quotient
+// is at most y_mult) instead of a nearbyint call per element. False (nothing written) for a
+// zero sum, which the general loop handles.
+bool SoftmaxRowContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
+                          float* e, uint8_t* y) {
+  float sum = 0.0f;
+  if (is_signed) {
+    const int8_t* xs = reinterpret_cast<const int8_t*>(x);
+    int8_t mx = -128;
+    for (int64_t i = 0; i < D; ++i) mx = xs[i] > mx ? xs[i] : mx;
+    for (int64_t i = 0; i < D; ++i) e[i] = table[static_cast<uint8_t>(127 - mx + xs[i])];
+  } else {
+    uint8_t mx = 0;
+    for (int64_t i = 0; i < D; ++i) mx = x[i] > mx ? x[i] : mx;
+    for (int64_t i = 0; i < D; ++i) e[i] = table[static_cast<uint8_t>(255 - mx + x[i])];
+  }
+  for (int64_t i = 0; i < D; ++i) sum += e[i];
+  // The largest e is the row maximum's entry; its product with y_mult must stay finite.
+  if (!(sum > 0.0f) || !(y_mult < 4194304.0f) || !std::isfinite(table[is_signed ? 127 : 255] * y_mult)) return false;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  for (int64_t i = 0; i < D; ++i) {
+    const int32_t q = static_cast<int32_t>(((e[i] * y_mult) / sum + kMagic) - kMagic) + zy;
+    y[i] = static_cast<uint8_t>(q < lo ? lo : (q > hi ? hi : q));
+  }
+  return true;
+}
+
 class QLinearSoftmax final : public OpKernel {
  public:
   explicit QLinearSoftmax(const KernelInfo& info) : opset_(info.GetInt("opset")) {
@@ -271,8 +301,11 @@ class QLinearSoftmax final : public OpKernel {
     uint8_t* yd = static_cast<uint8_t*>(y.raw_data());
     ThreadPool::For(ctx.thread_pool(), rows, 4.0 * D, [&](int64_t begin, int64_t end) {
       std::vector<uint8_t> idx(static_cast<size_t>(D));
+      std::vector<float> e(static_cast<size_t>(D));
       for (int64_t r = begin; r < end; ++r) {
         const int64_t base = (r / stride) * D * stride + r % stride;
+        if (stride == 1 && SoftmaxRowContiguous(xd + base, D, is_signed, table, y_mult, zy, e.data(), yd + base))
+          continue;
         // Table indices: the row shifted so its maximum lands on the table's top entry.
         if (is_signed) {
           int32_t mx = -128;
