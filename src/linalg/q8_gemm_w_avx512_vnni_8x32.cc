@@ -90,28 +90,34 @@ void PanelSums(const uint8_t* panel, int64_t kg, __m512i* s0, __m512i* s1) {
 
 // acc[8][32] = the W panel's 8 rows x the X panel's 32 pixels over kg steps of 4 codes. The
 // accumulators are locals stored once at the end: kept in a struct the tile's result was read
-// from, GCC copied all 16 registers around on every step.
-void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, int32_t* acc) {
-  __m512i c[kMr][2];
+// from, GCC copied all 16 registers around on every step. kVecs = 1: the panel's first 16 pixels
+// only (a last panel of at most 16 pixels, as 14x14 and 20x20 maps end: half the
+// multiplies); acc's other half is then left as it was, outside the columns finish stores.
+template <int kVecs>
+void MultiplyTile(int64_t kg, const int8_t* w, const uint8_t* xp, int32_t* acc) {
+  __m512i c[kMr][kVecs];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
+  for (int r = 0; r < kMr; ++r)
+    for (int v = 0; v < kVecs; ++v) c[r][v] = _mm512_setzero_si512();
   for (int64_t q = 0; q < kg; ++q, w += kMr * kGroup, xp += kNr * kGroup) {
-    const __m512i x0 = _mm512_load_si512(xp);
-    const __m512i x1 = _mm512_load_si512(xp + 64);
+    __m512i x[kVecs];
+    for (int v = 0; v < kVecs; ++v) x[v] = _mm512_load_si512(xp + 64 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < kMr; ++r) {
       int32_t quad;
       std::memcpy(&quad, w + r * kGroup, sizeof(quad));
       const __m512i wv = _mm512_set1_epi32(quad);
-      c[r][0] = _mm512_dpbusd_epi32(c[r][0], x0, wv);
-      c[r][1] = _mm512_dpbusd_epi32(c[r][1], x1, wv);
+      for (int v = 0; v < kVecs; ++v) c[r][v] = _mm512_dpbusd_epi32(c[r][v], x[v], wv);
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < kMr; ++r) {
-    _mm512_store_si512(acc + r * kNr, c[r][0]);
-    _mm512_store_si512(acc + r * kNr + 16, c[r][1]);
-  }
+  for (int r = 0; r < kMr; ++r)
+    for (int v = 0; v < kVecs; ++v) _mm512_store_si512(acc + r * kNr + 16 * v, c[r][v]);
+}
+
+void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, int cols, int32_t* acc) {
+  if (cols <= 16) MultiplyTile<1>(kg, w, xp, acc);
+  else MultiplyTile<2>(kg, w, xp, acc);
 }
 
 }  // namespace
@@ -207,12 +213,12 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     });
     const double row_cost = 2.0 * kMr * static_cast<double>(kg * kGroup) * static_cast<double>(col_panels * kNr);
     ThreadPool::For(pool, row_panels, row_cost, [&](int64_t r0, int64_t r1) {
-      alignas(64) int32_t acc[kMr * kNr];
+      alignas(64) int32_t acc[kMr * kNr] = {};  // zeroed: a 16-pixel tile leaves the upper half unwritten
       for (int64_t rp = r0; rp < r1; ++rp)
         for (int64_t cp = 0; cp < col_panels; ++cp) {
-          Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, acc);
-          finish(rp, cp * kNr, static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr)), acc, sums[2 * cp],
-                 sums[2 * cp + 1]);
+          const int cols = static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr));
+          Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, cols, acc);
+          finish(rp, cp * kNr, cols, acc, sums[2 * cp], sums[2 * cp + 1]);
         }
     });
     return;
@@ -225,7 +231,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     const auto panel_floats = static_cast<size_t>(panel_bytes / 4);
     if (panel_buffer.size() < panel_floats) panel_buffer = AlignedFloats(panel_floats);
     auto* panel = reinterpret_cast<uint8_t*>(panel_buffer.data());
-    alignas(64) int32_t acc[kMr * kNr];
+    alignas(64) int32_t acc[kMr * kNr] = {};  // zeroed: a 16-pixel tile leaves the upper half unwritten
     __m512i xs0 = _mm512_setzero_si512(), xs1 = _mm512_setzero_si512();
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t cp = t / chunks, chunk = t % chunks;
@@ -241,7 +247,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       }
       const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
       for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
-        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, acc);
+        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, cols, acc);
         finish(rp, j0, cols, acc, xs0, xs1);
       }
     }
