@@ -50,7 +50,7 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
 
 }  // namespace
 
-const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr>};
+const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr, kNr>};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

@@ -53,11 +53,14 @@ inline void StoreTile(const Q8Output& out, int64_t i0, int rows, int64_t j0, int
 }
 
 // The finished tile: zero-point terms, then the output stage (rows <= kMr <= kMaxRows, cols <=
-// kMaxCols: the microkernel's MR and NR).
-template <int kMr>
-void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
-                int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
-                const int32_t* col_zero) {
+// kMaxCols: the microkernel's MR and NR). kCols > 0: cols is that constant, so every row loop
+// has a fixed trip count (full tiles; with a run-time width the compiler's loops paid for
+// remainders, and at small K this stage cost as much as the products).
+template <int kMr, int kCols>
+inline void FinishTileBody(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows,
+                           int64_t j0, int cols, const int32_t* row_sums, const int32_t* row_zero,
+                           const int32_t* col_sums, const int32_t* col_zero) {
+  if constexpr (kCols > 0) cols = kCols;
   alignas(64) int32_t v[kMaxRows][kMaxCols];
   alignas(64) float sc[kMaxCols];
   for (int c = 0; c < cols; ++c) sc[c] = out.scale == nullptr ? 1.0f : out.scale[out.scale_per_column ? j0 + c : 0];
@@ -93,6 +96,21 @@ void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_strid
       break;
     }
   }
+}
+
+// The microkernel's finish (Q8FinishFn): kNr > 0 runs full-width tiles through the fixed-width
+// body.
+template <int kMr, int kNr = 0>
+void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
+                int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
+                const int32_t* col_zero) {
+  if constexpr (kNr > 0) {
+    if (cols == kNr) {
+      FinishTileBody<kMr, kNr>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
+      return;
+    }
+  }
+  FinishTileBody<kMr, 0>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
 }
 
 }  // namespace

@@ -26,6 +26,6 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
 
 }  // namespace
 
-const Q8GemmKernel kQ8GemmScalar4x16 = {"scalar", "q8_gemm_scalar_4x16", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr>};
+const Q8GemmKernel kQ8GemmScalar4x16 = {"scalar", "q8_gemm_scalar_4x16", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr, kNr>};
 
 }  // namespace onyx::linalg
