@@ -144,6 +144,15 @@ def bench_model(name, paths, feeds, threads, rounds, warmup):
     return {k: (statistics.median(v) if isinstance(v, list) else v) for k, v in times.items()}
 
 
+def has_avx512_bf16():
+    """Whether Onyx runs a bfloat16 twin's products on its bf16 GEMM here (docs/numerics.md)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_bf16" in f.read()
+    except OSError:
+        return False
+
+
 def fmt(v):
     return f"{v:.2f}" if isinstance(v, float) else v
 
@@ -167,7 +176,7 @@ def main():
     import onyx_harness
     folder = args.models_dir or onyx_harness.bench_models_dir()
     manifest = {m["name"]: m for m in json.load(open(os.path.join(folder, "manifest.json")))["models"]}
-    print(f"CPU: {cpu_model()}\n")
+    print(f"CPU: {cpu_model()}; AVX-512 BF16 (bfloat16 products on the bf16 GEMM): {'yes' if has_avx512_bf16() else 'no'}\n")
     print("| model | threads | type | Onyx ms | ORT ms | ORT/Onyx | Onyx float32/this |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
