@@ -1,7 +1,9 @@
 """Session creation with and without the creation cache (session.onyx_creation_cache_dir,
 issue 18 item 3): for each model, `--rounds` creations of each kind in turn, each in a fresh
 process (the OS page cache is warm, nothing else is), timing only the InferenceSession call;
-medians in milliseconds and uncached / cached. The cache file is made once before the rounds.
+medians in milliseconds and uncached / cached. Kinds: uncached; cached with the default key
+(every byte of the model hashed); cached with session.onyx_creation_cache_key = file_stat (the
+file's identity and edges). The cache files are made once before the rounds.
 
     ONYX_SHARED_DIR=../shared PYTHONPATH=<site with the onyx package>:tests/python \\
         .venv/bin/python bench/creation_cache.py [--threads 2] [--rounds 7] [--models-dir DIR] [--models a,b]
@@ -24,21 +26,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 CHILD = r"""
 import sys, time
 import onyx
-path, threads, cache = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, threads, cache, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 options = onyx.SessionOptions()
 options.intra_op_num_threads = threads
 options.inter_op_num_threads = 1
 if cache:
     options.add_session_config_entry("session.onyx_creation_cache_dir", cache)
+    options.add_session_config_entry("session.onyx_creation_cache_key", key)
 start = time.perf_counter()
 onyx.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 print((time.perf_counter() - start) * 1e3)
 """
 
 
-def create_ms(path, threads, cache):
+def create_ms(path, threads, cache, key="content"):
     time.sleep(0.05)
-    out = subprocess.run([sys.executable, "-c", CHILD, path, str(threads), cache], check=True,
+    out = subprocess.run([sys.executable, "-c", CHILD, path, str(threads), cache, key], check=True,
                          capture_output=True, text=True).stdout
     return float(out.strip().splitlines()[-1])
 
@@ -60,23 +63,25 @@ def main():
         models = [m for m in models if os.path.basename(m)[:-5] in wanted]
     print(f"CPU: {cpu_model()}; {args.rounds} creations of each kind in turn, each in a fresh process; "
           "medians in ms\n")
-    print("| model | MB | threads | uncached | cached | uncached / cached |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| model | MB | threads | uncached | cached | uncached / cached | cached, file_stat key | uncached / that |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for path in models:
         for threads in (int(t) for t in args.threads.split(",")):
             cache = tempfile.mkdtemp(prefix="onyx_creation_cache_bench_")
             try:
-                create_ms(path, threads, cache)  # writes the cache file
-                times = {"uncached": [], "cached": []}
+                create_ms(path, threads, cache)  # writes the cache files
+                create_ms(path, threads, cache, "file_stat")
+                times = {"uncached": [], "cached": [], "stat": []}
                 for _ in range(args.rounds):
                     times["uncached"].append(create_ms(path, threads, ""))
                     times["cached"].append(create_ms(path, threads, cache))
+                    times["stat"].append(create_ms(path, threads, cache, "file_stat"))
             finally:
                 shutil.rmtree(cache, ignore_errors=True)
-            u, c = statistics.median(times["uncached"]), statistics.median(times["cached"])
+            u, c, st = (statistics.median(times[k]) for k in ("uncached", "cached", "stat"))
             mb = os.path.getsize(path) / 1e6
-            print(f"| {os.path.basename(path)[:-5]} | {mb:.0f} | {threads} | {u:.1f} | {c:.1f} | {u / c:.1f} |",
-                  flush=True)
+            print(f"| {os.path.basename(path)[:-5]} | {mb:.0f} | {threads} | {u:.1f} | {c:.1f} | {u / c:.1f} | "
+                  f"{st:.1f} | {u / st:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 #include "runtime/creation_cache.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -181,7 +184,11 @@ class CreationCacheStore final : public PackedWeightStore {
 
 std::string CreationCacheKey::FileName() const { return "onyx-" + Hex(hash) + ".cache"; }
 
-std::string CreationCacheBuildText() { return StrCat("onyx ", kVersion, " format ", kFormat, " lib ", LibraryIdentity()); }
+std::string CreationCacheBuildText() {
+  // Once per process (dladdr and stat were a visible part of a small model's cached creation).
+  static const std::string text = StrCat("onyx ", kVersion, " format ", kFormat, " lib ", LibraryIdentity());
+  return text;
+}
 
 std::string CreationCacheCpuText() {
   const CpuFeatures& f = GetCpuFeatures();
@@ -238,19 +245,78 @@ uint64_t HashFileBytes(const void* data, size_t size, ThreadPool* pool) {
   return Hash64(parts.data(), parts.size() * sizeof(uint64_t), size);
 }
 
-CreationCacheKey MakeCreationCacheKey(const void* model_bytes, size_t size, const SessionOptions& options,
-                                      ThreadPool* pool) {
+uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, bool by_stat) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ONYX_CHECK(fd >= 0, kNoSuchFile, "cannot open '", path, "': ", std::strerror(errno));
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    ONYX_THROW(kNoSuchFile, "'", path, "' is not a regular file");
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  if (by_stat) {
+    std::error_code ec;
+    Hasher64 h(0x5354);
+    h.Add(fs::absolute(path, ec).string()).AddU64(*size).AddU64(st.st_ino).AddU64(st.st_dev);
+    h.AddU64(st.st_mtim.tv_sec).AddU64(st.st_mtim.tv_nsec).AddU64(st.st_ctim.tv_sec).AddU64(st.st_ctim.tv_nsec);
+    constexpr size_t kEdge = 64 << 10;
+    std::vector<char> edge(kEdge);
+    for (const uint64_t off : {uint64_t{0}, *size > kEdge ? *size - kEdge : 0}) {
+      const ssize_t got = ::pread(fd, edge.data(), kEdge, static_cast<off_t>(off));
+      h.Add(edge.data(), got > 0 ? static_cast<size_t>(got) : 0);
+    }
+    ::close(fd);
+    return h.Digest();
+  }
+  if (*size == 0) {
+    ::close(fd);
+    return HashFileBytes(nullptr, 0, pool);
+  }
+  void* p = ::mmap(nullptr, *size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  ONYX_CHECK(p != MAP_FAILED, kInvalidModel, "cannot map '", path, "': ", std::strerror(errno));
+  const uint64_t h = HashFileBytes(p, *size, pool);
+  ::munmap(p, *size);
+  return h;
+}
+
+namespace {
+
+CreationCacheKey KeyOf(uint64_t bytes_hash, uint64_t size, const SessionOptions& options) {
   CreationCacheKey key;
   key.build = CreationCacheBuildText();
   key.cpu = CreationCacheCpuText();
   key.options = CreationCacheOptionsText(options);
   key.hash = Hasher64()
-                 .AddU64(HashFileBytes(model_bytes, size, pool))
+                 .AddU64(bytes_hash)
                  .AddU64(size)
                  .Add(key.build)
                  .Add(key.cpu)
                  .Add(key.options)
                  .Digest();
+  return key;
+}
+
+}  // namespace
+
+CreationCacheKey MakeCreationCacheKey(const void* model_bytes, size_t size, const SessionOptions& options,
+                                      ThreadPool* pool) {
+  return KeyOf(HashFileBytes(model_bytes, size, pool), size, options);
+}
+
+static bool KeyByStat(const SessionOptions& options) {
+  const auto it = options.config_entries.find(kConfigCreationCacheKey);
+  if (it == options.config_entries.end() || it->second == "content") return false;
+  ONYX_CHECK(it->second == "file_stat", kInvalidArgument, kConfigCreationCacheKey,
+             " must be 'content' or 'file_stat', got '", it->second, "'");
+  return true;
+}
+
+CreationCacheKey MakeCreationCacheKey(const std::string& model_path, const SessionOptions& options, ThreadPool* pool) {
+  uint64_t size = 0;
+  const uint64_t h = HashFile(model_path, pool, &size, KeyByStat(options));
+  CreationCacheKey key = KeyOf(h, size, options);
+  key.by_stat = KeyByStat(options);
   return key;
 }
 
@@ -299,13 +365,13 @@ std::optional<CachedCreation> OpenCreationCache(const std::string& dir, const Cr
     for (uint64_t i = 0; i < externals; ++i) {
       const std::string ext = r.Str();
       const uint64_t size = r.U64(), hash = r.U64();
-      std::shared_ptr<const MappedFile> f;
+      uint64_t now_size = 0, now_hash = 0;
       try {
-        f = MappedFile::Open(ext);
+        now_hash = HashFile(ext, pool, &now_size, key.by_stat);
       } catch (const Error&) {
         return reject(StrCat("the model's external data file '", ext, "' cannot be read"));
       }
-      if (f->size() != size || HashFileBytes(f->data(), f->size(), pool) != hash)
+      if (now_size != size || now_hash != hash)
         return reject(StrCat("the model's external data file '", ext, "' changed"));
     }
     const uint64_t packs = r.U64();
@@ -351,8 +417,9 @@ CreationCacheWriter::CreationCacheWriter(const std::string& dir, const CreationC
              "': ", ec.message());
   tmp_path_ = (fs::path(tmp_dir_) / key.FileName()).string();
   for (const auto& ext : external_files) {
-    auto f = MappedFile::Open(ext);
-    externals_.push_back(External{ext, f->size(), HashFileBytes(f->data(), f->size(), pool)});
+    External e{ext};
+    e.hash = HashFile(ext, pool, &e.size, key.by_stat);
+    externals_.push_back(e);
   }
   // The tensors go to the file itself (named as the final file, in the temporary folder), the
   // graph to a side file read back below.

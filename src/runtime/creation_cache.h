@@ -34,12 +34,18 @@ namespace onyx {
 class ThreadPool;
 
 inline constexpr const char* kConfigCreationCacheDir = "session.onyx_creation_cache_dir";
+// How a model file (and its external data) enters the key: "content" (default: every byte
+// hashed) or "file_stat" (path, size, inode, device, modification and change times, and the
+// first and last 64 KB: no full read; a file rewritten in place changes its change time, which
+// no user call can set back, so only a file system without change times could fool it).
+inline constexpr const char* kConfigCreationCacheKey = "session.onyx_creation_cache_key";
 
 struct CreationCacheKey {
   uint64_t hash = 0;     // of the model's bytes and the three texts
   std::string build;     // Onyx version, cache format and the library file's identity
   std::string cpu;       // CPU features, the kernels chosen by them, ONYX_* kernel overrides
   std::string options;   // every session option that may change the optimized graph or packs
+  bool by_stat = false;  // files enter by their identity, not their bytes (kConfigCreationCacheKey)
   std::string FileName() const;
 };
 
@@ -50,7 +56,13 @@ std::string CreationCacheOptionsText(const SessionOptions& options);
 // Hashes the model bytes (in parallel on `pool` when large) with the three texts.
 CreationCacheKey MakeCreationCacheKey(const void* model_bytes, size_t size, const SessionOptions& options,
                                       ThreadPool* pool);
+// The same for a model file.
+CreationCacheKey MakeCreationCacheKey(const std::string& model_path, const SessionOptions& options, ThreadPool* pool);
 uint64_t HashFileBytes(const void* data, size_t size, ThreadPool* pool);
+// A file's identity for the key: HashFileBytes of all its bytes, or with by_stat its path,
+// size, inode, device, times and first and last 64 KB (kConfigCreationCacheKey); *size gets its
+// size. Throws Error naming the path.
+uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, bool by_stat = false);
 
 // What a creation did with the cache, for the log and tests.
 struct CreationCacheStats {

@@ -90,10 +90,16 @@ std::vector<std::string> SplitList(const std::string& text) {
 void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
   for (const auto& [key, value] : entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
-                       key == kConfigCreationCacheDir ||
+                       key == kConfigCreationCacheDir || key == kConfigCreationCacheKey ||
                        key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key) ||
                        IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key);
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
+  }
+  if (const auto it = entries.find(kConfigCreationCacheKey); it != entries.end()) {
+    ONYX_CHECK(entries.count(kConfigCreationCacheDir), kInvalidArgument, kConfigCreationCacheKey, " needs ",
+               kConfigCreationCacheDir, " (the cache's folder)");
+    ONYX_CHECK(it->second == "content" || it->second == "file_stat", kInvalidArgument, kConfigCreationCacheKey,
+               " must be 'content' or 'file_stat', got '", it->second, "'");
   }
 }
 
@@ -139,15 +145,12 @@ void SessionImpl::CreateWithCache(const ModelSource& source) {
   }
   const std::string dir = entry->second;
   ONYX_CHECK(!dir.empty(), kInvalidArgument, kConfigCreationCacheDir, " names no folder");
-  std::shared_ptr<const MappedFile> file;
-  const void* bytes = source.bytes;
-  size_t size = source.size;
-  if (!source.path.empty()) {
-    file = MappedFile::Open(source.path);
-    bytes = file->data();
-    size = file->size();
-  }
-  const CreationCacheKey key = MakeCreationCacheKey(bytes, size, options_, pool_.get());
+  std::error_code ec;
+  if (!source.path.empty() && !std::filesystem::is_regular_file(source.path, ec))
+    LoadModelFromFile(source.path, limits);  // throws the loader's error for a missing model
+  const CreationCacheKey key = source.path.empty()
+                                   ? MakeCreationCacheKey(source.bytes, source.size, options_, pool_.get())
+                                   : MakeCreationCacheKey(source.path, options_, pool_.get());
   std::string why;
   if (std::optional<CachedCreation> hit = OpenCreationCache(dir, key, pool_.get(), &why)) {
     model_ = hit->model;
@@ -169,9 +172,8 @@ void SessionImpl::CreateWithCache(const ModelSource& source) {
     cache_status_ = "miss";
   }
   std::vector<std::string> external_files;
-  model_ = source.path.empty() ? LoadModelFromBytes(bytes, size, limits)
+  model_ = source.path.empty() ? LoadModelFromBytes(source.bytes, source.size, limits)
                                : LoadModelFromFile(source.path, limits, &external_files);
-  file.reset();
   ApplyModelOptions(*model_, options_, ModelLabel());
   Optimize();
   SaveOptimizedModel();

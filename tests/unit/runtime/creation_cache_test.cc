@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -216,6 +217,40 @@ TEST_F(CreationCacheTest, KeyFollowsTheOptionsThatMatter) {
   std::string other_model = bytes_;
   other_model[other_model.size() / 2] ^= 1;
   EXPECT_NE(MakeCreationCacheKey(other_model.data(), other_model.size(), options_, nullptr).hash, base);
+}
+
+TEST_F(CreationCacheTest, FileStatKeyFollowsTheFileNotItsBytes) {
+  fs::create_directories(dir_);
+  const fs::path model = dir_ / "model.onnx";
+  std::ofstream(model, std::ios::binary) << bytes_;
+  SessionOptions by_stat = options_;
+  by_stat.config_entries[kConfigCreationCacheKey] = "file_stat";
+  auto hash = [&](const SessionOptions& o) { return MakeCreationCacheKey(model.string(), o, nullptr).hash; };
+  const uint64_t content = hash(options_), stat = hash(by_stat);
+  EXPECT_NE(content, stat);
+  EXPECT_EQ(hash(by_stat), stat);
+  // The same bytes written again: the content key stays, the file's identity (times) changes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(model, std::ios::binary | std::ios::trunc) << bytes_;
+  EXPECT_EQ(hash(options_), content);
+  EXPECT_NE(hash(by_stat), stat);
+  // Both create through the cache and hit the second time.
+  for (const SessionOptions& o : {options_, by_stat}) {
+    EXPECT_EQ(SessionImpl(ModelSource{model.string()}, o).creation_cache_status(), "miss");
+    EXPECT_EQ(SessionImpl(ModelSource{model.string()}, o).creation_cache_status(), "hit");
+  }
+  // Its value is checked, and it needs the folder.
+  SessionOptions bad = by_stat;
+  bad.config_entries[kConfigCreationCacheKey] = "mtime";
+  EXPECT_THROW(SessionImpl(ModelSource{model.string()}, bad), Error);
+  bad = by_stat;
+  bad.config_entries.erase(kConfigCreationCacheDir);
+  try {
+    Session s(model.string(), bad);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs session.onyx_creation_cache_dir"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(CreationCacheTest, NothingIsWrittenWithoutTheEntry) {
