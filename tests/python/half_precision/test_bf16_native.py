@@ -75,8 +75,11 @@ def _profile_kernels(path, feeds):
     s.run(None, feeds)
     with open(s.end_profiling()) as f:
         events = json.load(f)
-    return {e["args"].get("op_name"): e["args"].get("kernel", "") for e in events
-            if e.get("cat") == "Node" and "kernel" in e.get("args", {})}
+    kernels = {}  # op -> the kernel variants its nodes noted
+    for e in events:
+        if e.get("cat") == "Node" and "kernel" in e.get("args", {}):
+            kernels.setdefault(e["args"].get("op_name"), set()).add(e["args"]["kernel"])
+    return {op: " | ".join(sorted(v)) for op, v in kernels.items()}
 
 
 @pytest.mark.parametrize("op", ["MatMul", "Gemm"])
@@ -183,7 +186,8 @@ def test_ort_cannot_run_the_bf16_mlp_but_matches_where_it_can():
 
 def _bf16_cnn(w1, w2, b2, w3):
     """x -> Cast(bf16) -> Conv1x1(W1) -> Relu -> Conv1x1(W2, B2) -> Add(the Relu's output) -> Relu
-    -> Conv1x1(W3) -> Cast: three convs, so that NchwcLayout takes them (regions start at three)."""
+    -> Conv1x1(W3, stride 2) -> Cast: three convs, so that NchwcLayout takes them (regions start
+    at three)."""
     from onnx import TensorProto, helper
     nodes = [helper.make_node("Cast", ["x"], ["xb"], to=TensorProto.BFLOAT16),
              helper.make_node("Conv", ["xb", "w1"], ["c1"]),
@@ -191,7 +195,7 @@ def _bf16_cnn(w1, w2, b2, w3):
              helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"]),
              helper.make_node("Add", ["c2", "r1"], ["s"]),
              helper.make_node("Relu", ["s"], ["r2"]),
-             helper.make_node("Conv", ["r2", "w3"], ["c3"]),
+             helper.make_node("Conv", ["r2", "w3"], ["c3"], strides=[2, 2]),
              helper.make_node("Cast", ["c3"], ["y"], to=TensorProto.FLOAT)]
     graph = helper.make_graph(nodes, "bf16_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 7, 9])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
@@ -201,7 +205,7 @@ def _bf16_cnn(w1, w2, b2, w3):
 
 
 def test_bf16_pointwise_convs_match_their_bfloat16_semantics():
-    """1x1 convs of a bfloat16 model (with bias, residual Add and Relu fused) on the bf16 GEMM
+    """1x1 convs of a bfloat16 model (with bias, residual Add and Relu fused; one strided) on the bf16 GEMM
     over the NCHWc image where the CPU has AVX-512 BF16: within bfloat16 rounding of the model's
     values; the profile names the path."""
     rng = np.random.default_rng(2)
@@ -217,12 +221,13 @@ def test_bf16_pointwise_convs_match_their_bfloat16_semantics():
         return np.einsum("oc,nchw->nohw", _bf16(w[:, :, 0, 0]), _bf16(v))
     r1 = _bf16(np.maximum(_bf16(conv1x1(x, w1)), 0))
     r2 = _bf16(np.maximum(_bf16(_bf16(conv1x1(r1, w2) + _bf16(b2)[None, :, None, None]) + r1), 0))
-    ref = _bf16(conv1x1(r2, w3))
+    ref = _bf16(conv1x1(r2[:, :, ::2, ::2], w3))
     scale = float(np.abs(ref).max())
     assert got.shape == ref.shape
     assert float(np.abs(got - ref).max()) <= 2 ** -6 * scale
     kernels = _profile_kernels(path, {"x": x})
     if _cpu_has_bf16():
-        assert sum(k.startswith("bf16 gemm pointwise NCHWc") for k in kernels.values()) >= 1, kernels
+        assert "bf16 gemm pointwise NCHWc bf16_gemm" in kernels.get("NchwcConv", ""), kernels
+        assert "bf16 gemm pointwise NCHWc (strided) bf16_gemm" in kernels.get("NchwcConv", ""), kernels
     else:
         assert not any("bf16" in k for k in kernels.values()), kernels

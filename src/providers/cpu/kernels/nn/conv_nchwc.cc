@@ -18,6 +18,7 @@
 
 #include "linalg/bf16_gemm.h"
 #include "linalg/conv.h"
+#include "platform/thread_pool.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
@@ -237,13 +238,14 @@ class NchwcConv final : public OpKernel {
   }
 
  private:
-  // Marked by HalfBodyToFloat, AVX-512 BF16 here, and a 1x1 window with stride 1, no padding,
-  // one group, whole 16-channel blocks and an activation the GEMM's epilogue has.
+  // Marked by HalfBodyToFloat, AVX-512 BF16 here, and a 1x1 window (any stride) with no
+  // padding, one group, whole 16-channel blocks and an activation the GEMM's epilogue has.
   bool Bf16Pointwise(const KernelInfo& info, const linalg::Conv2dShape& s) const {
     if (info.GetIntOr(linalg::kBf16Attribute, 0) != 1 || !linalg::Bf16GemmAvailable()) return false;
-    if (plain_input_ || linalg::ConvBlockSize() != 16 || s.group != 1 || !s.IsPointwise() ||
+    if (plain_input_ || linalg::ConvBlockSize() != 16 || s.group != 1 || s.kernel_h != 1 || s.kernel_w != 1 ||
         s.dilation_h != 1 || s.dilation_w != 1 || s.in_channels % 16 != 0 || s.out_channels % 16 != 0)
       return false;
+    if (attrs_.auto_pad != nn::AutoPad::kNotSet && attrs_.auto_pad != nn::AutoPad::kValid) return false;
     for (int64_t p : attrs_.pads)
       if (p != 0) return false;
     return Bf16Activation(activation_.kind) >= 0;
@@ -264,22 +266,39 @@ class NchwcConv final : public OpKernel {
   }
 
   // Per image: rows are the plane's pixels, K the input channels, N the output channels; the
-  // 16-channel blocks are a plane apart in X, Y and Z.
+  // 16-channel blocks are a plane apart in X, Y and Z. A strided layer first copies the pixels
+  // it reads into a plane of the output's size (a 16th of the product's work at most).
   void RunBf16(KernelContext& ctx, const linalg::Conv2dShape& s, const Tensor& x, const Tensor* b, const Tensor* z,
                Tensor& y) const {
-    if (!s.IsPointwise()) ctx.Fail("the bfloat16 pointwise path needs a 1x1 window, stride 1 and no padding");
-    NoteKernelVariant("bf16 gemm pointwise NCHWc", isa_);
+    if (s.pad_top != 0 || s.pad_left != 0 || s.pad_bottom != 0 || s.pad_right != 0)
+      ctx.Fail("the bfloat16 pointwise path needs no padding");
+    const bool strided = s.stride_h != 1 || s.stride_w != 1;
+    NoteKernelVariant(strided ? "bf16 gemm pointwise NCHWc (strided)" : "bf16 gemm pointwise NCHWc", isa_);
     const int64_t plane = s.out_h * s.out_w, block = 16;
+    std::vector<float> picked;
+    if (strided) {
+      const int64_t blocks = s.batch * s.in_channels / block;
+      picked.resize(static_cast<size_t>(blocks * plane * block));
+      const float* xd = x.data<float>();
+      ThreadPool::For(ctx.thread_pool(), blocks, static_cast<double>(plane * block), [&](int64_t begin, int64_t end) {
+        for (int64_t cb = begin; cb < end; ++cb)
+          for (int64_t oy = 0; oy < s.out_h; ++oy)
+            for (int64_t ox = 0; ox < s.out_w; ++ox)
+              std::copy_n(xd + ((cb * s.in_h + oy * s.stride_h) * s.in_w + ox * s.stride_w) * block, block,
+                          picked.data() + ((cb * s.out_h + oy) * s.out_w + ox) * block);
+      });
+    }
+    const float* xp = strided ? picked.data() : x.data<float>();
     linalg::GemmEpilogue ep;
     ep.bias_per_col = b != nullptr ? b->data<float>() : nullptr;
     ep.activation = static_cast<linalg::GemmEpilogue::Activation>(Bf16Activation(activation_.kind));
     ep.alpha = activation_.alpha;
     ep.beta = activation_.beta;
     ep.ldr = block;
-    const int64_t x_image = s.in_channels * plane, y_image = s.out_channels * plane;
+    const int64_t x_image = s.in_channels * plane, y_image = s.out_channels * plane;  // X: after picking
     for (int64_t n = 0; n < s.batch; ++n) {
       ep.residual = z != nullptr ? z->data<float>() + n * y_image : nullptr;
-      linalg::Bf16GemmPackedBBlocked(plane, s.out_channels, s.in_channels, 1.0f, x.data<float>() + n * x_image, block,
+      linalg::Bf16GemmPackedBBlocked(plane, s.out_channels, s.in_channels, 1.0f, xp + n * x_image, block,
                                      plane * block, *bf16_w_, 0.0f, y.data<float>() + n * y_image, block,
                                      plane * block, ctx.thread_pool(), &ep);
     }
