@@ -178,3 +178,31 @@ def test_cli_creation_cache(tmp_path):
     assert len(cache_files(cache)) == 1
     a, b = (np.load(glob.glob(str(tmp_path / f"out{i}" / "*.npy"))[0]) for i in range(2))
     np.testing.assert_array_equal(a, b)
+
+
+def test_lstm_weights_come_from_the_cache(tmp_path, capfd):
+    from onnx import TensorProto, helper, numpy_helper
+    import onnx
+    rng = np.random.default_rng(3)
+    inp, hidden = 8, 16
+    w = rng.standard_normal((2, 4 * hidden, inp)).astype(np.float32) * 0.3
+    r = rng.standard_normal((2, 4 * hidden, hidden)).astype(np.float32) * 0.3
+    b = rng.standard_normal((2, 8 * hidden)).astype(np.float32) * 0.1
+    node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], hidden_size=hidden, direction="bidirectional")
+    graph = helper.make_graph([node], "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2, inp])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 2, 2, hidden])],
+                              [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R"),
+                               numpy_helper.from_array(b, "B")])
+    path = str(tmp_path / "lstm.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), path)
+    feeds = {"x": rng.standard_normal((5, 2, inp)).astype(np.float32)}
+    expected = create(path).run(None, feeds)[0]
+    ort = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(expected, ort, rtol=1e-4, atol=1e-5)
+    cache = tmp_path / "cache"
+    create(path, cache)
+    capfd.readouterr()
+    hit = create(path, cache, severity=1)
+    err = capfd.readouterr().err
+    assert "(4 packed weights mapped, 0 packed now" in err, err  # W and R of both directions
+    np.testing.assert_array_equal(hit.run(None, feeds)[0], expected)

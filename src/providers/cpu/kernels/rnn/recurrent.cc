@@ -11,6 +11,7 @@
 #include "base/type_traits.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/attention/compute_gemm.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -138,22 +139,51 @@ struct DirectionWeights {
   std::vector<C> w_bias;  // [G*H]
   std::vector<C> r_bias;  // [G*H]
   std::vector<C> peep;    // [3*H] (LSTM; zeros when absent)
+  // w_t and r_t made through the session's creation cache (float only): used instead when set.
+  linalg::AlignedFloats w_pack, r_pack;
+  const C* W() const {
+    if constexpr (std::is_same_v<C, float>) return w_pack.size() ? w_pack.data() : w_t.data();
+    return w_t.data();
+  }
+  const C* R() const {
+    if constexpr (std::is_same_v<C, float>) return r_pack.size() ? r_pack.data() : r_t.data();
+    return r_t.data();
+  }
 };
 
+// Rows of `src` [gh, cols] transposed into dst [cols, gh] in the compute type.
+template <typename T, typename C>
+void TransposeInto(const T* src, int64_t gh, int64_t cols, C* dst) {
+  for (int64_t g = 0; g < gh; ++g)
+    for (int64_t i = 0; i < cols; ++i) dst[i * gh + g] = static_cast<C>(ToCompute(src[g * cols + i]));
+}
+
+// source_w / source_r (float only; may be null): the creation cache's sources for W and R.
 template <typename T, typename C>
 std::vector<DirectionWeights<C>> PackWeights(const Tensor& w, const Tensor& r, const Tensor* b, const Tensor* p,
-                                             int64_t gates, int64_t hidden) {
+                                             int64_t gates, int64_t hidden,
+                                             const linalg::PackSource* source_w = nullptr,
+                                             const linalg::PackSource* source_r = nullptr) {
   const int64_t dirs = w.dim(0), input = w.dim(2), gh = gates * hidden;
   std::vector<DirectionWeights<C>> out(static_cast<size_t>(dirs));
   for (int64_t d = 0; d < dirs; ++d) {
     DirectionWeights<C>& dw = out[d];
-    dw.w_t.resize(static_cast<size_t>(input * gh));
-    dw.r_t.resize(static_cast<size_t>(hidden * gh));
     const T* wp = w.data<T>() + d * gh * input;
     const T* rp = r.data<T>() + d * gh * hidden;
-    for (int64_t g = 0; g < gh; ++g) {
-      for (int64_t i = 0; i < input; ++i) dw.w_t[i * gh + g] = static_cast<C>(ToCompute(wp[g * input + i]));
-      for (int64_t i = 0; i < hidden; ++i) dw.r_t[i * gh + g] = static_cast<C>(ToCompute(rp[g * hidden + i]));
+    if constexpr (std::is_same_v<C, float>) {
+      if (source_w != nullptr && *source_w && source_r != nullptr && *source_r) {
+        const std::string form = StrCat("rnn_t:d", d, ":", DataTypeName(w.dtype()), ":gh", gh);
+        dw.w_pack = linalg::MakePack(source_w, form, static_cast<size_t>(input * gh),
+                                     [&](float* out_w) { TransposeInto(wp, gh, input, out_w); });
+        dw.r_pack = linalg::MakePack(source_r, form, static_cast<size_t>(hidden * gh),
+                                     [&](float* out_r) { TransposeInto(rp, gh, hidden, out_r); });
+      }
+    }
+    if (dw.w_pack.size() == 0) {
+      dw.w_t.resize(static_cast<size_t>(input * gh));
+      dw.r_t.resize(static_cast<size_t>(hidden * gh));
+      TransposeInto(wp, gh, input, dw.w_t.data());
+      TransposeInto(rp, gh, hidden, dw.r_t.data());
     }
     dw.w_bias.assign(static_cast<size_t>(gh), C(0));
     dw.r_bias.assign(static_cast<size_t>(gh), C(0));
@@ -216,7 +246,9 @@ class Recurrent final : public OpKernel {
       if (CheckWeightShapes(*w, *r, b, p).empty()) {
         TryDispatch(TypeList<float, Float16, BFloat16>{}, w->dtype(), [&](auto tag) {
           using T = typename decltype(tag)::type;
-          packed_ = PackWeights<T, float>(*w, *r, b, p, gates_, hidden_);
+          const linalg::PackSource source_w = linalg_kernels::PackSourceFor(info, 1);
+          const linalg::PackSource source_r = linalg_kernels::PackSourceFor(info, 2);
+          packed_ = PackWeights<T, float>(*w, *r, b, p, gates_, hidden_, &source_w, &source_r);
           packed_dtype_ = w->dtype();
         });
       }
@@ -333,7 +365,7 @@ class Recurrent final : public OpKernel {
       const Activation* act = activations_.data() + d * acts_per_dir_;
       C* h = h_state.data() + d * batch * hid;
       C* c = c_state.data() + d * batch * hid;
-      compute::Gemm<C>(false, false, seq * batch, gh, input, C(1), xs.data(), input, dw.w_t.data(), gh, C(0), xw.data(),
+      compute::Gemm<C>(false, false, seq * batch, gh, input, C(1), xs.data(), input, dw.W(), gh, C(0), xw.data(),
                        gh, pool);
       for (int64_t s = 0; s < max_len; ++s) {
         for (int64_t bi = 0; bi < batch; ++bi) {
@@ -368,7 +400,7 @@ class Recurrent final : public OpKernel {
             C* tmp, C* h_new, C* c_new, ThreadPool* pool) const {
     const int64_t hid = hidden_, gh = gates_ * hidden_;
     if (kind_ == CellKind::kRnn) {
-      compute::Gemm<C>(false, false, batch, gh, hid, C(1), h, hid, dw.r_t.data(), gh, C(1), gates, gh, pool);
+      compute::Gemm<C>(false, false, batch, gh, hid, C(1), h, hid, dw.R(), gh, C(1), gates, gh, pool);
       for (int64_t bi = 0; bi < batch; ++bi)
         for (int64_t j = 0; j < hid; ++j) h_new[bi * hid + j] = act[0](Clip(gates[bi * gh + j] + dw.r_bias[j]));
     } else if (kind_ == CellKind::kGru) {
@@ -376,13 +408,13 @@ class Recurrent final : public OpKernel {
       const Activation& g = act[1];
       if (!linear_before_reset_) {
         // z and r from H*R^T; then the candidate from (r (.) H) * Rh^T.
-        compute::Gemm<C>(false, false, batch, 2 * hid, hid, C(1), h, hid, dw.r_t.data(), gh, C(1), gates, gh, pool);
+        compute::Gemm<C>(false, false, batch, 2 * hid, hid, C(1), h, hid, dw.R(), gh, C(1), gates, gh, pool);
         for (int64_t bi = 0; bi < batch; ++bi)
           for (int64_t j = 0; j < hid; ++j) {
             const C rg = f(Clip(gates[bi * gh + hid + j] + dw.r_bias[hid + j]));
             tmp[bi * hid + j] = rg * h[bi * hid + j];
           }
-        compute::Gemm<C>(false, false, batch, hid, hid, C(1), tmp, hid, dw.r_t.data() + 2 * hid, gh, C(1),
+        compute::Gemm<C>(false, false, batch, hid, hid, C(1), tmp, hid, dw.R() + 2 * hid, gh, C(1),
                          gates + 2 * hid, gh, pool);
         for (int64_t bi = 0; bi < batch; ++bi)
           for (int64_t j = 0; j < hid; ++j) {
@@ -391,7 +423,7 @@ class Recurrent final : public OpKernel {
             h_new[bi * hid + j] = (C(1) - z) * hh + z * h[bi * hid + j];
           }
       } else {
-        compute::Gemm<C>(false, false, batch, gh, hid, C(1), h, hid, dw.r_t.data(), gh, C(0), tmp, gh, pool);
+        compute::Gemm<C>(false, false, batch, gh, hid, C(1), h, hid, dw.R(), gh, C(0), tmp, gh, pool);
         for (int64_t bi = 0; bi < batch; ++bi)
           for (int64_t j = 0; j < hid; ++j) {
             const C* hr = tmp + bi * gh;
@@ -407,7 +439,7 @@ class Recurrent final : public OpKernel {
       const Activation& f = act[0];
       const Activation& g = act[1];
       const Activation& hact = act[2];
-      compute::Gemm<C>(false, false, batch, gh, hid, C(1), h, hid, dw.r_t.data(), gh, C(1), gates, gh, pool);
+      compute::Gemm<C>(false, false, batch, gh, hid, C(1), h, hid, dw.R(), gh, C(1), gates, gh, pool);
       const C* pi = dw.peep.data();
       const C* po = pi + hid;
       const C* pf = pi + 2 * hid;
