@@ -37,26 +37,26 @@ inline uint64_t Avalanche(uint64_t h) {
 // near memory speed), folded together, then the tail word by word and byte by byte.
 uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   const auto* p = static_cast<const unsigned char*>(data);
-  const unsigned char* end = p + size;
+  size_t left = size;  // counted, not compared as pointers: data may be null when size is 0
   uint64_t h;
-  if (size >= 32) {
+  if (left >= 32) {
     uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
-    const unsigned char* limit = end - 32;
     do {
       v1 = Round(v1, Load64(p));
       v2 = Round(v2, Load64(p + 8));
       v3 = Round(v3, Load64(p + 16));
       v4 = Round(v4, Load64(p + 24));
       p += 32;
-    } while (p <= limit);
+      left -= 32;
+    } while (left >= 32);
     h = Rotl(v1, 1) + Rotl(v2, 7) + Rotl(v3, 12) + Rotl(v4, 18);
     for (uint64_t v : {v1, v2, v3, v4}) h = (h ^ Round(0, v)) * kP1 + kP4;
   } else {
     h = seed + kP3;
   }
   h += static_cast<uint64_t>(size);
-  for (; p + 8 <= end; p += 8) h = Rotl(h ^ Round(0, Load64(p)), 27) * kP1 + kP4;
-  for (; p < end; ++p) h = Rotl(h ^ (*p * kP3), 11) * kP1;
+  for (; left >= 8; p += 8, left -= 8) h = Rotl(h ^ Round(0, Load64(p)), 27) * kP1 + kP4;
+  for (; left > 0; ++p, --left) h = Rotl(h ^ (*p * kP3), 11) * kP1;
   return Avalanche(h);
 }
 

@@ -291,6 +291,7 @@ TEST(Hash64, SeparatesInputsAndPieces) {
   EXPECT_NE(Hash64(a.data(), a.size(), 1), Hash64(a.data(), a.size(), 2));
   EXPECT_EQ(Hash64(a.data(), a.size()), Hash64(std::string(a).data(), a.size()));
   EXPECT_NE(Hasher64().Add("ab").Add("c").Digest(), Hasher64().Add("a").Add("bc").Digest());
+  EXPECT_EQ(Hash64(nullptr, 0), Hash64("", 0));  // an empty file maps nothing
   // Large inputs hash by chunks; one byte anywhere still changes the result.
   std::vector<uint8_t> big(size_t{20} << 20, 7);
   const uint64_t h = HashFileBytes(big.data(), big.size(), nullptr);
