@@ -6,10 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
 #include "linalg/bf16_gemm.h"
 #include "linalg/bf16_gemm_kernel.h"
 #include "platform/cpu_features.h"
@@ -17,19 +13,7 @@
 namespace onyx::linalg {
 namespace {
 
-// AVX-512 BF16: CPUID leaf 7 subleaf 1, EAX bit 5; the OS's ZMM state is part of avx512f.
-bool HasAvx512Bf16() {
-#if defined(__x86_64__)
-  const CpuFeatures& f = GetCpuFeatures();
-  if (!(f.avx512f && f.avx512bw && f.avx512vl)) return false;
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_max(0, nullptr) < 7) return false;
-  __cpuid_count(7, 1, eax, ebx, ecx, edx);
-  return (eax >> 5) & 1u;
-#else
-  return false;
-#endif
-}
+bool HasAvx512Bf16() { return GetCpuFeatures().avx512_bf16; }
 
 const Bf16GemmKernel* Native() {
 #if defined(__x86_64__)

@@ -40,6 +40,7 @@ CpuFeatures Detect() {
   f.f16c = (ecx >> 29) & 1u;
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
   f.avx_vnni = (eax >> 4) & 1u;
+  f.avx512_bf16 = f.avx512f && f.avx512bw && f.avx512vl && ((eax >> 5) & 1u);
 #endif
   cpu_set_t set;
   CPU_ZERO(&set);

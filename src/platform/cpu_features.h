@@ -12,6 +12,7 @@ struct CpuFeatures {
   bool avx512vl = false;
   bool avx512vnni = false;
   bool avx_vnni = false;
+  bool avx512_bf16 = false;  // vdpbf16ps (AVX512_BF16)
   int physical_cores = 1;
   int logical_cores = 1;
 };

@@ -165,23 +165,19 @@ def test_bf16_bert_tiny_matches_float32_twin():
         assert any("bf16_gemm" in k for k in kernels.values()), kernels
 
 
-def test_ort_cannot_run_the_bf16_mlp_but_matches_where_it_can():
-    """ONNX Runtime's CPU provider has no bfloat16 MatMul: where it fails the comparison is
-    against the numpy semantics above; where a future version runs it, against its outputs."""
+def test_ort_cannot_run_the_bf16_mlp():
+    """docs/numerics.md's bfloat16 rows have no ONNX Runtime column: its CPU provider has no
+    bfloat16 MatMul (the comparison is against the numpy semantics above). When an ORT version
+    runs it, this fails: then compare with its outputs instead."""
     onyx_harness.require_ort()
     rng = np.random.default_rng(1)
     w1 = rng.standard_normal((16, 8)).astype(np.float32)
     w2 = rng.standard_normal((8, 4)).astype(np.float32)
-    b1 = np.zeros(8, dtype=np.float32)
-    path = save_model(_mlp(w1, b1, w2), "bf16_mlp_ort.onnx")
+    path = save_model(_mlp(w1, np.zeros(8, dtype=np.float32), w2), "bf16_mlp_ort.onnx")
     x = rng.standard_normal((3, 16)).astype(np.float32)
-    got = run_onyx(path, {"x": x})[0]
-    try:
-        ort_out = run_ort(path, {"x": x})[0]
-    except Exception:  # noqa: BLE001 (ORT 1.31 has no bfloat16 MatMul on CPU)
-        pytest.skip("ONNX Runtime cannot run bfloat16 MatMul on CPU")
-    scale = float(np.abs(ort_out).max())
-    assert float(np.abs(got - ort_out).max()) <= 2 ** -6 * scale
+    assert run_onyx(path, {"x": x})[0].shape == (3, 4)
+    with pytest.raises(Exception, match="(?i)bfloat16|NOT_IMPLEMENTED|kernel"):
+        run_ort(path, {"x": x})
 
 
 def _bf16_cnn(w1, w2, b2, w3):
