@@ -74,7 +74,7 @@ def test_hit_is_faster_than_uncached(tmp_path):
     path = model_path("mobilenetv2")
     create(path, tmp_path)
     uncached, cached = [], []
-    for _ in range(3):
+    for _ in range(5):
         time.sleep(0.05)
         start = time.perf_counter()
         create(path)
@@ -83,8 +83,9 @@ def test_hit_is_faster_than_uncached(tmp_path):
         start = time.perf_counter()
         create(path, tmp_path)
         cached.append(time.perf_counter() - start)
-    # Measured about 8x on a loaded 2-core machine; 2x leaves room for noise.
-    assert np.median(cached) * 2 < np.median(uncached), (uncached, cached)
+    # Measured 3-5x (medians, fresh processes) on a loaded 2-core machine; the fastest of five
+    # of each kind, and 2x, leave room for other processes taking the cores.
+    assert min(cached) * 2 < min(uncached), (uncached, cached)
 
 
 def trailer(path):
