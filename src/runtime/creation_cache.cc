@@ -38,9 +38,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'O', 'N', 'Y', 'X', 'C', 'C', '0', '1'};
+constexpr char kMagic[8] = {'O', 'N', 'Y', 'X', 'C', 'C', '0', '2'};
 constexpr const char* kVersion = "0.1.0";  // the project's version (CMakeLists.txt)
-constexpr int kFormat = 1;                 // bump when the file layout or a pack layout changes
+constexpr int kFormat = 2;                 // bump when the file layout or a pack layout changes
 constexpr size_t kTrailerBytes = 64;
 constexpr size_t kPackAlignment = 64;
 constexpr size_t kHashChunk = size_t{8} << 20;  // model bytes hashed in parallel by 8 MB chunks
@@ -97,6 +97,52 @@ class MetaReader {
   const uint8_t* p_;
   size_t n_, pos_ = 0;
 };
+
+void WriteCounts(MetaWriter& w, const std::map<std::string, int>& counts) {
+  w.U64(counts.size());
+  for (const auto& [name, n] : counts) {
+    w.Str(name);
+    w.U64(static_cast<uint64_t>(n));
+  }
+}
+
+std::map<std::string, int> ReadCounts(MetaReader& r) {
+  std::map<std::string, int> counts;
+  const uint64_t n = r.U64();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string name = r.Str();
+    counts[name] = static_cast<int>(r.U64());
+  }
+  return counts;
+}
+
+void WriteReport(MetaWriter& w, const OptimizationReport& report) {
+  w.U64(static_cast<uint64_t>(report.level));
+  w.U64(report.passes.size());
+  for (const auto& p : report.passes) {
+    w.Str(p.name);
+    w.U64(static_cast<uint64_t>(p.rewrites));
+    WriteCounts(w, p.counts);
+  }
+  WriteCounts(w, report.op_counts_before);
+  WriteCounts(w, report.op_counts_after);
+}
+
+OptimizationReport ReadReport(MetaReader& r) {
+  OptimizationReport report;
+  report.level = static_cast<OptLevel>(r.U64());
+  const uint64_t passes = r.U64();
+  for (uint64_t i = 0; i < passes; ++i) {
+    PassReport p;
+    p.name = r.Str();
+    p.rewrites = static_cast<int>(r.U64());
+    p.counts = ReadCounts(r);
+    report.passes.push_back(std::move(p));
+  }
+  report.op_counts_before = ReadCounts(r);
+  report.op_counts_after = ReadCounts(r);
+  return report;
+}
 
 std::string Hex(uint64_t v) {
   char buf[17];
@@ -352,6 +398,7 @@ std::optional<CachedCreation> OpenCreationCache(const std::string& dir, const Cr
   const uint8_t* meta = file->data() + t.meta_offset;
   if (Checksum(graph, meta, t) != t.checksum) return reject("the checksum of its graph and metadata does not match");
   std::unordered_map<std::string, CreationCacheStore::Entry> entries;
+  OptimizationReport report;
   try {
     MetaReader r(meta, t.meta_size);
     const std::string build = r.Str(), cpu = r.Str(), options = r.Str();
@@ -384,12 +431,14 @@ std::optional<CachedCreation> OpenCreationCache(const std::string& dir, const Cr
         return reject(StrCat("pack '", name, "' lies outside the file's pack section"));
       entries.emplace(std::move(name), e);
     }
+    report = ReadReport(r);
   } catch (const Error& e) {
     return reject(StrCat("its metadata is corrupt (", e.what(), ")"));
   }
   CachedCreation hit;
   hit.path = path;
   hit.file = file;
+  hit.report = std::move(report);
   try {
     hit.model = LoadModelFromMappedBytes(graph, t.graph_size, file, path, dir, {{key.FileName(), file}});
   } catch (const Error& e) {
@@ -404,8 +453,9 @@ const CreationCacheStats& StatsOf(const CachedCreation& hit) { return hit.store-
 
 CreationCacheWriter::CreationCacheWriter(const std::string& dir, const CreationCacheKey& key,
                                          const ir::Model& optimized, const std::vector<std::string>& external_files,
-                                         ThreadPool* pool)
-    : key_(key), store_(std::make_shared<CreationCacheStore>()) {
+                                         ThreadPool* pool, OptimizationReport report)
+    : key_(key), store_(std::make_shared<CreationCacheStore>()), report_(std::move(report)) {
+  report_.provenance = {};  // onyx explain's, not kept
   std::error_code ec;
   fs::create_directories(dir, ec);
   ONYX_CHECK(fs::is_directory(dir), kRuntime, "creation cache folder '", dir, "' cannot be made: ", ec.message());
@@ -478,6 +528,7 @@ void CreationCacheWriter::Commit() {
     meta.U64(blob.bytes);
     write(blob.data, blob.bytes);
   }
+  WriteReport(meta, report_);
   Trailer t{};
   std::memcpy(t.magic, kMagic, sizeof(kMagic));
   t.key = key_.hash;

@@ -9,7 +9,8 @@
 //   packs                    each 64-byte aligned, as the kernels read them
 //   graph                    the optimized model as an ONNX ModelProto
 //   meta                     build, CPU and options texts, the key, the model's external data
-//                            files (path, size, hash), the pack table (key, offset, bytes)
+//                            files (path, size, hash), the pack table (key, offset, bytes), the
+//                            optimizer's report (passes, op counts before and after)
 //   trailer (64 bytes)       magic, key, graph and meta offsets and sizes, file size, and the
 //                            hash of graph + meta + trailer fields
 // The trailer, the sizes and the hash of graph + meta are checked on every open; the packs and
@@ -26,6 +27,7 @@
 
 #include "ir/graph.h"
 #include "onyx/session.h"
+#include "optimizer/pass_manager.h"
 #include "platform/mapped_file.h"
 #include "providers/kernel.h"
 
@@ -77,6 +79,7 @@ struct CachedCreation {
   std::string path;
   std::shared_ptr<const MappedFile> file;
   std::shared_ptr<ir::Model> model;  // the optimized graph; tensors view the file
+  OptimizationReport report;         // the optimizer's, when the file was written (no provenance)
   std::shared_ptr<CreationCacheStore> store;
 };
 
@@ -93,7 +96,8 @@ std::optional<CachedCreation> OpenCreationCache(const std::string& dir, const Cr
 class CreationCacheWriter {
  public:
   CreationCacheWriter(const std::string& dir, const CreationCacheKey& key, const ir::Model& optimized,
-                      const std::vector<std::string>& external_files, ThreadPool* pool);
+                      const std::vector<std::string>& external_files, ThreadPool* pool,
+                      OptimizationReport report = {});
   ~CreationCacheWriter();
   CreationCacheWriter(const CreationCacheWriter&) = delete;
   CreationCacheWriter& operator=(const CreationCacheWriter&) = delete;
@@ -115,6 +119,7 @@ class CreationCacheWriter {
   std::shared_ptr<ir::Model> model_;
   std::shared_ptr<CreationCacheStore> store_;
   std::shared_ptr<const std::string> graph_bytes_;  // the ONNX graph, as written and loaded back
+  OptimizationReport report_;
   bool committed_ = false;
 };
 

@@ -155,6 +155,7 @@ void SessionImpl::CreateWithCache(const ModelSource& source) {
   if (std::optional<CachedCreation> hit = OpenCreationCache(dir, key, pool_.get(), &why)) {
     model_ = hit->model;
     model_->path = source.path;
+    report_ = hit->report;
     cache_status_ = "hit";
     SaveOptimizedModel();
     BuildPlan(StoreOf(*hit));
@@ -179,7 +180,7 @@ void SessionImpl::CreateWithCache(const ModelSource& source) {
   SaveOptimizedModel();
   std::unique_ptr<CreationCacheWriter> writer;
   try {
-    writer = std::make_unique<CreationCacheWriter>(dir, key, *model_, external_files, pool_.get());
+    writer = std::make_unique<CreationCacheWriter>(dir, key, *model_, external_files, pool_.get(), report_);
     model_ = writer->model();
     model_->path = source.path;
   } catch (const Error& e) {

@@ -68,6 +68,7 @@ def test_cached_outputs_equal_uncached_bit_for_bit(name, tmp_path, capfd):
     assert "creation cache hit" in err and "optimizer skipped" in err and " 0 packed now" in err, err
     for got, want in zip(hit.run(None, feeds), expected):
         np.testing.assert_array_equal(got, want)
+    assert hit.get_fused_operator_statistics() == plain.get_fused_operator_statistics()
 
 
 def test_hit_is_faster_than_uncached(tmp_path):
