@@ -208,3 +208,35 @@ def test_lstm_weights_come_from_the_cache(tmp_path, capfd):
     err = capfd.readouterr().err
     assert "(4 packed weights mapped, 0 packed now" in err, err  # W and R of both directions
     np.testing.assert_array_equal(hit.run(None, feeds)[0], expected)
+
+
+def test_changed_external_data_is_noticed(tmp_path, capfd):
+    from onnx import TensorProto, helper, numpy_helper
+    import onnx
+    rng = np.random.default_rng(5)
+
+    def save(weights):
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"])], "mm",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 48])],
+                                  [numpy_helper.from_array(weights, "W")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        onnx.save(model, str(tmp_path / "mm.onnx"), save_as_external_data=True, location="mm.data",
+                  size_threshold=0)
+
+    path, cache = str(tmp_path / "mm.onnx"), tmp_path / "cache"
+    feeds = {"x": rng.standard_normal((4, 32)).astype(np.float32)}
+    save(rng.standard_normal((32, 48)).astype(np.float32))
+    create(path, cache)
+    capfd.readouterr()
+    create(path, cache, severity=1)
+    assert "creation cache hit" in capfd.readouterr().err
+    # New weights of the same size in the data file (its only tensor, at offset 0); the .onnx
+    # file, all that the cache file's name is made from, stays as it was.
+    with open(tmp_path / "mm.data", "wb") as f:
+        f.write(rng.standard_normal((32, 48)).astype(np.float32).tobytes())
+    session = create(path, cache)
+    err = capfd.readouterr().err
+    assert "mm.data' changed" in err and "it is rebuilt" in err, err
+    ort = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(session.run(None, feeds)[0], ort, rtol=1e-4, atol=1e-4)
