@@ -23,6 +23,7 @@
 #include "base/aligned_memory.h"
 #include "base/check.h"
 #include "base/hash64.h"
+#include "linalg/bf16_gemm.h"
 #include "linalg/conv.h"
 #include "linalg/gemm.h"
 #include "onnx/model_loader.h"
@@ -240,7 +241,8 @@ std::string CreationCacheCpuText() {
   const CpuFeatures& f = GetCpuFeatures();
   std::string text = StrCat("avx2=", f.avx2, " fma=", f.fma, " f16c=", f.f16c, " avx512f=", f.avx512f,
                             " avx512bw=", f.avx512bw, " avx512vl=", f.avx512vl, " avx512vnni=", f.avx512vnni,
-                            " avx_vnni=", f.avx_vnni, " sgemm=", linalg::SgemmKernelName(),
+                            " avx_vnni=", f.avx_vnni, " avx512_bf16=", f.avx512_bf16,
+                            " sgemm=", linalg::SgemmKernelName(), " bf16gemm=", linalg::Bf16GemmKernelName(),
                             " conv=", linalg::ConvIsaName());
   // Environment overrides of kernel choices (ONYX_LINALG_ISA, ONYX_CONV_ALGO, ...), except the
   // test harness's paths.
