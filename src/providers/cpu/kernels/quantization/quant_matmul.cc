@@ -155,7 +155,9 @@ void Int8Batch(const Tensor& a, const Tensor& b, const MatMulShape& s, const Mat
 template <typename Fn>
 void ForEachBatch(int64_t batches, const MatMulShape& s, ThreadPool* pool, Fn&& fn) {
   const int threads = pool != nullptr ? pool->num_threads() : 1;
-  if (threads > 1 && batches >= threads) {
+  // Whole batches per thread only when they share out evenly enough (3 batches on 2 threads
+  // would leave one thread a third idle; split inside instead).
+  if (threads > 1 && batches >= threads && (batches % threads == 0 || batches >= 4 * threads)) {
     const double cost = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
     ThreadPool::For(pool, batches, cost, [&](int64_t b0, int64_t b1) {
       for (int64_t bi = b0; bi < b1; ++bi) fn(bi, nullptr);
