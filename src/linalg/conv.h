@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "linalg/conv_scratch.h"
 #include "linalg/gemm.h"
 
 namespace onyx {
@@ -182,7 +183,7 @@ class DirectConv {
     const float* data = nullptr;
     bool blocked = false;
     int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
-    std::unique_ptr<float[]> storage;
+    std::unique_ptr<ConvScratch> storage;  // the thread's kept buffer (see conv_scratch.h)
   };
   PreparedInput PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout, ThreadPool* pool) const;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "linalg/conv_scratch.h"
 #include "linalg/f32_conv_kernel.h"
 #include "platform/thread_pool.h"
 
@@ -131,7 +132,7 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
   const int64_t scratch = GetDepthwisePlaneLayout(proto, k.block).Floats(s.stride_w);
   const double cost = 2.0 * static_cast<double>(out_plane * taps) + static_cast<double>(in_plane);
   ThreadPool::For(pool, s.batch * out_channels_, cost, [&](int64_t begin, int64_t end) {
-    const auto buffer = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(scratch));
+    const ConvScratch buffer(ScratchSlot::kTaskA, static_cast<size_t>(scratch));
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / out_channels_, m = i % out_channels_;
       DepthwisePlaneArgs a = proto;
@@ -165,8 +166,8 @@ void DepthwiseConv::RunTransposed(const Conv2dShape& s, const float* x, float* y
   }
   const double cost = 2.0 * static_cast<double>(out_plane * taps * b) + 4.0 * static_cast<double>(in_plane * b);
   ThreadPool::For(pool, s.batch * blocks, cost, [&](int64_t begin, int64_t end) {
-    const auto in_buf = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(in_plane * b));
-    const auto out_buf = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(out_plane * b));
+    const ConvScratch in_buf(ScratchSlot::kTaskA, static_cast<size_t>(in_plane * b));
+    const ConvScratch out_buf(ScratchSlot::kTaskB, static_cast<size_t>(out_plane * b));
     for (int64_t i = begin; i < end; ++i) {
       const int64_t n = i / blocks, cb = i % blocks, c0 = cb * b;
       const int64_t channels = std::min<int64_t>(b, channels_ - c0);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "linalg/conv_scratch.h"
 #include "linalg/f32_conv_kernel.h"
 #include "platform/thread_pool.h"
 
@@ -162,13 +163,12 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       1.0;
 
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
-    AlignedFloats strip(y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
-    const auto x_offsets = std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(segment));
+    const ConvScratch strip(ScratchSlot::kTaskA, y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
+    int64_t x_offsets[kSegmentPixels];
     // The segment's tiles (first pixel, pixel count, whether it stays in one row), laid out once
     // per segment and replayed for every input-channel chunk.
-    const auto tile_q = std::make_unique_for_overwrite<int32_t[]>(static_cast<size_t>(segment));
-    const auto tile_px = std::make_unique_for_overwrite<int32_t[]>(static_cast<size_t>(segment));
-    const auto tile_one_row = std::make_unique_for_overwrite<bool[]>(static_cast<size_t>(segment));
+    int32_t tile_q[kSegmentPixels], tile_px[kSegmentPixels];
+    bool tile_one_row[kSegmentPixels];
     for (int64_t item = begin; item < end; ++item) {
       const int64_t part = item % col_parts;
       const int64_t rg = (item / col_parts) % row_groups;
@@ -248,12 +248,12 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
               const int px = tile_px[t];
               const bool one_row = tile_one_row[t];
               a.x_base = one_row ? x_offsets[q] : 0;
-              a.x_pixel_offsets = one_row ? nullptr : x_offsets.get() + q;
+              a.x_pixel_offsets = one_row ? nullptr : x_offsets + q;
               if (y_blocked) {
                 a.y = y + y_off + q * b;
                 a.residual = args.residual != nullptr ? args.residual + y_off + q * b : nullptr;
               } else {
-                a.y = strip.data() + q * b;
+                a.y = strip.get() + q * b;
               }
               k.direct_tile(a, fb, px);
             }
@@ -264,7 +264,7 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
               const int64_t m0 = (ob0 + f) * b;
               const int64_t channels = std::min<int64_t>(b, mg - m0);
               const int64_t off = n * y_image + (g * mg + m0) * out_plane + oh * ow_n + s0;
-              k.unblock(strip.data() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
+              k.unblock(strip.get() + (f * segment + (oh - oh0) * (s1 - s0)) * b, s1 - s0, channels, y + off,
                         out_plane, args.residual != nullptr ? args.residual + off : nullptr, out_plane,
                         &args.activation);
             }
@@ -300,8 +300,8 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   const int64_t units = out_blocked ? s.batch * blocks : s.batch * s.in_channels;  // blocks or planes
   const int64_t width = out_blocked ? b : 1;                                          // floats per pixel
   const int64_t unit_floats = plane * width, row_floats = in.cols * width;
-  in.storage = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(units * unit_floats));
-  float* dst = in.storage.get();
+  in.storage = std::make_unique<ConvScratch>(ScratchSlot::kInput, static_cast<size_t>(units * unit_floats));
+  float* dst = in.storage->get();
   const int64_t in_plane = s.in_h * s.in_w;
   // Row by row, so that one big block (a layer with few channels) is copied by every thread.
   ThreadPool::For(pool, units * in.rows, static_cast<double>(row_floats) * 2.0, [&](int64_t begin, int64_t end) {

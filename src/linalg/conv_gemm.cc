@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "linalg/conv_scratch.h"
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 
@@ -97,7 +98,8 @@ void GemmConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvRun
   const int64_t tile = pointwise ? out_plane
                                  : std::clamp<int64_t>(kIm2ColBytes / (k * static_cast<int64_t>(sizeof(float))), 64,
                                                        std::max<int64_t>(out_plane, 64));
-  const auto col = std::make_unique_for_overwrite<float[]>(pointwise ? 0 : static_cast<size_t>(k * std::min(tile, out_plane)));
+  // The caller's kept buffer (conv_scratch.h): SgemmPackedA's tasks take none of its slots.
+  const ConvScratch col(ScratchSlot::kInput, pointwise ? 0 : static_cast<size_t>(k * std::min(tile, out_plane)));
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t g = 0; g < group_; ++g) {
       const float* xg = x + (n * s.in_channels + g * cg) * in_plane;

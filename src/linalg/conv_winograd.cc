@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "linalg/conv.h"
+#include "linalg/conv_scratch.h"
 #include "linalg/f32_conv_kernel.h"
 #include "platform/thread_pool.h"
 
@@ -26,9 +27,17 @@ namespace {
 // 36864 floats) is then one chunk instead of 3 + 1 bands, 215 -> 280-290 GFLOP/s (conv_bench).
 constexpr int64_t kChunkFloats = int64_t{9} << 14;
 
-// Per-task buffers: every float is written before it is read.
-std::unique_ptr<float[]> Scratch(size_t floats) { return std::make_unique_for_overwrite<float[]>(floats); }
-std::unique_ptr<float[]> Zeros(size_t floats) { return std::make_unique<float[]>(floats); }
+// Per-task buffers, the thread's kept ones (conv_scratch.h): every float is written before it
+// is read, but for Zeros' (a padding row), zeroed here. V, M and the zeros outlive a phased
+// run's loops, so the per-task ones take other slots.
+constexpr ScratchSlot kV = ScratchSlot::kTaskA, kM = ScratchSlot::kTaskB, kZeros = ScratchSlot::kTaskC;
+constexpr ScratchSlot kPatch = ScratchSlot::kTaskD, kRows = ScratchSlot::kTaskE, kStrip = ScratchSlot::kTaskF;
+std::unique_ptr<ConvScratch> Scratch(ScratchSlot slot, size_t floats) { return std::make_unique<ConvScratch>(slot, floats); }
+std::unique_ptr<ConvScratch> Zeros(ScratchSlot slot, size_t floats) {
+  auto s = std::make_unique<ConvScratch>(slot, floats);
+  std::fill_n(s->get(), floats, 0.0f);
+  return s;
+}
 
 }  // namespace
 
@@ -263,44 +272,44 @@ void WinogradConv::Run(const Conv2dShape& s, const float* x, float* y, const Con
 
   if (whole_chunks) {
     ThreadPool::For(pool, total_chunks, flops_per_tile * static_cast<double>(chunk_tiles), [&](int64_t begin, int64_t end) {
-      const auto v = Scratch(v_floats), m = Scratch(m_floats), patch = Scratch(patch_floats);
-      const auto rows = Scratch(rows_floats), strip = Scratch(strip_floats);
-      const auto zeros = Zeros(zeros_floats);
+      const auto v = Scratch(kV, v_floats), m = Scratch(kM, m_floats), patch = Scratch(kPatch, patch_floats);
+      const auto rows = Scratch(kRows, rows_floats), strip = Scratch(kStrip, strip_floats);
+      const auto zeros = Zeros(kZeros, zeros_floats);
       std::vector<Run> runs;
       for (int64_t chunk = begin; chunk < end; ++chunk) {
         int64_t n, tiles;
         chunk_runs(chunk, &n, &tiles, &runs);
         for (const Run& r : runs)
           for (int64_t cb = 0; cb < cb_n; ++cb)
-            input_transform(n, r, cb, v.get(), patch.get(), rows.get(), zeros.get());
+            input_transform(n, r, cb, v->get(), patch->get(), rows->get(), zeros->get());
         for (int64_t xi = 0; xi < 36; ++xi)
-          for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v.get(), m.get());
+          for (int64_t ob0 = 0; ob0 < ob_n; ob0 += fb_per) product(xi, ob0, tiles, v->get(), m->get());
         for (const Run& r : runs)
-          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, r, ob, m.get(), strip.get());
+          for (int64_t ob = 0; ob < ob_n; ++ob) output_transform(n, r, ob, m->get(), strip->get());
       }
     });
     return;
   }
 
   // Fewer chunks than threads: each phase in parallel.
-  const auto v = Scratch(v_floats), m = Scratch(m_floats), zeros = Zeros(zeros_floats);
+  const auto v = Scratch(kV, v_floats), m = Scratch(kM, m_floats), zeros = Zeros(kZeros, zeros_floats);
   std::vector<Run> runs;
   for (int64_t chunk = 0; chunk < total_chunks; ++chunk) {
     int64_t n, tiles;
     chunk_runs(chunk, &n, &tiles, &runs);
     const int64_t nr = static_cast<int64_t>(runs.size());
     ThreadPool::For(pool, nr * cb_n, static_cast<double>(tiles_w * b * 200), [&](int64_t begin, int64_t end) {
-      const auto patch = Scratch(patch_floats), rows = Scratch(rows_floats);
+      const auto patch = Scratch(kPatch, patch_floats), rows = Scratch(kRows, rows_floats);
       for (int64_t i = begin; i < end; ++i)
-        input_transform(n, runs[i / cb_n], i % cb_n, v.get(), patch.get(), rows.get(), zeros.get());
+        input_transform(n, runs[i / cb_n], i % cb_n, v->get(), patch->get(), rows->get(), zeros->get());
     });
     ThreadPool::For(pool, 36 * fb_chunks, 2.0 * static_cast<double>(tiles * cpad * fb_per * b),
                     [&](int64_t begin, int64_t end) {
-                      for (int64_t i = begin; i < end; ++i) product(i / fb_chunks, (i % fb_chunks) * fb_per, tiles, v.get(), m.get());
+                      for (int64_t i = begin; i < end; ++i) product(i / fb_chunks, (i % fb_chunks) * fb_per, tiles, v->get(), m->get());
                     });
     ThreadPool::For(pool, nr * ob_n, static_cast<double>(tiles_w * b * 150), [&](int64_t begin, int64_t end) {
-      const auto strip = Scratch(strip_floats);
-      for (int64_t i = begin; i < end; ++i) output_transform(n, runs[i / ob_n], i % ob_n, m.get(), strip.get());
+      const auto strip = Scratch(kStrip, strip_floats);
+      for (int64_t i = begin; i < end; ++i) output_transform(n, runs[i / ob_n], i % ob_n, m->get(), strip->get());
     });
   }
 }
