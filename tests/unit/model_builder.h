@@ -2,6 +2,7 @@
 // neither Python nor files from elsewhere.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,18 @@ class ModelBuilder {
 inline Tensor FloatTensor(const Shape& shape, float start = 0.0f, float step = 1.0f) {
   Tensor t(DataType::kFloat, shape);
   for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i);
+  return t;
+}
+
+// Float values in [-0.5, 0.5) from a linear congruential sequence: varied, reproducible data for
+// checks against a reference computed in double.
+inline Tensor PatternTensor(const Shape& shape, uint32_t seed) {
+  Tensor t(DataType::kFloat, shape);
+  uint32_t state = seed;
+  for (int64_t i = 0; i < t.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  }
   return t;
 }
 

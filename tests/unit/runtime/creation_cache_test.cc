@@ -27,26 +27,16 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kN = 2, kC = 16, kH = 10, kW = 10, kM = 32, kK = 16, kOut = 24;
 
-Tensor Pattern(const Shape& shape, uint32_t seed) {
-  Tensor t(DataType::kFloat, shape);
-  uint32_t state = seed;
-  for (int64_t i = 0; i < t.size(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
-  }
-  return t;
-}
-
 // x [2, 16, 10, 10] -> Conv 3x3 pad 1 (W1, B1) -> Relu -> Conv 1x1 (W2) -> GlobalAveragePool
 // -> Flatten -> MatMul (Wm [16, 24]) -> y [2, 24]: a Winograd or direct conv, a 1x1 conv and a
 // packed SGEMM weight.
 std::string Model() {
   test::ModelBuilder b;
   b.Input("x", DataType::kFloat, {kN, kC, kH, kW});
-  b.Initializer("W1", Pattern({kM, kC, 3, 3}, 1));
-  b.Initializer("B1", Pattern({kM}, 2));
-  b.Initializer("W2", Pattern({kK, kM, 1, 1}, 3));
-  b.Initializer("Wm", Pattern({kK, kOut}, 4));
+  b.Initializer("W1", test::PatternTensor({kM, kC, 3, 3}, 1));
+  b.Initializer("B1", test::PatternTensor({kM}, 2));
+  b.Initializer("W2", test::PatternTensor({kK, kM, 1, 1}, 3));
+  b.Initializer("Wm", test::PatternTensor({kK, kOut}, 4));
   b.Node("Conv", {"x", "W1", "B1"}, {"c1"}).attributes = {test::IntsAttr("pads", {1, 1, 1, 1})};
   b.Node("Relu", {"c1"}, {"r1"});
   b.Node("Conv", {"r1", "W2"}, {"c2"});
@@ -59,8 +49,8 @@ std::string Model() {
 
 // The model in double precision, straight from its definition.
 std::vector<double> Reference(const Tensor& x) {
-  const Tensor w1 = Pattern({kM, kC, 3, 3}, 1), b1 = Pattern({kM}, 2), w2 = Pattern({kK, kM, 1, 1}, 3),
-               wm = Pattern({kK, kOut}, 4);
+  const Tensor w1 = test::PatternTensor({kM, kC, 3, 3}, 1), b1 = test::PatternTensor({kM}, 2), w2 = test::PatternTensor({kK, kM, 1, 1}, 3),
+               wm = test::PatternTensor({kK, kOut}, 4);
   std::vector<double> y(kN * kOut, 0.0);
   for (int64_t n = 0; n < kN; ++n) {
     std::vector<double> r(kM * kH * kW);
@@ -106,7 +96,7 @@ class CreationCacheTest : public ::testing::Test {
     return std::make_unique<SessionImpl>(ModelSource{"", bytes_.data(), bytes_.size()}, options);
   }
   std::vector<float> RunOnce(const SessionImpl& s) {
-    const auto out = s.Run({{"x", Value(Pattern({kN, kC, kH, kW}, 9))}}, {}, RunOptions{});
+    const auto out = s.Run({{"x", Value(test::PatternTensor({kN, kC, kH, kW}, 9))}}, {}, RunOptions{});
     const Tensor& y = out[0].tensor();
     return std::vector<float>(y.data<float>(), y.data<float>() + y.size());
   }
@@ -144,7 +134,7 @@ class CreationCacheTest : public ::testing::Test {
 
 TEST_F(CreationCacheTest, HitMapsPacksAndMatchesUncachedBitForBit) {
   const std::vector<float> uncached = RunOnce(*Create(SessionOptions{}));
-  const std::vector<double> ref = Reference(Pattern({kN, kC, kH, kW}, 9));
+  const std::vector<double> ref = Reference(test::PatternTensor({kN, kC, kH, kW}, 9));
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(uncached[i], ref[i], 1e-4 + 1e-4 * std::fabs(ref[i])) << i;
 
   auto miss = Create(options_);
@@ -210,7 +200,7 @@ TEST_F(CreationCacheTest, KeyFollowsTheOptionsThatMatter) {
   changed[1].config_entries["optimization.disable_specified_optimizers"] = "ConvActivationFusion";
   changed[2].intra_op_num_threads = 2;
   changed[3].free_dimension_overrides_by_name["batch"] = 1;
-  changed[4].initializers.emplace_back("Wm", Pattern({kK, kOut}, 5));
+  changed[4].initializers.emplace_back("Wm", test::PatternTensor({kK, kOut}, 5));
   for (size_t i = 0; i < changed.size(); ++i) EXPECT_NE(hash(changed[i]), base) << i;
   // The folder itself is not part of the key; another model is.
   SessionOptions elsewhere = options_;

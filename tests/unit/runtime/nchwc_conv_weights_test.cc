@@ -25,16 +25,6 @@ namespace {
 
 constexpr int64_t kIn = 256, kOut = 512;  // C * M = 2^17: the small-plane rule's least
 
-Tensor Pattern(const Shape& shape, uint32_t seed) {
-  Tensor t(DataType::kFloat, shape);
-  uint32_t state = seed;
-  for (int64_t i = 0; i < t.size(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1u << 24) - 0.5f;
-  }
-  return t;
-}
-
 // x [1, 256, h, w] -> Conv 1x1 (Wa, 256) -> Conv 3x3 pad 1 (W, 512) -> Conv 1x1 (Wb, 16) -> y;
 // h, w < 0 are symbolic. Three convs: the layout pass's least region.
 constexpr int64_t kLast = 16;
@@ -42,9 +32,9 @@ constexpr int64_t kLast = 16;
 std::string Model(int64_t h, int64_t w) {
   test::ModelBuilder b;
   b.Input("x", DataType::kFloat, {1, kIn, h, w});
-  b.Initializer("Wa", Pattern({kIn, kIn, 1, 1}, 5));
-  b.Initializer("W", Pattern({kOut, kIn, 3, 3}, 7));
-  b.Initializer("Wb", Pattern({kLast, kOut, 1, 1}, 9));
+  b.Initializer("Wa", test::PatternTensor({kIn, kIn, 1, 1}, 5));
+  b.Initializer("W", test::PatternTensor({kOut, kIn, 3, 3}, 7));
+  b.Initializer("Wb", test::PatternTensor({kLast, kOut, 1, 1}, 9));
   b.Node("Conv", {"x", "Wa"}, {"a"});
   b.Node("Conv", {"a", "W"}, {"c"}).attributes = {test::IntsAttr("pads", {1, 1, 1, 1})};
   b.Node("Conv", {"c", "Wb"}, {"y"});
@@ -98,14 +88,14 @@ bool Has(const std::vector<std::string>& names, const std::string& name) {
 }
 
 void ExpectConvOutput(Session& session, int64_t h, int64_t w) {
-  const Tensor x = Pattern({1, kIn, h, w}, 11);
+  const Tensor x = test::PatternTensor({1, kIn, h, w}, 11);
   const auto out = session.Run({{"x", x}});
   const Tensor& y = out[0].tensor();
   ASSERT_EQ(y.shape(), (Shape{1, kLast, h, w}));
   std::vector<double> v(x.data<float>(), x.data<float>() + x.size());
-  v = ReferenceConv(v, kIn, h, w, Pattern({kIn, kIn, 1, 1}, 5));
-  v = ReferenceConv(v, kIn, h, w, Pattern({kOut, kIn, 3, 3}, 7));
-  v = ReferenceConv(v, kOut, h, w, Pattern({kLast, kOut, 1, 1}, 9));
+  v = ReferenceConv(v, kIn, h, w, test::PatternTensor({kIn, kIn, 1, 1}, 5));
+  v = ReferenceConv(v, kIn, h, w, test::PatternTensor({kOut, kIn, 3, 3}, 7));
+  v = ReferenceConv(v, kOut, h, w, test::PatternTensor({kLast, kOut, 1, 1}, 9));
   for (int64_t i = 0; i < y.size(); ++i)
     EXPECT_NEAR(y.data<float>()[i], v[i], 1e-3 * (1.0 + std::abs(v[i]))) << "at " << i;
 }
