@@ -16,7 +16,10 @@ from ONNX Runtime's on the int8 model.
 
     PYTHONPATH=<site with the onyx package>:tests/python .venv/bin/python bench/int8_forms.py \
         [--models resnet50,mobilenetv2,bert_tiny,bert_base] [--forms qdq,qop,dynamic] \
-        [--threads 1,2] [--runs 20] [--models-dir DIR] [--work-dir DIR]
+        [--threads 1,2] [--runs 20] [--models-dir DIR] [--work-dir DIR] [--also-without PASS,...]
+
+--also-without adds a fourth session in the rotation: Onyx on the int8 model with those passes
+disabled (session config optimization.disable_specified_optimizers), the "before" of a fusion.
 
 The float models come from --models-dir (a folder with the bench models and their
 manifest.json), else onyx_harness.bench_models_dir() (generated from ../shared/models/bench).
@@ -90,24 +93,29 @@ def quantized_model(work, models_dir, model, form, feeds, entry):
     return path
 
 
-def sessions(paths, threads):
+def sessions(paths, threads, without=None):
     import onnxruntime as ort
     import onyx
 
-    def make(mod, path):
+    def make(mod, path, disabled=None):
         so = mod.SessionOptions()
+        if disabled:
+            so.add_session_config_entry("optimization.disable_specified_optimizers", disabled)
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         if mod is ort:
             so.log_severity_level = 3
         return mod.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
-    return {"onyx int8": make(onyx, paths["int8"]), "ort int8": make(ort, paths["int8"]),
-            "onyx fp32": make(onyx, paths["fp32"])}
+    runners = {"onyx int8": make(onyx, paths["int8"]), "ort int8": make(ort, paths["int8"]),
+               "onyx fp32": make(onyx, paths["fp32"])}
+    if without:
+        runners["onyx int8 without"] = make(onyx, paths["int8"], without)
+    return runners
 
 
-def measure(paths, feeds, threads, runs):
-    runners = sessions(paths, threads)
+def measure(paths, feeds, threads, runs, without=None):
+    runners = sessions(paths, threads, without)
     first = {name: s.run(None, feeds)[0] for name, s in runners.items()}  # warm-up
     times = {name: [] for name in runners}
     for _ in range(runs):
@@ -131,6 +139,7 @@ def main():
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--models-dir", help="a folder holding the bench models and manifest.json")
     parser.add_argument("--work-dir", help="where the quantized models are kept (reused when present)")
+    parser.add_argument("--also-without", help="also time Onyx int8 with these passes disabled (comma-separated)")
     args = parser.parse_args()
 
     import onnxruntime as ort
@@ -146,7 +155,8 @@ def main():
 
     print(f"int8 forms, ONNX Runtime {ort.__version__}, {args.runs} alternating runs, CPU: {cpu_model()}")
     print(f"{'model':12s} {'form':8s} {'thr':>3s} {'onyx int8':>10s} {'ort int8':>10s} {'onyx/ort':>9s} "
-          f"{'onyx fp32':>10s} {'int8 speedup':>12s} {'max |d|':>9s}")
+          f"{'onyx fp32':>10s} {'int8 speedup':>12s} {'max |d|':>9s}" +
+          (f" {'int8 w/o':>9s} {'speedup w/o':>11s}" if args.also_without else ""))
     for model in args.models.split(","):
         entry = manifest[model]
         feeds = bench_feeds(entry)
@@ -156,10 +166,14 @@ def main():
             paths = {"int8": quantized_model(work, models_dir, model, form, feeds, entry),
                      "fp32": os.path.join(models_dir, entry["file"])}
             for t in threads:
-                med, diff = measure(paths, feeds, t, args.runs)
+                med, diff = measure(paths, feeds, t, args.runs, args.also_without)
+                extra = ""
+                if args.also_without:
+                    w = med["onyx int8 without"]
+                    extra = f" {w:9.2f} {med['onyx fp32'] / w:11.2f}"
                 print(f"{model:12s} {form:8s} {t:3d} {med['onyx int8']:10.2f} {med['ort int8']:10.2f} "
                       f"{med['onyx int8'] / med['ort int8']:9.2f} {med['onyx fp32']:10.2f} "
-                      f"{med['onyx fp32'] / med['onyx int8']:12.2f} {diff:9.3g}", flush=True)
+                      f"{med['onyx fp32'] / med['onyx int8']:12.2f} {diff:9.3g}{extra}", flush=True)
 
 
 if __name__ == "__main__":

@@ -270,6 +270,7 @@ struct Registrations {
     RegisterInferenceRule("", "Conv", ConvRule);
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
     RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
+    RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", ConvRule);  // float X in, float Y out
     RegisterInferenceRule("com.onyx", "ReorderToNchwc", ReorderToNchwcRule);
     RegisterInferenceRule("com.onyx", "ReorderFromNchwc", ReorderFromNchwcRule);
     RegisterInferenceRule("com.onyx", "NchwcConv", NchwcConvRule);

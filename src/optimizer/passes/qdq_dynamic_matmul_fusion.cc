@@ -7,8 +7,7 @@
 //   => MatMulIntegerToFloat(q, B, s, b_scale, z, b_zp, bias)   otherwise
 // b_scale (and b_zp) is constant, per tensor or per column of a constant 2-D B; the bias is a
 // float constant of shape [N]. Every intermediate value must be read only inside the pattern.
-// ConvInteger has no fused float-output form (neither ORT nor Onyx has a ConvIntegerToFloat),
-// so quantize_dynamic's ConvInteger + Cast + Mul stays as it is.
+// quantize_dynamic's ConvInteger + Cast + Mul (+ Add) is qdq_dynamic_conv_fusion.cc's (com.onyx).
 #include "optimizer/fusion_util.h"
 #include "optimizer/pass.h"
 #include "optimizer/passes/qdq_selectors.h"

@@ -3,10 +3,11 @@
 // weights, written back as NCHW) or, depthwise, a direct loop. Padding is the zero point, so it
 // contributes nothing. QLinearConv adds the int32 bias and
 // requantizes with x_scale * w_scale / y_scale (w_scale / w_zero_point per output channel or
-// per tensor).
+// per tensor). Also com.onyx DynamicQuantizeConv, quantize_dynamic's Conv as one node.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "linalg/q8_conv_w.h"
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_quantize.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
@@ -381,10 +383,8 @@ void DepthwiseInt32(const ConvGeometry& g, const uint8_t* x, bool x_signed, int3
 // The convolution through the int8 GEMM (or the depthwise loops). `out` says what to write;
 // its c points at y. The 2-D depthwise path requantizes as `out` says; in other ranks the
 // depthwise int32 result goes to `depthwise_acc` and the caller finishes it.
-void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, int32_t x_zp, const QuantWeights& w,
-              const linalg::Q8Output& out, size_t out_elem_size, int32_t* depthwise_acc) {
-  const auto* xb = static_cast<const uint8_t*>(x.raw_data());
-  const bool x_signed = x.dtype() == DataType::kInt8;
+void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp,
+              const QuantWeights& w, const linalg::Q8Output& out, size_t out_elem_size, int32_t* depthwise_acc) {
   ThreadPool* pool = ctx.thread_pool();
   const size_t nd = g.in.size();
   if (!w.depthwise.empty()) {
@@ -468,7 +468,8 @@ class ConvInteger final : public OpKernel {
     const QuantWeights& qw = WeightsFor(packed_w_, w, w_zp, g.group, ctx.thread_pool(), scratch);
     linalg::Q8Output out;
     out.c = y.raw_data();
-    ConvInt8(ctx, g, x, xz, qw, out, sizeof(int32_t), y.data<int32_t>());
+    ConvInt8(ctx, g, static_cast<const uint8_t*>(x.raw_data()), x.dtype() == DataType::kInt8, xz, qw, out,
+             sizeof(int32_t), y.data<int32_t>());
   }
 
  private:
@@ -529,7 +530,8 @@ class QLinearConv final : public OpKernel {
     // Depthwise in other ranks than 2-D: the int32 result, requantized below.
     const bool depthwise_int32 = !qw.depthwise.empty() && g.in.size() != 2;
     std::vector<int32_t> acc(depthwise_int32 ? static_cast<size_t>(y.size()) : 0);
-    ConvInt8(ctx, g, x, static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, 1, acc.data());
+    ConvInt8(ctx, g, static_cast<const uint8_t*>(x.raw_data()), x.dtype() == DataType::kInt8,
+             static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, 1, acc.data());
     if (acc.empty()) return;
     // The N-d depthwise path's int32 result, requantized as the GEMM's output stage does it.
     auto* yb = static_cast<uint8_t*>(y.raw_data());
@@ -549,7 +551,138 @@ class QLinearConv final : public OpKernel {
   QuantWeights packed_w_;
 };
 
+// com.onyx DynamicQuantizeConv(X, W, w_scale, w_zero_point?, B?), Conv's attributes: what
+// onnxruntime.quantization.quantize_dynamic writes for a Conv as one node (the optimizer's
+// QdqDynamicConvFusion makes it):
+//   (q, s, z) = DynamicQuantizeLinear(X)
+//   Y = Cast<float>(ConvInteger(q, W, z, w_zero_point)) * (s * w_scale) + B
+// X is quantized here as Onyx's DynamicQuantizeLinear does it, the int32 result is written into
+// Y's buffer and turned into float in place, plane by plane, with the graph's float operations
+// in its order (a product, then a sum, each rounded: this file is built without FMA), so the
+// node equals the unfused graph bit for bit. w_scale and B: one value, or one per output channel.
+// A Relu or Clip that follows may be fused too (attribute activation), compared as they compare.
+class DynamicQuantizeConv final : public OpKernel {
+ public:
+  explicit DynamicQuantizeConv(const KernelInfo& info)
+      : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 1, 3, attrs_.group)) {
+    // A following Relu or Clip: activation "Relu", or "Clip" with activation_params [min, max].
+    const std::string act = info.GetStringOr("activation", "");
+    if (act == "Relu") {
+      lo_ = 0.0f;
+    } else if (act == "Clip") {
+      const std::vector<float> p = info.GetFloatsOr("activation_params", {});
+      if (p.size() != 2) info.Fail("activation Clip needs activation_params [min, max]");
+      lo_ = p[0], hi_ = p[1];
+    } else if (!act.empty()) {
+      info.Fail("activation must be Relu or Clip, not " + act);
+    }
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const Tensor& w = ctx.required_input(1);
+    const Tensor& w_scale = ctx.required_input(2);
+    const Tensor* w_zp = ctx.input(3);
+    const Tensor* bias = ctx.input(4);
+    if (x.dtype() != DataType::kFloat) ctx.Fail(StrCat("X must be float, not ", DataTypeName(x.dtype())));
+    if (!IsInt8Type(w.dtype())) ctx.Fail(StrCat("W must be int8 or uint8, not ", DataTypeName(w.dtype())));
+    if (w_zp && w_zp->dtype() != w.dtype()) ctx.Fail("w_zero_point's type differs from W's");
+    if (w_scale.dtype() != DataType::kFloat) ctx.Fail(StrCat("w_scale must be float, not ", w_scale.Describe()));
+    const ConvGeometry g = ResolveConv(ctx, attrs_, x, w);
+    const int64_t m = g.out_channels;
+    CheckPerChannel(ctx, "w_zero_point", w_zp, m);
+    if (w_scale.size() != 1 && w_scale.size() != m)
+      ctx.Fail(StrCat("w_scale must have 1 or ", m, " values, not ", w_scale.Describe()));
+    if (bias && (bias->dtype() != DataType::kFloat || (bias->size() != 1 && bias->size() != m)))
+      ctx.Fail(StrCat("B must be float with 1 or ", m, " values, not ", bias->Describe()));
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, OutputShape(g));
+    if (y.size() == 0) return;
+    ThreadPool* pool = ctx.thread_pool();
+    // DynamicQuantizeLinear (quantize_linear.cc's kernel, step by step): the range with 0, its
+    // scale and zero point in float, then the codes. Min and max are the same in any split.
+    const float* xd = x.data<float>();
+    const int64_t size = x.size();
+    constexpr int64_t kChunk = 16384;
+    const int64_t chunks = CeilDiv(size, kChunk);
+    std::vector<float> los(static_cast<size_t>(chunks), 0.0f), his(static_cast<size_t>(chunks), 0.0f);
+    ThreadPool::For(pool, chunks, static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        linalg::Q8MinMax(xd + c * kChunk, std::min(kChunk, size - c * kChunk), &los[static_cast<size_t>(c)],
+                         &his[static_cast<size_t>(c)]);
+    });
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c) {
+      lo = std::min(lo, los[static_cast<size_t>(c)]);
+      hi = std::max(hi, his[static_cast<size_t>(c)]);
+    }
+    const float x_scale = (hi - lo) / 255.0f;
+    float zero_point = 0.0f;
+    if (x_scale != 0.0f) zero_point = std::nearbyint(std::clamp(0.0f - lo / x_scale, 0.0f, 255.0f));
+    const auto x_zp = static_cast<uint8_t>(zero_point);
+    // Kept per thread between calls (as Depthwise2d's scratch): a fresh buffer of a few hundred
+    // KB each call came from mmap, and its page faults cost as much as the quantization.
+    thread_local std::vector<uint8_t> buffer;
+    if (buffer.size() < static_cast<size_t>(size)) buffer.resize(static_cast<size_t>(size));
+    uint8_t* codes = buffer.data();  // the workers see this thread's buffer through the pointer
+    ThreadPool::For(pool, chunks, 2.0 * static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
+      const int64_t begin = c0 * kChunk, end = std::min(size, c1 * kChunk);
+      linalg::Q8QuantizeU8(xd + begin, end - begin, x_scale, x_zp, codes + begin);
+    });
+    // The int32 convolution into Y's buffer (int32 and float are both 4 bytes).
+    QuantWeights scratch;
+    const QuantWeights& qw = WeightsFor(packed_w_, w, w_zp, g.group, pool, scratch);
+    linalg::Q8Output out;
+    out.c = y.raw_data();
+    ConvInt8(ctx, g, codes, false, x_zp, qw, out, sizeof(int32_t), static_cast<int32_t*>(y.raw_data()));
+    // The Mul's operand Mul(s, w_scale), then per plane float(acc) * scale (+ B).
+    const float* ws = w_scale.data<float>();
+    std::vector<float> mult(static_cast<size_t>(m));
+    for (int64_t c = 0; c < m; ++c) mult[static_cast<size_t>(c)] = x_scale * ws[w_scale.size() == 1 ? 0 : c];
+    const float* bv = bias ? bias->data<float>() : nullptr;
+    // The buffer is read as int32 and rewritten as float in place, 16 values at a time through
+    // fixed-size copies (vector loads and stores; a variable-size copy became rep movs, and
+    // may_alias pointers kept the loop scalar).
+    auto* yb = static_cast<uint8_t*>(y.raw_data());
+    const float clip_lo = lo_, clip_hi = hi_;
+    ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size), [&](int64_t p0, int64_t p1) {
+      const float lo = clip_lo, hi = clip_hi;
+      const int64_t n = g.out_size;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t c = p % m;
+        const float s = mult[static_cast<size_t>(c)];
+        const float b = bv != nullptr ? bv[bias->size() == 1 ? 0 : c] : 0.0f;
+        const bool has_bias = bv != nullptr;
+        uint8_t* plane = yb + p * n * 4;
+        constexpr int64_t kBlock = 16;
+        for (int64_t j = 0; j < n; j += kBlock) {
+          const int64_t count = std::min(kBlock, n - j);
+          int32_t acc[kBlock] = {};
+          float f[kBlock];
+          if (count == kBlock) std::memcpy(acc, plane + j * 4, sizeof(acc));
+          else std::memcpy(acc, plane + j * 4, static_cast<size_t>(count) * 4);
+          for (int64_t i = 0; i < kBlock; ++i) {
+            float v = static_cast<float>(acc[i]) * s;  // the Mul; the Add a statement of its own
+            if (has_bias) v = v + b;                    // (no contraction; no FMA in this build)
+            // Clip's and Relu's comparisons (math/clip.cc, activations.cc): NaN passes; without
+            // an activation the bounds are infinite and change nothing.
+            v = v < lo ? lo : v;
+            f[i] = v > hi ? hi : v;
+          }
+          if (count == kBlock) std::memcpy(plane + j * 4, f, sizeof(f));
+          else std::memcpy(plane + j * 4, f, static_cast<size_t>(count) * 4);
+        }
+      }
+    });
+  }
+
+ private:
+  ConvAttrs attrs_;
+  QuantWeights packed_w_;
+  float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
+};
+
 ONYX_CPU_KERNEL("ConvInteger", 10, kOpsetMax, ConvInteger);
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "DynamicQuantizeConv", 1, kOpsetMax, DynamicQuantizeConv);
 ONYX_CPU_KERNEL("QLinearConv", 10, kOpsetMax, QLinearConv);
 
 }  // namespace

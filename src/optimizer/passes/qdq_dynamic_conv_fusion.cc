@@ -1,0 +1,151 @@
+// Dynamically quantized Convs (onnxruntime.quantization.quantize_dynamic's form) become one
+// com.onyx DynamicQuantizeConv (providers/cpu/kernels/quantization/quant_conv.cc):
+//   (q, s, z) = DynamicQuantizeLinear(x)
+//   Y = Mul(Cast<float>(ConvInteger(q, W, z [, w_zp])), Mul(s, w_scale)) [+ B]
+//   => DynamicQuantizeConv(x, W, w_scale, w_zp, B)   with ConvInteger's attributes
+// W and w_zp are constant; w_scale and B are float constants broadcasting along the channel axis
+// only (one value or one per output channel: quantize_dynamic writes a scalar w_scale and B
+// reshaped to [1, M, 1, 1]). The ConvInteger, Cast, Mul and Add outputs must be read only inside
+// the pattern and be no graph outputs. The fused node quantizes x itself, so a
+// DynamicQuantizeLinear read by other nodes too stays for them (each fused reader repeats its
+// quantization: the same codes) and goes when its last reader is fused. A Relu or Clip (constant
+// bounds) reading the result alone joins as the node's activation. Onyx's own op: made at
+// OptLevel::kAll only (a saved model needs Onyx to run it).
+#include <limits>
+
+#include "optimizer/fusion_util.h"
+#include "optimizer/pass.h"
+#include "optimizer/passes/qdq_selectors.h"
+#include "optimizer/pattern_util.h"
+
+namespace onyx {
+namespace {
+
+using namespace fusion;
+
+// The [min, max] a Relu (0, +inf) or Clip applies, as its kernel does: opsets 6-10 read the
+// attributes (default -FLT_MAX, FLT_MAX), from 11 optional constant float inputs (default
+// -inf, +inf); false for anything else (opset 1's Clip, non-constant bounds).
+bool ActivationBounds(GraphEditor& editor, const ir::Node& n, std::vector<float>* bounds) {
+  if (IsOnnxOp(&n, "Relu")) {
+    *bounds = {0.0f, std::numeric_limits<float>::infinity()};
+    return n.inputs.size() == 1;
+  }
+  if (!IsOnnxOp(&n, "Clip", 6)) return false;
+  if (n.opset < 11) {
+    if (n.inputs.size() != 1) return false;
+    *bounds = {AttrFloat(n, "min", std::numeric_limits<float>::lowest()),
+               AttrFloat(n, "max", std::numeric_limits<float>::max())};
+    return true;
+  }
+  *bounds = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    if (i > 2) return false;
+    if (n.inputs[i].empty()) continue;
+    auto v = ConstValue(editor, n.inputs[i]);
+    if (!v || v->dtype() != DataType::kFloat || v->size() != 1) return false;
+    (*bounds)[i - 1] = v->data<float>()[0];
+  }
+  return true;
+}
+
+class QdqDynamicConvFusion final : public Pass {
+ public:
+  std::string name() const override { return "QdqDynamicConvFusion"; }
+  OptLevel level() const override { return OptLevel::kAll; }
+  std::vector<std::string> providers() const override { return {"CPU"}; }
+
+  int Apply(PassContext& ctx) override {
+    int rewrites = 0;
+    for (ir::Node* conv : ctx.editor.NodesOfType("ConvInteger"))
+      if (qdq::Live(ctx.editor, conv)) rewrites += Fuse(ctx, conv);
+    return rewrites;
+  }
+
+ private:
+  static int Fuse(PassContext& ctx, ir::Node* conv) {
+    GraphEditor& editor = ctx.editor;
+    if (!IsOnnxOp(conv, "ConvInteger", 10) || conv->inputs.size() < 3 || conv->outputs.size() != 1) return 0;
+    // x from DynamicQuantizeLinear, with its zero point.
+    ir::Node* dql = editor.Producer(conv->inputs[0]);
+    if (!IsOnnxOp(dql, "DynamicQuantizeLinear", 11) || dql->inputs.size() != 1 || dql->outputs.size() != 3 ||
+        dql->outputs[0] != conv->inputs[0] || conv->inputs[2] != dql->outputs[2])
+      return 0;
+    // W: a constant int8/uint8 weight of rank >= 3; its zero point constant, 1 or M values.
+    auto w = ConstValue(editor, conv->inputs[1]);
+    if (!w || w->rank() < 3 || (w->dtype() != DataType::kInt8 && w->dtype() != DataType::kUInt8)) return 0;
+    const int64_t m = w->dim(0), rank = static_cast<int64_t>(w->rank());
+    if (m <= 0) return 0;
+    const std::string w_zp = conv->inputs.size() > 3 ? conv->inputs[3] : std::string();
+    if (!w_zp.empty()) {
+      auto z = ConstValue(editor, w_zp);
+      if (!z || z->dtype() != w->dtype() || z->rank() > 1 || (z->size() != 1 && z->size() != m)) return 0;
+    }
+    // Cast to float, read only by the Mul.
+    ir::Node* cast = SoleReader(editor, conv->outputs[0]);
+    if (!IsOnnxOp(cast, "Cast") || AttrInt(*cast, "to", 0) != static_cast<int64_t>(DataType::kFloat)) return 0;
+    ir::Node* mul = SoleReader(editor, cast->outputs[0]);
+    if (!IsOnnxOp(mul, "Mul", 7) || mul->inputs.size() != 2) return 0;
+    const std::string& scale = OtherInput(*mul, cast->outputs[0]);
+    if (scale.empty() || scale == cast->outputs[0]) return 0;
+    // The Mul's other operand: Mul(s, w_scale) in either order, w_scale a float constant along
+    // the channel axis.
+    ir::Node* scale_mul = editor.Producer(scale);
+    if (!IsOnnxOp(scale_mul, "Mul", 7) || scale_mul->inputs.size() != 2) return 0;
+    const std::string& x_scale = dql->outputs[1];
+    if (InputIndex(*scale_mul, x_scale) < 0) return 0;
+    const std::string w_scale = OtherInput(*scale_mul, x_scale);
+    if (w_scale.empty() || w_scale == x_scale) return 0;
+    auto ws = ConstValue(editor, w_scale);
+    if (!ws || ws->dtype() != DataType::kFloat || !PerChannelValues(editor, w_scale, rank, m)) return 0;
+    // An optional bias Add of a float constant along the channel axis.
+    ir::Node* add = SoleReader(editor, mul->outputs[0]);
+    std::string bias;
+    if (IsOnnxOp(add, "Add", 7) && add->inputs.size() == 2 && OtherInput(*add, mul->outputs[0]) != mul->outputs[0]) {
+      const std::string& other = OtherInput(*add, mul->outputs[0]);
+      auto b = ConstValue(editor, other);
+      if (b && b->dtype() == DataType::kFloat && PerChannelValues(editor, other, rank, m)) bias = other;
+    }
+    if (!CanRun(ctx, "DynamicQuantizeConv", kOnyxDomain, 1)) return 0;
+    std::string out = bias.empty() ? mul->outputs[0] : add->outputs[0];
+
+    std::vector<ir::Node*> pattern = {conv, cast, mul};
+    if (!bias.empty()) pattern.push_back(add);
+    // A Relu or Clip reading the result only.
+    ir::Node* act = SoleReader(editor, out);
+    std::vector<float> bounds;
+    if (act != nullptr && act->inputs.size() >= 1 && act->inputs[0] == out && act->outputs.size() == 1 &&
+        ActivationBounds(editor, *act, &bounds))
+      pattern.push_back(act);
+    else
+      act = nullptr;
+    // The scale Mul goes when only the pattern reads it, the DynamicQuantizeLinear when nothing
+    // else reads its outputs.
+    const bool scale_mul_private = OnlyReadBy(editor, scale_mul->outputs[0], {mul});
+    if (scale_mul_private) pattern.push_back(scale_mul);
+    const bool dql_private = OnlyReadBy(editor, dql->outputs[0], {conv}) &&
+                             OnlyReadBy(editor, dql->outputs[2], {conv}) &&
+                             (qdq::Unused(editor, x_scale) ||
+                              (scale_mul_private && OnlyReadBy(editor, x_scale, {scale_mul})));
+    if (dql_private) pattern.push_back(dql);
+    const std::vector<ir::Attribute> attributes = conv->attributes;
+    const std::string act_out = act != nullptr ? act->outputs[0] : std::string();
+    const std::string act_type = act != nullptr ? act->op_type : std::string();
+    const std::vector<std::string> inputs = {dql->inputs[0], conv->inputs[1], w_scale, w_zp, bias};
+    RemoveAll(editor, pattern);
+    ir::Node* fused = AddFusedNode(editor, "DynamicQuantizeConv", kOnyxDomain, 1, inputs,
+                                   {act != nullptr ? act_out : out});
+    fused->attributes = attributes;
+    if (act != nullptr) {
+      fused->attributes.push_back(StringAttr("activation", act_type));
+      if (act_type == "Clip") fused->attributes.push_back(FloatsAttr("activation_params", bounds));
+    }
+    ++ctx.counts["DynamicQuantizeConv"];
+    return 1;
+  }
+};
+
+ONYX_REGISTER_PASS(QdqDynamicConvFusion, 154);
+
+}  // namespace
+}  // namespace onyx
