@@ -13,6 +13,7 @@
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/attention_core.h"
+#include "providers/cpu/kernels/linalg/batched_gemm.h"
 #include "providers/cpu/kernels/linalg/bf16_weights.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/kernel.h"
@@ -136,18 +137,13 @@ class FusedMatMul final : public OpKernel {
     const float* ad = wide ? af.data() : a.data<float>();
     const float* bd = wide ? bf.data() : b.data<float>();
     float* yd = wide ? yf.data() : y.data<float>();
-    if (batches == 1) {
-      linalg::Sgemm(oa.trans, ob.trans, M, N, K, alpha_, ad, oa.ld, bd, ob.ld, 0.0f, yd, N, ctx.thread_pool());
-    } else {
-      ThreadPool::For(ctx.thread_pool(), batches, cost, [&](int64_t begin, int64_t end) {
-        for (int64_t bi = begin; bi < end; ++bi) {
-          int64_t ao, bo;
-          offsets(bi, ao, bo);
-          linalg::Sgemm(oa.trans, ob.trans, M, N, K, alpha_, ad + ao, oa.ld, bd + bo, ob.ld, 0.0f, yd + bi * M * N, N,
-                        nullptr);
-        }
-      });
-    }
+    // As MatMul: whole products per thread when they share out evenly (attention's heads) or
+    // are short; otherwise one after another, each GEMM splitting on the pool.
+    linalg_kernels::ForEachProduct(batches, 2.0 * cost, ctx.thread_pool(), M < 64, [&](int64_t bi, ThreadPool* pool) {
+      int64_t ao, bo;
+      offsets(bi, ao, bo);
+      linalg::Sgemm(oa.trans, ob.trans, M, N, K, alpha_, ad + ao, oa.ld, bd + bo, ob.ld, 0.0f, yd + bi * M * N, N, pool);
+    });
     if (wide) FromFloat(yf.data(), y);
   }
 
@@ -169,19 +165,22 @@ class FusedMatMul final : public OpKernel {
     const float* ad = a.data<float>();
     float* yd = y.data<float>();
     // The SGEMM, or the bf16 GEMM for a bfloat16 model's weight (linalg::kBf16Attribute).
-    auto gemm = [&](int64_t rows, const float* ab, float* yb) {
+    auto gemm = [&](int64_t rows, const float* ab, float* yb, ThreadPool* pool) {
       if (bf16_b_)
-        linalg::Bf16GemmPackedB(oa.trans, rows, N, K, alpha_, ab, oa.ld, *bf16_b_, 0.0f, yb, N, ctx.thread_pool());
+        linalg::Bf16GemmPackedB(oa.trans, rows, N, K, alpha_, ab, oa.ld, *bf16_b_, 0.0f, yb, N, pool);
       else
-        linalg::SgemmPackedB(oa.trans, rows, N, K, alpha_, ab, oa.ld, *packed_b_, 0.0f, yb, N, ctx.thread_pool());
+        linalg::SgemmPackedB(oa.trans, rows, N, K, alpha_, ab, oa.ld, *packed_b_, 0.0f, yb, N, pool);
     };
     if (bf16_b_) NoteKernelVariant("gemm packed bf16 B", linalg::Bf16GemmKernelName());
     // Plain row-major batches are one tall product: the packed weights stream once.
     if (batches == 1 || (!oa.trans && oa.ld == K && oa.batch_unit == M * K)) {
-      gemm(batches * M, ad, yd);
+      gemm(batches * M, ad, yd, ctx.thread_pool());
       return;
     }
-    for (int64_t bi = 0; bi < batches; ++bi) gemm(M, ad + bi * oa.batch_unit, yd + bi * M * N);
+    const double cost = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    linalg_kernels::ForEachProduct(batches, cost, ctx.thread_pool(), false, [&](int64_t bi, ThreadPool* pool) {
+      gemm(M, ad + bi * oa.batch_unit, yd + bi * M * N, pool);
+    });
   }
 
   float alpha_;

@@ -2,6 +2,7 @@
 // float16, bfloat16 and 32/64-bit integers (opsets 1, 9, 13). The float path runs on
 // linalg::Sgemm.
 #include "ops/broadcast.h"
+#include "providers/cpu/kernels/linalg/batched_gemm.h"
 #include "providers/cpu/kernels/linalg/bf16_weights.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/linalg/typed_gemm.h"
@@ -73,15 +74,10 @@ class MatMul final : public OpKernel {
         linalg_kernels::TypedGemm<T>(false, false, m, n, k, 1.0f, pa + a_off * m * k, k, pb + b_off * k * n, n, 0.0f, c,
                                      n, pool);
       };
-      // Many small products: split the batch; few large ones: let the GEMM split its rows.
+      // Products that share out evenly (attention's heads), or many short ones: whole products
+      // per thread; otherwise one after another, the GEMM splitting its rows.
       const double cost = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * 2.0;
-      if (batches > 1 && m < 64) {
-        ThreadPool::For(ctx.thread_pool(), batches, cost, [&](int64_t begin, int64_t end) {
-          for (int64_t bi = begin; bi < end; ++bi) one(bi, nullptr);
-        });
-      } else {
-        for (int64_t bi = 0; bi < batches; ++bi) one(bi, ctx.thread_pool());
-      }
+      linalg_kernels::ForEachProduct(batches, cost, ctx.thread_pool(), m < 64, one);
     });
   }
 
