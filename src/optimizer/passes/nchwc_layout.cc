@@ -1,5 +1,7 @@
 // NchwcLayout (level "all", CPU): regions of 2-D float convolutions that feed each other run in
 // the channel-blocked layout, with one reorder at each end instead of one around every conv.
+// Chains of 1-D convolutions (W [M, C, k]) form regions too, of convs only (the other members
+// below are matched on 2-D images).
 //
 // Conv, com.microsoft.FusedConv and com.onyx.FusedConv nodes become com.onyx.NchwcConv when
 // their weights are constant and the blocked kernels support their grouping. Two such nodes
@@ -92,7 +94,8 @@ std::optional<MemberFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int
   const size_t max_inputs = n->op_type == "Conv" ? 3 : 4;
   if (n->inputs.size() > max_inputs) return std::nullopt;
   const Tensor* w = editor.Constant(n->inputs[1]);
-  if (w == nullptr || w->dtype() != DataType::kFloat || w->rank() != 4) return std::nullopt;
+  // 2-D, or 1-D (rank-3 W): a 1-D region holds only convs, as the other members need images.
+  if (w == nullptr || w->dtype() != DataType::kFloat || (w->rank() != 4 && w->rank() != 3)) return std::nullopt;
   // NchwcConv packs W when the session starts: no feed may replace it, whatever the fold options.
   for (const ir::Graph* g = &editor.graph(); g != nullptr; g = g->parent)
     if (g->IsGraphInput(n->inputs[1])) return std::nullopt;
@@ -103,11 +106,12 @@ std::optional<MemberFacts> MatchConv(GraphEditor& editor, const ir::Node* n, int
   const int64_t out_channels = w->dim(0), channels = w->dim(1) * group;
   if (group < 1 || out_channels < 1 || channels < 1 || out_channels % group != 0) return std::nullopt;
   if (!BlockedGroupingSupported(channels, out_channels, group, block)) return std::nullopt;
-  // X must be [N, C, H, W] with C matching the weights when known.
+  // X must be [N, C, spatial...] of W's rank with C matching the weights when known.
   const auto* xd = editor.DimsOf(n->inputs[0]);
-  if (xd != nullptr && (xd->size() != 4 || ((*xd)[1].known() && (*xd)[1].value != channels))) return std::nullopt;
+  if (xd != nullptr && (xd->size() != w->rank() || ((*xd)[1].known() && (*xd)[1].value != channels)))
+    return std::nullopt;
   if (const ir::Attribute* k = n->FindAttribute("kernel_shape")) {
-    if (k->ints != std::vector<int64_t>{w->dim(2), w->dim(3)}) return std::nullopt;
+    if (k->ints != std::vector<int64_t>(w->shape().begin() + 2, w->shape().end())) return std::nullopt;
   }
   if (n->inputs.size() > 2 && !n->inputs[2].empty()) {
     const auto* bd = editor.DimsOf(n->inputs[2]);

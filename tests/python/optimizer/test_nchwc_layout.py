@@ -314,3 +314,32 @@ def test_gate_broadcasting_the_batch_stays_a_plain_mul():
     counts = session_op_counts(path)
     assert counts.get("com.onyx.NchwcConv") == 3 and counts.get("com.onyx.NchwcScaleChannels", 0) == 0, counts
     assert counts.get("com.onyx.ReorderToNchwc") == 2 and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+
+
+@pytest.mark.parametrize("channels", [20, 3])
+def test_one_d_conv_chain_runs_blocked(channels):
+    """A 1-D conv stack (k5 from 20 channels, or from 3 read plain (plain_input), k3, a stride-2 k3 with 40 channels: a partial last
+    block, a dilated k3, a k1 head): one region of NchwcConv over rank-4 blocked tensors, against
+    ONNX Runtime at 1 and 2 threads; a GlobalMaxPool after it stays plain (pools join 2-D regions
+    only)."""
+    from onnx import helper, numpy_helper
+    rng, inits, nodes = np.random.default_rng(9), [], []
+    x = "x"
+    for i, (cin, cout, k, stride, dilation) in enumerate(
+            [(channels, 32, 5, 1, 1), (32, 40, 3, 1, 1), (40, 40, 3, 2, 1), (40, 48, 3, 1, 2), (48, 24, 1, 1, 1)]):
+        w = (rng.standard_normal((cout, cin, k)) / np.sqrt(cin * k)).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
+        pad = dilation * (k - 1) // 2
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], kernel_shape=[k], strides=[stride],
+                                      dilations=[dilation], pads=[pad, pad]))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"]))
+        x = f"r{i}"
+    nodes.append(helper.make_node("GlobalMaxPool", [x], ["y"]))
+    counts = _check_against_ort(_model(nodes, inits, [2, channels, 97], "y"), f"conv1d_chain_{channels}.onnx",
+                                (2, channels, 97))
+    assert counts.get("com.onyx.NchwcConv") == 5, counts
+    plain = channels < 8  # under the block of every ISA (8 or 16)
+    assert counts.get("NchwcConv plain input", 0) == (1 if plain else 0), counts
+    assert counts.get("com.onyx.ReorderToNchwc", 0) == (0 if plain else 1) and counts.get("com.onyx.ReorderFromNchwc") == 1, counts
+    assert counts.get("GlobalMaxPool") == 1 and counts.get("com.onyx.NchwcGlobalMaxPool", 0) == 0, counts

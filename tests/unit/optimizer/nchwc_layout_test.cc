@@ -249,18 +249,38 @@ TEST(NchwcLayout, LeavesSmallRegionsAndUnsupportedConvsAlone) {
     auto run = RunLayout(b.Bytes());
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 3);
   }
-  {  // 1-D convs stay as they are
+  {  // 3-D convs stay as they are
     ModelBuilder b;
-    b.Input("x", DataType::kFloat, {1, 3, 11});
-    b.Initializer("W1", RandomTensor({4, 3, 3}, 1)).Initializer("W2", RandomTensor({4, 4, 3}, 2));
-    b.Initializer("W3", RandomTensor({4, 4, 3}, 3));
+    b.Input("x", DataType::kFloat, {1, 3, 5, 5, 5});
+    b.Initializer("W1", RandomTensor({4, 3, 1, 1, 1}, 1)).Initializer("W2", RandomTensor({4, 4, 1, 1, 1}, 2));
+    b.Initializer("W3", RandomTensor({4, 4, 1, 1, 1}, 3));
     b.Node("Conv", {"x", "W1"}, {"c"});
     b.Node("Conv", {"c", "W2"}, {"d"});
     b.Node("Conv", {"d", "W3"}, {"y"});
-    b.Output("y", DataType::kFloat, {1, 4, 5});
+    b.Output("y", DataType::kFloat, {1, 4, 5, 5, 5});
     auto run = RunLayout(b.Bytes());
     EXPECT_EQ(OpCount(run.ops_after, "Conv"), 3);
   }
+}
+
+TEST(NchwcLayout, OneDimensionalConvChainsFormARegion) {
+  // Three 1-D convs (the first reads its 3 channels plain): one region, one reorder out; a
+  // 1-D MaxPool after them is not a member (pools join 2-D regions only).
+  ModelBuilder b;
+  b.Input("x", DataType::kFloat, {1, 3, 11});
+  b.Initializer("W1", RandomTensor({4, 3, 3}, 1)).Initializer("W2", RandomTensor({4, 4, 3}, 2));
+  b.Initializer("W3", RandomTensor({4, 4, 3}, 3));
+  b.Node("Conv", {"x", "W1"}, {"c"});
+  b.Node("Conv", {"c", "W2"}, {"d"});
+  b.Node("Conv", {"d", "W3"}, {"e"});
+  b.Node("MaxPool", {"e"}, {"y"}).attributes = {IntsAttr("kernel_shape", {2})};
+  b.Output("y", DataType::kFloat, {1, 4, 4});
+  auto run = RunLayout(b.Bytes());
+  EXPECT_EQ(OpCount(run.ops_after, "Conv"), 0);
+  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "NchwcConv"), 3);
+  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "ReorderToNchwc"), 0);
+  EXPECT_EQ(OpCount(run.ops_after, std::string(kOnyx) + "ReorderFromNchwc"), 1);
+  EXPECT_EQ(OpCount(run.ops_after, "MaxPool"), 1);
 }
 
 TEST(NchwcLayout, OfflineOptimizationKeepsThePlainLayout) {
