@@ -2,8 +2,8 @@
 (DynamicQuantizeLinear + ConvInteger + Cast + Mul + Add) runs in Onyx as one com.onyx
 DynamicQuantizeConv, with a following Relu or Clip fused too.
 
-Each small net (1x1, 3x3 pad 1, depthwise, stride 2; per-tensor int8 weights, as quantize_dynamic
-writes them for ConvInteger) is quantized by ONNX Runtime's own tool. The fused node computes
+Each small net (1x1, 3x3 pad 1, depthwise, stride 2; per-tensor int8 or uint8 weights, as
+quantize_dynamic writes them for ConvInteger) is quantized by ONNX Runtime's own tool. The fused node computes
 what the unfused graph computes, in the same float operations, so Onyx's outputs must equal
 ONNX Runtime 1.31.1's exactly (the integer convolution is exact, DynamicQuantizeLinear's rules
 and the float Mul and Add are the same), and equal Onyx's own unfused run bit for bit."""
@@ -55,19 +55,20 @@ def conv_net(name, c, m, k, stride, pad, group, act):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def quantized(name):
+def quantized(name, weight_type):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     float_path = save_model(conv_net(name, *NETS[name]), f"{name}_fp32.onnx")
-    path = float_path.replace("_fp32.onnx", "_dyn.onnx")
-    quantize_dynamic(float_path, path, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"])
+    path = float_path.replace("_fp32.onnx", f"_dyn_{weight_type}.onnx")
+    quantize_dynamic(float_path, path, weight_type=getattr(QuantType, weight_type), op_types_to_quantize=["Conv"])
     model = onnx.load(path)
     assert any(n.op_type == "ConvInteger" for n in model.graph.node), "quantize_dynamic wrote no ConvInteger"
     return path
 
 
+@pytest.mark.parametrize("weight_type", ["QInt8", "QUInt8"])
 @pytest.mark.parametrize("name", sorted(NETS))
-def test_fused_equals_ort_and_unfused(name):
-    path = quantized(name)
+def test_fused_equals_ort_and_unfused(name, weight_type):
+    path = quantized(name, weight_type)
     ops = qm.op_counts(qm.onyx_optimize(path))
     assert ops.get("com.onyx.DynamicQuantizeConv") == 2, ops
     assert "ConvInteger" not in ops and "Cast" not in ops and "DynamicQuantizeLinear" not in ops, ops
