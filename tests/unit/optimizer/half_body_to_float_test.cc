@@ -22,33 +22,11 @@ Tensor ToHalf(const Tensor& t, DataType dtype = kHalf) {
   return out;
 }
 
-double At(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DataType::kFloat16: return HalfBitsToFloat(t.data<uint16_t>()[i]);
-    case DataType::kBFloat16: return BFloat16BitsToFloat(t.data<uint16_t>()[i]);
-    default: return t.data<float>()[i];
-  }
-}
-
 // Both models run unoptimized; outputs keep their types and agree within the half type's
 // rounding (the optimized model rounds once, the original after every node).
 void ExpectCloseOutputs(const std::string& original, const std::string& optimized, const NamedValues& feeds,
                         double tol = 2e-2) {
-  SessionOptions plain;
-  plain.graph_optimization_level = GraphOptimizationLevel::kDisabled;
-  Session a(original.data(), original.size(), plain);
-  Session b(optimized.data(), optimized.size(), plain);
-  const auto expected = a.Run(feeds);
-  const auto got = b.Run(feeds);
-  ASSERT_EQ(expected.size(), got.size());
-  for (size_t k = 0; k < expected.size(); ++k) {
-    const Tensor& e = expected[k].tensor();
-    const Tensor& g = got[k].tensor();
-    ASSERT_EQ(e.dtype(), g.dtype()) << "output " << k;
-    ASSERT_EQ(e.shape(), g.shape()) << "output " << k;
-    for (int64_t i = 0; i < e.size(); ++i)
-      ASSERT_NEAR(At(g, i), At(e, i), tol * (1.0 + std::fabs(At(e, i)))) << "output " << k << " element " << i;
-  }
+  ExpectSameOutputs(original, optimized, feeds, {tol, tol});
 }
 
 // The producer of a value in a serialized model's main graph (a copy), or null.

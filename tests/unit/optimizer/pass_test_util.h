@@ -36,8 +36,10 @@ inline PassRun RunPassAlone(const std::string& model_bytes, const std::string& p
   return run;
 }
 
-// Outputs of the original and the optimized model (both run unoptimized) must agree.
-inline void ExpectSameOutputs(const std::string& original, const std::string& optimized, const NamedValues& feeds) {
+// Outputs of the original and the optimized model (both run unoptimized) must agree, within
+// `tol` (CompareValues's default unless given; {0, 0} asks for equal bits).
+inline void ExpectSameOutputs(const std::string& original, const std::string& optimized, const NamedValues& feeds,
+                              const testing::Tolerance& tol = {}) {
   SessionOptions plain;
   plain.graph_optimization_level = GraphOptimizationLevel::kDisabled;
   Session a(original.data(), original.size(), plain);
@@ -45,7 +47,8 @@ inline void ExpectSameOutputs(const std::string& original, const std::string& op
   const auto expected = a.Run(feeds);
   const auto got = b.Run(feeds);
   ASSERT_EQ(expected.size(), got.size());
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(testing::CompareValues(expected[i], got[i]), "") << "output " << i;
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(testing::CompareValues(expected[i], got[i], tol), "") << "output " << i;
 }
 
 inline int OpCount(const std::map<std::string, int>& counts, const std::string& op) {
