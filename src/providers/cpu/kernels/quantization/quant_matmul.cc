@@ -12,6 +12,7 @@
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
+#include "providers/cpu/kernels/linalg/batched_gemm.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
 
@@ -150,21 +151,13 @@ void Int8Batch(const Tensor& a, const Tensor& b, const MatMulShape& s, const Mat
 }
 
 // Runs fn(bi, pool) for every batch. Batches of small products (attention's heads) share the
-// threads one batch each, every GEMM on one thread: split inside, each thread would pack the
-// same A (and a per-call B) for a few column panels, and wait at a join per batch.
+// threads one batch each, every GEMM on one thread (linalg_kernels::ForEachProduct's rule):
+// split inside, each thread would pack the same A (and a per-call B) for a few column panels,
+// and wait at a join per batch.
 template <typename Fn>
 void ForEachBatch(int64_t batches, const MatMulShape& s, ThreadPool* pool, Fn&& fn) {
-  const int threads = pool != nullptr ? pool->num_threads() : 1;
-  // Whole batches per thread only when they share out evenly enough (3 batches on 2 threads
-  // would leave one thread a third idle; split inside instead).
-  if (threads > 1 && batches >= threads && (batches % threads == 0 || batches >= 4 * threads)) {
-    const double cost = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-    ThreadPool::For(pool, batches, cost, [&](int64_t b0, int64_t b1) {
-      for (int64_t bi = b0; bi < b1; ++bi) fn(bi, nullptr);
-    });
-    return;
-  }
-  for (int64_t bi = 0; bi < batches; ++bi) fn(bi, pool);
+  const double cost = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  linalg_kernels::ForEachProduct(batches, cost, pool, false, fn);
 }
 
 class MatMulInteger final : public OpKernel {
