@@ -123,9 +123,17 @@ std::string ConvText(const ir::Node& node, const ir::Graph& graph, const TypeMap
 }
 
 std::string NchwcText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types) {
-  const Tensor* w = Constant(graph, node.inputs.size() > 1 ? node.inputs[1] : "");
-  if (w == nullptr || (w->rank() != 3 && w->rank() != 4)) return "";  // the kernel refuses it
-  linalg::Conv2dShape s = WeightShape(node, w->shape());
+  const std::string& w_name = node.inputs.size() > 1 ? node.inputs[1] : "";
+  Shape w_shape;
+  if (const Tensor* w = Constant(graph, w_name)) {
+    w_shape = w->shape();
+  } else if (const TypeInfo* t = ReleasedConstant(graph, w_name) ? TypeOf(graph, types, w_name) : nullptr;
+             t != nullptr && t->shape) {
+    // Packed and let go when the session was made: its declared type still tells the shape.
+    for (const Dim& d : *t->shape) w_shape.push_back(d.value);
+  }
+  if (w_shape.size() != 3 && w_shape.size() != 4) return "";  // the kernel refuses it
+  linalg::Conv2dShape s = WeightShape(node, w_shape);
   const ir::Attribute* plain = node.FindAttribute("plain_input");
   const bool plain_input = plain != nullptr && plain->i != 0;
   const bool exact = !plain_input && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(graph, node);
@@ -134,7 +142,8 @@ std::string NchwcText(const ir::Node& node, const ir::Graph& graph, const TypeMa
   std::string text = std::string(linalg::ConvAlgorithmName(c.algorithm, s)) + " on " + isa + " (" + c.why + "; " +
                      Channels(s) + ")";
   if (c.algorithm != linalg::ConvAlgorithm::kWinograd) return text;
-  // Winograd gives way to direct on small output maps with many weights, decided per run.
+  // Winograd gives way to direct on small output maps with many weights: when the session is made
+  // where the map is static, else per run.
   const int64_t out_plane = StaticPlane(TypeOf(graph, types, node.outputs.empty() ? "" : node.outputs[0]), 2, 1);
   s.out_h = out_plane;
   s.out_w = 1;

@@ -114,6 +114,17 @@ int64_t TotalInitializerBytes(const ir::Graph& graph) {
   return total;
 }
 
+// Drops a constant the kernels no longer read; its type stays declared, so `onyx explain` can
+// still tell what a kernel made of it.
+void ReleaseInitializer(ir::Graph& graph, const std::string& name) {
+  const Tensor* t = graph.FindInitializer(name);
+  if (t == nullptr) return;
+  std::vector<Dim> dims;
+  for (int64_t d : t->shape()) dims.push_back(Dim{d, ""});
+  graph.value_types.emplace(name, TypeInfo::Tensor(t->dtype(), std::move(dims)));
+  graph.initializers.erase(name);
+}
+
 }  // namespace
 
 SessionImpl::SessionImpl(std::shared_ptr<ir::Model> model, const SessionOptions& options)
@@ -229,7 +240,7 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
   ctx.release_mapped_pages = model_->release_mapped_pages;
   ctx.release_early = options.enable_mem_reuse;
   ctx.placement_only = options.placement_only;
-  ctx.release_initializer = [this](const std::string& name) { model_->graph->initializers.erase(name); };
+  ctx.release_initializer = [this](const std::string& name) { ReleaseInitializer(*model_->graph, name); };
   const ir::Graph& graph = *model_->graph;
   try {
     plan_ = GraphPlan::Build(graph, ctx);
@@ -239,7 +250,7 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
 
   // Kernels have copied or pre-packed what they need: the originals no kernel reads go, and the
   // file pages are let go (the ones still read at run time come back on first use).
-  for (const auto& name : plan_->unread_initializers()) model_->graph->initializers.erase(name);
+  for (const auto& name : plan_->unread_initializers()) ReleaseInitializer(*model_->graph, name);
   if (model_->release_mapped_pages) model_->release_mapped_pages();
 
   for (const auto& in : graph.inputs) {
