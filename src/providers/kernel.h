@@ -164,6 +164,11 @@ class OpKernel {
   // original again: the session can then free it ("weights are not copied after loading":
   // the packed form replaces the original).
   virtual bool ReadsConstantInputAtRun(size_t input) const { return true; }
+  // Bit i set: output `output` may take over input i's buffer (in-place reuse). Only for kernels
+  // where output element k depends on input element k alone, read before element k of the output
+  // is written and never after. The runtime decides whether to hand the buffer over (the input is
+  // an intermediate this node reads last, nothing else refers to its bytes, same dtype and shape).
+  virtual uint32_t InPlaceInputsFor(size_t output) const { return 0; }
 };
 
 // Registration: one static object per kernel file.

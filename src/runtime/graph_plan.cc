@@ -68,9 +68,16 @@ class GraphPlan::StepContext final : public KernelContext {
   // written[slot]: 1 once the slot's value is produced; kPreallocated while it holds a Concat's
   // output that producers of its slices made ahead of the Concat (see concat_in_place.h).
   // concat_layout is null where values are not to be placed in Concats (parallel execution).
+  // owned is null where outputs may not take over inputs' buffers (parallel execution).
   StepContext(const GraphPlan& plan, const Step& step, std::vector<Value>& slots, std::vector<char>& written,
-              RunState& run, const ConcatLayout* concat_layout)
-      : plan_(plan), step_(step), slots_(slots), written_(written), run_(run), concat_layout_(concat_layout) {}
+              RunState& run, const ConcatLayout* concat_layout, OwnedBuffers* owned)
+      : plan_(plan),
+        step_(step),
+        slots_(slots),
+        written_(written),
+        run_(run),
+        concat_layout_(concat_layout),
+        owned_(owned) {}
 
   size_t num_inputs() const override { return step_.inputs.size(); }
   size_t num_outputs() const override { return step_.outputs.size(); }
@@ -82,13 +89,26 @@ class GraphPlan::StepContext final : public KernelContext {
 
   Tensor& AllocateOutput(size_t i, DataType dtype, const Shape& shape) override {
     const int s = i < step_.outputs.size() ? step_.outputs[i] : -1;
-    Tensor tensor = NewTensor(s, dtype, shape);
+    const void* owner = nullptr;
+    Tensor tensor = NewTensor(s, dtype, shape, i, &owner);
     Value& slot = OutputSlot(i);
     slot = Value(std::move(tensor));
+    if (owned_ != nullptr && s >= 0) (*owned_)[s] = owner;
     return slot.tensor();
   }
 
-  void SetOutput(size_t i, Value value) override { OutputSlot(i) = std::move(value); }
+  void SetOutput(size_t i, Value value) override {
+    Value& slot = OutputSlot(i);
+    slot = std::move(value);
+    // A value sharing an input's buffer this Run made (Reshape, Squeeze, Identity...) may hand
+    // it on later: the use count check at that time says whether anything else still holds it.
+    const int s = i < step_.outputs.size() ? step_.outputs[i] : -1;
+    if (owned_ == nullptr || s < 0) return;
+    (*owned_)[s] = nullptr;
+    if (!slot.is_tensor() || slot.tensor().holder() == nullptr) return;
+    for (int in : step_.inputs)
+      if (in >= 0 && (*owned_)[in] != nullptr && (*owned_)[in] == slot.tensor().holder().get()) (*owned_)[s] = (*owned_)[in];
+  }
 
   std::vector<Value> RunSubgraph(const Subgraph& subgraph, std::vector<Value> inputs) override {
     const auto& plan = static_cast<const GraphPlan&>(subgraph);
@@ -107,7 +127,8 @@ class GraphPlan::StepContext final : public KernelContext {
  private:
   // A tensor for slot s: the Concat output producers of its slices already made, a view into
   // the Concat output when s is a planned slice of one, else fresh memory.
-  Tensor NewTensor(int s, DataType dtype, const Shape& shape) {
+  // *owner: set to the holder of a buffer made here for s (fresh or taken over), else left null.
+  Tensor NewTensor(int s, DataType dtype, const Shape& shape, size_t output = 0, const void** owner = nullptr) {
     // A device's node makes its outputs in its device's memory (graph outputs are brought back
     // to the CPU when the graph ends).
     if (on_device()) return Tensor(dtype, shape, step_.provider->allocator());
@@ -120,7 +141,7 @@ class GraphPlan::StepContext final : public KernelContext {
       if (it != concat_layout_->slices.end() && it->second.dtype == dtype && it->second.shape == shape) {
         const ConcatSlice& slice = it->second;
         if (written_[slice.concat_slot] == 0) {
-          slots_[slice.concat_slot] = Value(NewTensor(slice.concat_slot, dtype, slice.concat_shape));
+          slots_[slice.concat_slot] = Value(NewTensor(slice.concat_slot, dtype, slice.concat_shape, 0, nullptr));
           written_[slice.concat_slot] = kPreallocated;
         }
         if (written_[slice.concat_slot] == kPreallocated) {
@@ -141,7 +162,32 @@ class GraphPlan::StepContext final : public KernelContext {
       if (buffer != nullptr && buffer->dtype() == dtype && buffer->shape() == shape) return *buffer;
       if (run_.output_allocator != nullptr && plan_.is_output_slot_[s]) return Tensor(dtype, shape, run_.output_allocator);
     }
-    return Tensor(dtype, shape, run_.allocator);
+    if (owned_ != nullptr && owner != nullptr && s >= 0) {
+      if (const Tensor* donor = InPlaceDonor(output, dtype, shape)) {
+        ++run_.in_place_outputs;
+        *owner = donor->holder().get();
+        return Tensor::View(dtype, shape, const_cast<void*>(donor->raw_data()), donor->holder());
+      }
+    }
+    Tensor fresh(dtype, shape, run_.allocator);
+    if (owner != nullptr) *owner = fresh.holder().get();
+    return fresh;
+  }
+
+  // The input whose buffer output `output` may take over now: one the plan allowed, holding a
+  // buffer this Run made that nothing else refers to (its slot holds the only reference), of the
+  // output's dtype and shape (no broadcast operand); null when none.
+  const Tensor* InPlaceDonor(size_t output, DataType dtype, const Shape& shape) const {
+    if (output >= step_.in_place_donors.size() || dtype == DataType::kString) return nullptr;
+    for (int in : step_.in_place_donors[output]) {
+      const Value& v = slots_[in];
+      if (!v.is_tensor()) continue;
+      const Tensor& t = v.tensor();
+      if (t.holder() == nullptr || t.holder().get() != (*owned_)[in] || t.holder().use_count() != 1) continue;
+      if (t.dtype() != dtype || t.shape() != shape || t.device().type != DeviceType::kCpu) continue;
+      return &t;
+    }
+    return nullptr;
   }
 
   // Whether this step (the Concat making `concat_slot`) got inputs of the shapes the layout
@@ -175,6 +221,7 @@ class GraphPlan::StepContext final : public KernelContext {
   std::vector<char>& written_;
   RunState& run_;
   const ConcatLayout* concat_layout_;
+  OwnedBuffers* owned_;
   std::vector<Value> scratch_;  // outputs nobody reads
 };
 
@@ -195,6 +242,7 @@ int GraphPlan::SlotOf(const std::string& name) const {
 std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildContext& ctx) {
   std::unique_ptr<GraphPlan> plan(new GraphPlan(graph));
   plan->release_early_ = ctx.release_early;
+  plan->in_place_reuse_ = ctx.in_place_reuse;
   auto add_slot = [&](const std::string& name) {
     auto [it, inserted] = plan->slot_of_name_.emplace(name, plan->num_slots_);
     if (inserted) ++plan->num_slots_;
@@ -343,6 +391,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
   plan->ComputeReleases();
   plan->ComputeStepGraph();
   plan->PlanConcatsInPlace();
+  plan->PlanInPlaceOutputs();
   return plan;
 }
 
@@ -495,6 +544,41 @@ void GraphPlan::ComputeReleases() {
     if (last_reader[slot] >= 0) steps_[last_reader[slot]].release_after.push_back(slot);
 }
 
+void GraphPlan::PlanInPlaceOutputs() {
+  if (!release_early_ || !in_place_reuse_) return;  // without memory reuse every value keeps its own buffer
+  std::vector<int> producer(num_slots_, -1), last_reader(num_slots_, -1);
+  std::vector<char> pinned(is_output_slot_);  // read by a subgraph or copied to a device
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (const StepCopy& copy : steps_[s].copies) pinned[copy.src] = pinned[copy.dst] = 1;
+    for (int slot : steps_[s].implicit_slots) pinned[slot] = 1;
+    for (int slot : steps_[s].inputs)
+      if (slot >= 0) last_reader[slot] = static_cast<int>(s);
+    for (int slot : steps_[s].outputs)
+      if (slot >= 0) producer[slot] = static_cast<int>(s);
+  }
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    if (step.provider->device().type != DeviceType::kCpu) continue;
+    for (size_t j = 0; j < step.outputs.size(); ++j) {
+      const uint32_t mask = step.kernel->InPlaceInputsFor(j);
+      if (mask == 0 || step.outputs[j] < 0 || pinned[step.outputs[j]]) continue;
+      std::vector<int> donors;
+      for (size_t i = 0; i < step.inputs.size() && i < 32; ++i) {
+        const int slot = step.inputs[i];
+        if ((mask >> i & 1u) == 0 || slot < 0 || pinned[slot] || producer[slot] < 0 ||
+            producer[slot] >= static_cast<int>(s) || last_reader[slot] != static_cast<int>(s) ||
+            std::count(step.inputs.begin(), step.inputs.end(), slot) != 1)
+          continue;
+        donors.push_back(slot);
+      }
+      if (donors.empty()) continue;
+      step.in_place_donors.resize(step.outputs.size());
+      step.in_place_donors[j] = std::move(donors);
+      has_in_place_ = true;
+    }
+  }
+}
+
 void GraphPlan::ComputeStepGraph() {
   std::vector<int> producer(num_slots_, -1);
   std::vector<std::vector<int>> predecessors(steps_.size());
@@ -523,7 +607,7 @@ const Placement* GraphPlan::PlacementOf(const ir::Node* node) const {
 }
 
 void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written,
-                        RunState& run, const ConcatLayout* concat_layout) const {
+                        RunState& run, const ConcatLayout* concat_layout, OwnedBuffers* owned) const {
   for (const StepCopy& copy : step.copies) {
     const Profiler::NodeStart copy_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
     try {
@@ -541,7 +625,7 @@ void GraphPlan::RunStep(const Step& step, std::vector<Value>& slots, std::vector
                                slots[copy.dst].tensor());
     }
   }
-  StepContext ctx(*this, step, slots, written, run, concat_layout);
+  StepContext ctx(*this, step, slots, written, run, concat_layout, owned);
   const Profiler::NodeStart profile_start = run.profiler != nullptr ? run.profiler->StartNode() : Profiler::NodeStart{};
   try {
     step.kernel->Compute(ctx);
@@ -613,9 +697,10 @@ std::vector<Value> GraphPlan::Execute(RunState& run, std::vector<Value> inputs, 
   } else {
     const ConcatLayout concat_layout = LayOutConcats(slots);
     const ConcatLayout* layout = concat_layout.slices.empty() ? nullptr : &concat_layout;
+    OwnedBuffers owned(has_in_place_ ? num_slots_ : 0, nullptr);
     for (const Step& step : steps_) {
       BeforeNode(run, *step.node, *step.provider);
-      RunStep(step, slots, written, run, layout);
+      RunStep(step, slots, written, run, layout, has_in_place_ ? &owned : nullptr);
       for (int slot : step.release_after) slots[slot] = Value();
     }
   }

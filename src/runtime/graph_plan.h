@@ -44,6 +44,8 @@ struct RunState {
   Allocator* output_allocator = nullptr;
   // Set when the session profiles: every kernel run (subgraphs and parallel lanes too) is recorded.
   Profiler* profiler = nullptr;
+  // Outputs that took over an input's buffer this Run (in-place reuse, subgraphs included).
+  int64_t in_place_outputs = 0;
 };
 
 class GraphPlan final : public Subgraph {
@@ -61,6 +63,8 @@ class GraphPlan final : public Subgraph {
     // Release each intermediate after its last reader (SessionOptions::enable_mem_reuse);
     // false keeps them all until the Run ends.
     bool release_early = true;
+    // Let elementwise outputs take over an intermediate input's buffer (with release_early only).
+    bool in_place_reuse = true;
     // Only place the nodes (PlacementOf); no kernels are created and the plan cannot Execute.
     bool placement_only = false;
     // Where kernels take their packed weights from (the creation cache); null: fresh memory.
@@ -113,7 +117,14 @@ class GraphPlan final : public Subgraph {
     // constant): the profile names them though a pre-packing kernel leaves their slots unbound.
     std::vector<ProfiledTensor> constant_inputs;
     std::vector<StepCopy> copies;  // made before the kernel runs
+    // Per output (empty when none may): input slots whose buffer the output may take over, as
+    // far as the plan can tell (an intermediate of this graph this step reads last, once, and
+    // that no subgraph, copy or graph output needs); the Run checks the rest (InPlaceDonor).
+    std::vector<std::vector<int>> in_place_donors;
   };
+  // Per slot, during a sequential Run: the holder of the buffer this Run made for the slot (or
+  // that the slot's value shares with such a buffer); null for fed, constant or other values.
+  using OwnedBuffers = std::vector<const void*>;
   class StepContext;
 
   explicit GraphPlan(const ir::Graph& graph) : graph_(graph) {}
@@ -129,10 +140,12 @@ class GraphPlan final : public Subgraph {
   void DropConstantsNoKernelReads();
   void ComputeStepGraph();
   void PlanConcatsInPlace();
+  void PlanInPlaceOutputs();
   // Computes one step and checks it wrote its outputs; errors name the node.
-  // concat_layout (null: none) places outputs in Concats' outputs (sequential runs).
+  // concat_layout (null: none) places outputs in Concats' outputs (sequential runs); owned
+  // (null: none) lets outputs take over their inputs' buffers (sequential runs).
   void RunStep(const Step& step, std::vector<Value>& slots, std::vector<char>& written, RunState& run,
-               const ConcatLayout* concat_layout) const;
+               const ConcatLayout* concat_layout, OwnedBuffers* owned = nullptr) const;
   ConcatLayout LayOutConcats(const std::vector<Value>& slots) const;
   // Runs the steps in dependency order on run.inter_op_pool, releasing each value after its
   // last reader finishes.
@@ -140,6 +153,7 @@ class GraphPlan final : public Subgraph {
 
   const ir::Graph& graph_;
   bool release_early_ = true;
+  bool in_place_reuse_ = true;
   bool placement_only_ = false;
   std::unordered_map<std::string, int> slot_of_name_;
   int num_slots_ = 0;
@@ -158,6 +172,7 @@ class GraphPlan final : public Subgraph {
   std::vector<char> is_output_slot_;
   // Concats whose inputs producers may write in place (sequential execution only).
   std::vector<ConcatPlacement> concat_placements_;
+  bool has_in_place_ = false;  // some step has in_place_donors
   // Devices: per slot, the non-CPU provider whose device holds it (null: the CPU); copy slots by
   // (source slot, provider); outputs to bring back to the CPU at the end of each execution.
   std::vector<const ExecutionProvider*> slot_home_;

@@ -80,7 +80,17 @@ RunMemory PrepareRunMemory(ArenaAllocator* arena, bool enable_mem_pattern, const
   return memory;
 }
 
-bool IsRunLimitsConfigKey(const std::string& key) { return key == kConfigRunMaxTensorBytes; }
+bool IsRunLimitsConfigKey(const std::string& key) {
+  return key == kConfigRunMaxTensorBytes || key == kConfigInPlaceReuse;
+}
+
+bool InPlaceReuseFromConfig(const std::map<std::string, std::string>& entries) {
+  const auto it = entries.find(kConfigInPlaceReuse);
+  if (it == entries.end()) return true;
+  ONYX_CHECK(it->second == "0" || it->second == "1", kInvalidArgument, "session config ", kConfigInPlaceReuse,
+             " must be 0 or 1, got '", it->second, "'");
+  return it->second == "1";
+}
 
 RunLimits RunLimitsFromConfig(const std::map<std::string, std::string>& entries) {
   RunLimits limits;

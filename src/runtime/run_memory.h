@@ -21,6 +21,11 @@ namespace onyx {
 // Session config entry: most bytes one tensor of a Run (fed, made by a kernel, or asked for as
 // workspace) may take; a decimal integer >= 1.
 inline constexpr const char* kConfigRunMaxTensorBytes = "onyx.run.max_tensor_bytes";
+// Session config entry: "1" (default) lets elementwise outputs take over an intermediate input's
+// buffer (in-place reuse, with enable_mem_reuse on); "0" gives them their own (to measure it).
+inline constexpr const char* kConfigInPlaceReuse = "onyx.memory.in_place_reuse";
+// Whether the entries allow in-place reuse; throws Error(kInvalidArgument) on a value not 0 or 1.
+bool InPlaceReuseFromConfig(const std::map<std::string, std::string>& entries);
 
 struct RunLimits {
   // Default: the machine's memory (RAM + swap): a tensor larger than that cannot be made without

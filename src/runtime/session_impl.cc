@@ -239,6 +239,7 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
   ctx.pool = pool_.get();
   ctx.release_mapped_pages = model_->release_mapped_pages;
   ctx.release_early = options.enable_mem_reuse;
+  ctx.in_place_reuse = InPlaceReuseFromConfig(options.config_entries);
   ctx.placement_only = options.placement_only;
   ctx.release_initializer = [this](const std::string& name) { ReleaseInitializer(*model_->graph, name); };
   const ir::Graph& graph = *model_->graph;
@@ -439,6 +440,7 @@ std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<
   try {
     const int64_t execute_start = run.profiler != nullptr ? NowNanos() : 0;
     all = plan_->Execute(run, std::move(positional), nullptr);
+    in_place_outputs_.fetch_add(run.in_place_outputs, std::memory_order_relaxed);
     if (run.profiler != nullptr)
       run.profiler->RecordSessionEvent(inter_pool_ ? "ParallelExecutor::Execute" : "SequentialExecutor::Execute",
                                        execute_start, NowNanos());

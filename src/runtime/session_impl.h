@@ -1,6 +1,7 @@
 // What a Session is: the loaded model, its providers and thread pool, and the compiled plan.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@ class SessionImpl {
   // Runs independent nodes in parallel execution mode; null in sequential mode.
   ThreadPool* inter_op_thread_pool() const { return inter_pool_.get(); }
   ArenaAllocator* arena() const { return arena_.get(); }
+  // Outputs made in an input's buffer (in-place reuse) over all Runs so far (tests, benchmarks).
+  int64_t in_place_outputs() const { return in_place_outputs_.load(std::memory_order_relaxed); }
   // By priority, CPU last.
   const std::vector<std::unique_ptr<ExecutionProvider>>& providers() const { return providers_; }
   const SessionOptions& options() const { return options_; }
@@ -91,6 +94,7 @@ class SessionImpl {
   std::string cache_status_ = "off";
   int packs_reused_ = 0, packs_made_ = 0;
   std::string model_label_;  // the model's path when it came from the creation cache
+  mutable std::atomic<int64_t> in_place_outputs_{0};  // counted by Run, which is const
 };
 
 // Config entries SessionOptions accepts.

@@ -220,6 +220,7 @@ template <typename Fn, typename Types>
 class Activation final : public OpKernel {
  public:
   explicit Activation(const KernelInfo& info) : fn_(info) {}
+  uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 1u : 0u; }  // pointwise
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);

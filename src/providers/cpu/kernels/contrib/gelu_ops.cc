@@ -77,6 +77,8 @@ void MapWithBias(ThreadPool* pool, const T* x, const T* bias, int64_t bias_size,
 class GeluFamily final : public OpKernel {
  public:
   GeluFamily(const KernelInfo& info, Kind kind) : kind_(kind), alpha_(info.GetFloatOr("alpha", 1.702f)) {}
+  // Row by row: the bias add reads a row of x before writing it, GELU then runs in place.
+  uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 1u : 0u; }  // pointwise
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -145,6 +147,7 @@ class GeluFamily final : public OpKernel {
 class BiasAdd final : public OpKernel {
  public:
   explicit BiasAdd(const KernelInfo&) {}
+  uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 5u : 0u; }  // x or skip
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);

@@ -44,6 +44,8 @@ template <ArithOp op>
 class Arithmetic final : public OpKernel {
  public:
   explicit Arithmetic(const KernelInfo& info) : legacy_(LegacyBroadcast::FromInfo(info)) {}
+  // Either operand that has the output's shape (the runtime checks that): out[k] = a[k] op b[k].
+  uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 3u : 0u; }
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.required_input(0);

@@ -26,6 +26,7 @@ class ClipAttributes final : public OpKernel {
     min_ = info.GetFloatOr("min", -unbounded);
     max_ = info.GetFloatOr("max", unbounded);
   }
+  uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 1u : 0u; }  // pointwise
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -47,6 +48,7 @@ class ClipAttributes final : public OpKernel {
 class ClipInputs final : public OpKernel {
  public:
   explicit ClipInputs(const KernelInfo&) {}
+  uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 1u : 0u; }  // pointwise
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
