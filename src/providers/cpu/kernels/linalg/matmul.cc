@@ -82,36 +82,36 @@ class MatMul final : public OpKernel {
   }
 
  private:
+  // A [..., K] float times a constant [K, N]: checks A and makes the output [..., N] (a 1-D A is a
+  // row vector whose extra dim is dropped again, as numpy does); null when the output is empty.
+  static Tensor* PackedProductOutput(KernelContext& ctx, const Tensor& a, int64_t k, int64_t n) {
+    if (a.dtype() != DataType::kFloat) ctx.Fail(StrCat("A is ", DataTypeName(a.dtype()), " but B is float"));
+    if (a.rank() == 0 || a.dim(a.rank() - 1) != k)
+      ctx.Fail(StrCat("inner dimensions differ: A is ", a.Describe(), ", B is float[", k, ",", n, "]"));
+    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
+    out_shape.push_back(n);
+    Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
+    return out.size() == 0 ? nullptr : &out;
+  }
+
   // B is a constant [K, N] matrix shared by every batch: all rows of A go through one packed
   // GEMM (A's batch dims flatten into M).
   void ComputeWithPackedB(KernelContext& ctx, const Tensor& a) const {
     const int64_t k = packed_b_->k(), n = packed_b_->n();
-    if (a.dtype() != DataType::kFloat) ctx.Fail(StrCat("A is ", DataTypeName(a.dtype()), " but B is float"));
-    if (a.rank() == 0 || a.dim(a.rank() - 1) != k)
-      ctx.Fail(StrCat("inner dimensions differ: A is ", a.Describe(), ", B is float[", k, ",", n, "]"));
-    // A 1-D A is a row vector whose extra dim is dropped again (numpy).
-    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
-    out_shape.push_back(n);
-    Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
-    const int64_t rows = k == 0 ? 0 : a.size() / k;
-    if (out.size() == 0) return;
+    Tensor* out = PackedProductOutput(ctx, a, k, n);
+    if (out == nullptr) return;
     NoteKernelVariant("gemm packed B", packed_b_->kernel_name());
-    linalg::SgemmPackedB(false, rows, n, k, 1.0f, a.data<float>(), k, *packed_b_, 0.0f, out.data<float>(), n,
+    linalg::SgemmPackedB(false, a.size() / k, n, k, 1.0f, a.data<float>(), k, *packed_b_, 0.0f, out->data<float>(), n,
                          ctx.thread_pool());
   }
 
   // A bfloat16 model's constant B (linalg::kBf16Attribute): the bf16 GEMM, as the packed path.
   void ComputeBf16(KernelContext& ctx, const Tensor& a) const {
     const int64_t k = bf16_b_->k(), n = bf16_b_->n();
-    if (a.dtype() != DataType::kFloat) ctx.Fail(StrCat("A is ", DataTypeName(a.dtype()), " but B is float"));
-    if (a.rank() == 0 || a.dim(a.rank() - 1) != k)
-      ctx.Fail(StrCat("inner dimensions differ: A is ", a.Describe(), ", B is float[", k, ",", n, "]"));
-    Shape out_shape(a.shape().begin(), a.shape().end() - 1);
-    out_shape.push_back(n);
-    Tensor& out = ctx.AllocateOutput(0, DataType::kFloat, out_shape);
-    if (out.size() == 0) return;
+    Tensor* out = PackedProductOutput(ctx, a, k, n);
+    if (out == nullptr) return;
     NoteKernelVariant("gemm packed bf16 B", linalg::Bf16GemmKernelName());
-    linalg::Bf16GemmPackedB(false, a.size() / k, n, k, 1.0f, a.data<float>(), k, *bf16_b_, 0.0f, out.data<float>(), n,
+    linalg::Bf16GemmPackedB(false, a.size() / k, n, k, 1.0f, a.data<float>(), k, *bf16_b_, 0.0f, out->data<float>(), n,
                             ctx.thread_pool());
   }
 
