@@ -17,6 +17,7 @@
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
+#include "linalg/q8_to_float.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
@@ -561,39 +562,6 @@ class QLinearConv final : public OpKernel {
   QuantWeights packed_w_;
 };
 
-// DynamicQuantizeConv's output stage on `count` int32 values at `row`, rewritten in place as
-// float: float(acc) * scale, then + *bias (when not null), then Clip's / Relu's comparisons to
-// [lo, hi] (NaN passes; infinite bounds change nothing). The product and the sum are separate
-// statements, each rounded (no contraction; no FMA in this file's build), as the graph's Mul and
-// Add. 16 values at a time through fixed-size copies: vector loads and stores (a variable-size
-// copy became rep movs, may_alias pointers kept the loop scalar).
-// Cloned for AVX-512 and AVX2 (picked at load time) where the compiler can: the baseline SSE2
-// loop was a quarter of MobileNetV2's time. The clones have FMA, and GCC contracts across
-// statements unless told not to: fp-contract=off keeps the Mul's and the Add's two roundings.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
-#endif
-void FinishRow(uint8_t* row, int64_t count, float scale, const float* bias, float lo, float hi) {
-  constexpr int64_t kBlock = 16;
-  const bool has_bias = bias != nullptr;
-  const float b = has_bias ? *bias : 0.0f;
-  for (int64_t j = 0; j < count; j += kBlock) {
-    const int64_t n = std::min(kBlock, count - j);
-    int32_t acc[kBlock] = {};
-    float f[kBlock];
-    if (n == kBlock) std::memcpy(acc, row + j * 4, sizeof(acc));
-    else std::memcpy(acc, row + j * 4, static_cast<size_t>(n) * 4);
-    for (int64_t i = 0; i < kBlock; ++i) {
-      float v = static_cast<float>(acc[i]) * scale;
-      if (has_bias) v = v + b;
-      v = v < lo ? lo : v;
-      f[i] = v > hi ? hi : v;
-    }
-    if (n == kBlock) std::memcpy(row + j * 4, f, sizeof(f));
-    else std::memcpy(row + j * 4, f, static_cast<size_t>(n) * 4);
-  }
-}
-
 // com.onyx DynamicQuantizeConv(X, W, w_scale, w_zero_point?, B?), Conv's attributes: what
 // onnxruntime.quantization.quantize_dynamic writes for a Conv as one node (the optimizer's
 // QdqDynamicConvFusion makes it):
@@ -601,7 +569,7 @@ void FinishRow(uint8_t* row, int64_t count, float scale, const float* bias, floa
 //   Y = Cast<float>(ConvInteger(q, W, z, w_zero_point)) * (s * w_scale) + B
 // X is quantized here as Onyx's DynamicQuantizeLinear does it, the int32 result is written into
 // Y's buffer and turned into float in place, plane by plane, with the graph's float operations
-// in its order (a product, then a sum, each rounded: this file is built without FMA), so the
+// in its order (a product, then a sum, each rounded: linalg/q8_to_float.h), so the
 // node equals the unfused graph bit for bit. w_scale and B: one value, or one per output channel.
 // A Relu or Clip that follows may be fused too (attribute activation), compared as they compare.
 class DynamicQuantizeConv final : public OpKernel {
@@ -679,11 +647,13 @@ class DynamicQuantizeConv final : public OpKernel {
     const int64_t bias_step = bias != nullptr && bias->size() != 1 ? 1 : 0;
     const float clip_lo = lo_, clip_hi = hi_;
     auto* yb = static_cast<uint8_t*>(y.raw_data());
-    // Row `plane` (n * M + channel) of Y, values [p0, p0 + count): int32 in, float out.
+    // Row `plane` (n * M + channel) of Y, values [p0, p0 + count): int32 in, float out, with the
+    // graph's float operations (linalg/q8_to_float.h).
+    const linalg::Q8ToFloatFn to_float = linalg::Q8ToFloatKernel();
     auto finish_row = [&](int64_t plane, int64_t p0, int64_t count) {
       const int64_t c = plane % m;
-      FinishRow(yb + (plane * g.out_size + p0) * 4, count, mult[static_cast<size_t>(c)],
-                bv != nullptr ? bv + c * bias_step : nullptr, clip_lo, clip_hi);
+      to_float(yb + (plane * g.out_size + p0) * 4, count, mult[static_cast<size_t>(c)],
+               bv != nullptr ? bv + c * bias_step : nullptr, clip_lo, clip_hi);
     };
     // The int32 convolution into Y's buffer (int32 and float are both 4 bytes), finished in
     // pieces that are still in cache where the path allows it: runs of depthwise channels,
