@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -82,6 +83,51 @@ TEST(ThreadPool, ConcurrentCallersShareThePool) {
     });
   for (auto& t : callers) t.join();
   EXPECT_EQ(total.load(), 4 * 50 * 1000);
+}
+
+// Workers that take long to come up do not hold up the pool's construction: a loop run at once
+// is done by the caller (and by a worker once it runs), WorkerThreadIds waits for their ids, and
+// the destructor joins them even before they started.
+std::atomic<int> g_slow_started{0};
+CustomThreadHandle SlowCreate(void*, ThreadWorkerFn fn, void* param) {
+  return new std::thread([fn, param] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ++g_slow_started;
+    fn(param);
+  });
+}
+void SlowJoin(CustomThreadHandle handle) {
+  auto* thread = static_cast<std::thread*>(const_cast<void*>(handle));
+  thread->join();
+  delete thread;
+}
+
+TEST(ThreadPool, ConstructionDoesNotWaitForWorkersToStart) {
+  ThreadPoolOptions options;
+  options.num_threads = 3;
+  options.custom_create_thread_fn = &SlowCreate;
+  options.custom_join_thread_fn = &SlowJoin;
+  g_slow_started = 0;
+  {
+    const auto start = std::chrono::steady_clock::now();
+    ThreadPool pool(options);
+    std::vector<std::atomic<int>> hits(1000);
+    pool.ParallelFor(1000, 1e6, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(ms, 250.0);  // the workers sleep 300 ms before they run
+    EXPECT_EQ(g_slow_started.load(), 0);
+    for (const auto& h : hits) ASSERT_EQ(h.load(), 1);
+    const std::vector<int> ids = pool.WorkerThreadIds();  // waits for both workers
+    EXPECT_EQ(g_slow_started.load(), 2);
+    ASSERT_EQ(ids.size(), 2u);
+    EXPECT_GT(ids[0], 0);
+    EXPECT_GT(ids[1], 0);
+  }
+  {
+    ThreadPool unstarted(options);  // destroyed before its workers run: they start, see the stop, end
+  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "base/hash64.h"
 #include "model_builder.h"
 #include "onnx/model_loader.h"
+#include "platform/thread_pool.h"
 #include "runtime/creation_cache.h"
 #include "runtime/session_impl.h"
 
@@ -289,6 +290,39 @@ TEST(Hash64, SeparatesInputsAndPieces) {
   const uint64_t h = HashFileBytes(big.data(), big.size(), nullptr);
   big[big.size() - 3] = 8;
   EXPECT_NE(HashFileBytes(big.data(), big.size(), nullptr), h);
+}
+
+// A file's content hash is read through a small buffer, by 8 MB chunks in parallel: it equals
+// HashFileBytes of the same bytes at every size around the chunk and buffer edges, for any
+// thread count, and one byte changed anywhere (the last one too) changes the model's key.
+TEST(HashFile, EqualsTheBytesHashAndSeesEveryByte) {
+  const fs::path dir = fs::temp_directory_path() / ("onyx_hashfile_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "m.bin").string();
+  ThreadPool pool(2);
+  constexpr size_t kMB = size_t{1} << 20;
+  for (const size_t size : std::vector<size_t>{0, 1, 65, 256 * 1024 + 1, 8 * kMB, 8 * kMB + 1, 17 * kMB + 3}) {
+    std::vector<uint8_t> bytes(size);
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
+    auto write = [&] { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), size); };
+    write();
+    uint64_t got_size = 0;
+    const uint64_t h = HashFile(path, nullptr, &got_size);
+    EXPECT_EQ(got_size, size);
+    EXPECT_EQ(h, HashFileBytes(bytes.data(), size, nullptr)) << size;
+    EXPECT_EQ(HashFile(path, &pool, &got_size), h) << size;
+    const CreationCacheKey key = MakeCreationCacheKey(path, SessionOptions{}, &pool);
+    EXPECT_EQ(key.hash, MakeCreationCacheKey(bytes.data(), size, SessionOptions{}, nullptr).hash);
+    if (size == 0) continue;
+    for (size_t at : {size_t{0}, size / 2, size - 1}) {
+      bytes[at] ^= 0x10;
+      write();
+      EXPECT_NE(HashFile(path, &pool, &got_size), h) << "size " << size << " byte " << at;
+      EXPECT_NE(MakeCreationCacheKey(path, SessionOptions{}, &pool).hash, key.hash) << "size " << size << " byte " << at;
+      bytes[at] ^= 0x10;
+    }
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace
