@@ -292,7 +292,7 @@ TEST(Hash64, SeparatesInputsAndPieces) {
   EXPECT_NE(HashFileBytes(big.data(), big.size(), nullptr), h);
 }
 
-// A file's content hash is read through a small buffer, by 8 MB chunks in parallel: it equals
+// A file's content hash is read through a small buffer, by 1 MB chunks in parallel: it equals
 // HashFileBytes of the same bytes at every size around the chunk and buffer edges, for any
 // thread count, and one byte changed anywhere (the last one too) changes the model's key.
 TEST(HashFile, EqualsTheBytesHashAndSeesEveryByte) {
@@ -301,7 +301,7 @@ TEST(HashFile, EqualsTheBytesHashAndSeesEveryByte) {
   const std::string path = (dir / "m.bin").string();
   ThreadPool pool(2);
   constexpr size_t kMB = size_t{1} << 20;
-  for (const size_t size : std::vector<size_t>{0, 1, 65, 256 * 1024 + 1, 8 * kMB, 8 * kMB + 1, 17 * kMB + 3}) {
+  for (const size_t size : std::vector<size_t>{0, 1, 65, 256 * 1024 + 1, kMB, kMB + 1, 17 * kMB + 3}) {
     std::vector<uint8_t> bytes(size);
     for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 2654435761u >> 13);
     auto write = [&] { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), size); };
