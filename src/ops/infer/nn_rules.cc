@@ -70,10 +70,10 @@ std::string AutoPad(const InferenceContext& ctx) {
 }
 
 // Conv's or a pool's output dims for input dims `x` (rank >= 3).
-Dims ConvLikeDims(InferenceContext& ctx, const Dims* x, bool pool) {
+Dims ConvLikeDims(InferenceContext& ctx, const Dims* x, bool pool, size_t w_index = 1) {
   const size_t spatial = x->size() - 2;
   std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
-  const Dims* w = pool ? nullptr : ctx.input_dims(1);
+  const Dims* w = pool ? nullptr : ctx.input_dims(w_index);
   if (kernel.empty() && w && w->size() == x->size())
     for (size_t i = 2; i < w->size(); ++i) kernel.push_back((*w)[i].known() ? (*w)[i].value : -1);
   auto strides = ctx.attr_ints("strides"), dilations = ctx.attr_ints("dilations"), pads = ctx.attr_ints("pads");
@@ -101,6 +101,37 @@ void ConvLike(InferenceContext& ctx, bool pool) {
 }
 
 void ConvRule(InferenceContext& ctx) { ConvLike(ctx, false); }
+
+// QuantizeLinear: X's dims, the zero point's type (else output_dtype, else uint8).
+// DequantizeLinear: X's dims, the scale's type. Both keep the shape at every axis / block size.
+void QuantizeLinearRule(InferenceContext& ctx) {
+  DataType dt = ctx.has_input(2) ? ctx.input_dtype(2) : DataType::kUndefined;
+  if (dt == DataType::kUndefined) {
+    const int64_t attr = ctx.attr_int("output_dtype", 0);
+    dt = attr != 0 ? static_cast<DataType>(attr) : DataType::kUInt8;
+  }
+  const Dims* x = ctx.input_dims(0);
+  ctx.set_output(0, dt, x ? std::optional<Dims>(*x) : std::nullopt);
+}
+
+void DequantizeLinearRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  ctx.set_output(0, ctx.input_dtype(1), x ? std::optional<Dims>(*x) : std::nullopt);
+}
+
+// QLinearConv and com.microsoft.QLinearConv: W is input 3, Y has y_zero_point's type; channels_last: X and Y
+// are [N, spatial..., C].
+void MsQLinearConvRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  const DataType dt = ctx.input_dtype(7);
+  if (!x || x->size() < 3) return ctx.set_output(0, dt, std::nullopt);
+  const bool channels_last = ctx.attr_int("channels_last", 0) != 0;
+  Dims plain = *x;
+  if (channels_last) std::rotate(plain.begin() + 1, plain.end() - 1, plain.end());
+  Dims out = ConvLikeDims(ctx, &plain, false, 3);
+  if (channels_last) std::rotate(out.begin() + 1, out.begin() + 2, out.end());
+  ctx.set_output(0, dt, out);
+}
 void PoolRule(InferenceContext& ctx) { ConvLike(ctx, true); }
 
 // com.onyx channel-blocked ops (NCHWc): [N, ceil(C / block), spatial..., block].
@@ -271,6 +302,10 @@ struct Registrations {
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
     RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
     RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", ConvRule);  // float X in, float Y out
+    RegisterInferenceRule("com.microsoft", "QLinearConv", MsQLinearConvRule);
+    RegisterInferenceRule("", "QLinearConv", MsQLinearConvRule);  // no channels_last there: NCHW
+    RegisterInferenceRule("", "QuantizeLinear", QuantizeLinearRule);
+    RegisterInferenceRule("", "DequantizeLinear", DequantizeLinearRule);
     RegisterInferenceRule("com.onyx", "ReorderToNchwc", ReorderToNchwcRule);
     RegisterInferenceRule("com.onyx", "ReorderFromNchwc", ReorderFromNchwcRule);
     RegisterInferenceRule("com.onyx", "NchwcConv", NchwcConvRule);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/int_math.h"
+#include "linalg/q8_conv_nhwc.h"
 #include "linalg/q8_conv_w.h"
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
@@ -59,13 +60,17 @@ struct ConvGeometry {
   int64_t in_size = 1, kernel_size = 1, out_size = 1;
 };
 
-ConvGeometry ResolveConv(KernelContext& ctx, const ConvAttrs& attrs, const Tensor& x, const Tensor& w) {
+// channels_last: x is [N, spatial..., C] (com.microsoft.QLinearConv's channels_last).
+ConvGeometry ResolveConv(KernelContext& ctx, const ConvAttrs& attrs, const Tensor& x, const Tensor& w,
+                         bool channels_last = false) {
   if (x.rank() < 3) ctx.Fail(StrCat("input must have rank >= 3 (N, C, spatial...), not ", x.Describe()));
   if (w.rank() != x.rank()) ctx.Fail(StrCat("weight rank ", w.rank(), " differs from input rank ", x.rank()));
   const size_t nd = x.rank() - 2;
+  Shape xs = x.shape();
+  if (channels_last) std::rotate(xs.begin() + 1, xs.end() - 1, xs.end());  // as [N, C, spatial...]
   ConvGeometry g;
-  g.batch = x.dim(0);
-  g.channels = x.dim(1);
+  g.batch = xs[0];
+  g.channels = xs[1];
   g.out_channels = w.dim(0);
   g.group = attrs.group;
   if (g.channels % g.group != 0 || g.out_channels % g.group != 0 || w.dim(1) * g.group != g.channels)
@@ -83,7 +88,7 @@ ConvGeometry ResolveConv(KernelContext& ctx, const ConvAttrs& attrs, const Tenso
   std::vector<int64_t> pads = attrs.pads;
   if (pads.empty()) pads.assign(2 * nd, 0);
   if (pads.size() != 2 * nd) ctx.Fail(StrCat("pads has ", pads.size(), " values for ", nd, " spatial dims"));
-  g.in.assign(x.shape().begin() + 2, x.shape().end());
+  g.in.assign(xs.begin() + 2, xs.end());
   g.out.resize(nd);
   g.pad_begin.resize(nd);
   for (size_t d = 0; d < nd; ++d) {
@@ -133,20 +138,23 @@ struct QuantWeights {
   std::vector<linalg::PackedQ8W> nchw;
   std::vector<linalg::PackedQ8B> groups;
   std::vector<int32_t> depthwise;  // [M, kernel]
-  bool empty() const { return nchw.empty() && groups.empty() && depthwise.empty(); }
+  linalg::PackedQ8Nhwc direct;     // channels_last, symmetric weights, AVX-512 VNNI (q8_conv_nhwc.h)
+  bool empty() const { return nchw.empty() && groups.empty() && depthwise.empty() && direct.empty(); }
 };
 
 bool IsDepthwise(int64_t channels, int64_t out_channels, int64_t group) {
   return group > 1 && group == channels && group == out_channels;
 }
 
-QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, int64_t group, ThreadPool* pool) {
+// channels_last: always the GEMM operand (ConvNhwc's B), group 1.
+QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, int64_t group, ThreadPool* pool,
+                            bool channels_last = false) {
   QuantWeights q;
   const int64_t m = w.dim(0), per = m == 0 ? 0 : w.size() / m, mg = m / group;
   auto zp = [&](int64_t ch) { return static_cast<int32_t>(w_zp.size() == 1 ? w_zp[0] : w_zp[static_cast<size_t>(ch)]); };
   const bool is_signed = w.dtype() == DataType::kInt8;
   const auto* bytes = static_cast<const uint8_t*>(w.raw_data());
-  if (IsDepthwise(w.dim(1) * group, m, group)) {
+  if (!channels_last && IsDepthwise(w.dim(1) * group, m, group)) {
     q.depthwise.resize(static_cast<size_t>(m * per));
     for (int64_t ch = 0; ch < m; ++ch)
       for (int64_t r = 0; r < per; ++r) {
@@ -155,13 +163,19 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
       }
     return q;
   }
-  if ((w.rank() == 4 || w.rank() == 3) && linalg::Q8GemmWAvailable()) {  // 2-D, or 1-D as one image row
+  if (!channels_last && (w.rank() == 4 || w.rank() == 3) && linalg::Q8GemmWAvailable()) {  // 2-D, or 1-D as one image row
     for (int64_t g = 0; g < group; ++g) {
       std::vector<int32_t> zps(static_cast<size_t>(mg));
       for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
       q.nchw.emplace_back(mg, per, bytes + g * mg * per, is_signed, zps.data(), true);
     }
     return q;
+  }
+  if (channels_last && w.rank() == 4 && group == 1 && linalg::Q8ConvNhwcAvailable()) {
+    std::vector<int32_t> zps(static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) zps[static_cast<size_t>(j)] = zp(j);
+    q.direct = linalg::PackedQ8Nhwc(m, w.dim(1), w.dim(2), w.dim(3), bytes, is_signed, zps.data(), true);
+    if (!q.direct.empty()) return q;  // else (asymmetric weights, C % 4 != 0) the GEMM below
   }
   // 2-D weights go channels-last, [M, kh, kw, C/group], the order of Im2RowHwc's rows.
   std::vector<uint8_t> reordered;
@@ -182,13 +196,15 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
 }
 
 // Prepared at session creation when w and its zero point are constants.
-QuantWeights PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_index, int64_t group) {
+QuantWeights PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_index, int64_t group,
+                            bool channels_last = false) {
   const Tensor* w = info.ConstantInput(w_index);
   const Tensor* zp = info.has_input(zp_index) ? info.ConstantInput(zp_index) : nullptr;
   if (w == nullptr || w->rank() < 3 || (info.has_input(zp_index) && zp == nullptr) || w->dim(0) % group != 0) return {};
   if (!IsInt8Type(w->dtype()) || (zp && (zp->dtype() != w->dtype() || (zp->size() != 1 && zp->size() != w->dim(0)))))
     return {};  // Compute reports the error
-  return PrepareWeights(*w, zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0}, group, info.thread_pool());
+  if (channels_last && (w->rank() != 4 || group != 1)) return {};  // Compute reports the error
+  return PrepareWeights(*w, zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0}, group, info.thread_pool(), channels_last);
 }
 
 // Rows of im2col^T for output pixels [p0, p0 + count) of image n, group grp: row q holds
@@ -441,6 +457,51 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const uint8_t* xb, bool
     }
 }
 
+// A 2-D convolution (group 1) of channels-last images on the int8 GEMM (com.microsoft.QLinearConv,
+// channels_last): rows of A are output pixels and C [pixels, M] is the channels-last output
+// itself. A pointwise conv reads the image as A (K = C contiguous: nothing gathered); others
+// gather im2col rows of whole C-code runs (Im2RowHwc), a tile of pixels at a time.
+void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
+              const linalg::Q8Output& out, ThreadPool* pool) {
+  const int64_t c = g.channels, m = g.out_channels, depth = c * g.kernel_size;
+  if (!w.direct.empty()) {  // the direct kernel reads the image in place
+    linalg::Q8ConvNhwcShape s;
+    s.channels = c, s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1];
+    s.kh = g.kernel[0], s.kw = g.kernel[1], s.sy = g.stride[0], s.sx = g.stride[1];
+    s.dy = g.dilation[0], s.dx = g.dilation[1], s.top = g.pad_begin[0], s.left = g.pad_begin[1];
+    for (int64_t n = 0; n < g.batch; ++n) {
+      linalg::Q8Output o = out;
+      o.transposed = false;
+      o.ldc = m;
+      o.c = static_cast<uint8_t*>(out.c) + n * g.out_size * m;
+      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, o, pool);
+    }
+    return;
+  }
+  const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
+                         g.pad_begin[1] == 0 && g.out_size == g.in_size;
+  // Kept per thread between calls: a fresh block of up to a few hundred KB each call came from
+  // mmap, page faults included (as the other scratch buffers here).
+  thread_local std::vector<uint8_t> rows;
+  if (!pointwise && rows.size() < static_cast<size_t>(std::min(kPixelTile, g.out_size) * depth))
+    rows.resize(static_cast<size_t>(std::min(kPixelTile, g.out_size) * depth));
+  uint8_t* buffer = rows.data();  // the workers see this thread's buffer through the pointer
+  const int64_t tile = pointwise ? g.out_size : kPixelTile;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const uint8_t* image = xb + n * g.in_size * c;
+    for (int64_t p0 = 0; p0 < g.out_size; p0 += tile) {
+      const int64_t count = std::min(tile, g.out_size - p0);
+      const uint8_t* a = pointwise ? image : buffer;
+      if (!pointwise) Im2RowHwc(g, image, p0, count, static_cast<uint8_t>(x_zp), buffer, pool);
+      linalg::Q8Output o = out;
+      o.transposed = false;
+      o.ldc = m;
+      o.c = static_cast<uint8_t*>(out.c) + (n * g.out_size + p0) * m;
+      linalg::Q8Gemm(count, a, x_signed, pointwise ? c : depth, &x_zp, false, w.groups[0], o, pool);
+    }
+  }
+}
+
 Shape OutputShape(const ConvGeometry& g) {
   Shape s{g.batch, g.out_channels};
   s.insert(s.end(), g.out.begin(), g.out.end());
@@ -449,9 +510,9 @@ Shape OutputShape(const ConvGeometry& g) {
 
 // The weights for this call: the prepared ones, or prepared now from a non-constant w.
 const QuantWeights& WeightsFor(const QuantWeights& prepared, const Tensor& w, const Tensor* w_zp, int64_t group,
-                               ThreadPool* pool, QuantWeights& scratch) {
+                               ThreadPool* pool, QuantWeights& scratch, bool channels_last = false) {
   if (!prepared.empty()) return prepared;
-  scratch = PrepareWeights(w, w_zp ? AllAsInt64s(*w_zp) : std::vector<int64_t>{0}, group, pool);
+  scratch = PrepareWeights(w, w_zp ? AllAsInt64s(*w_zp) : std::vector<int64_t>{0}, group, pool, channels_last);
   return scratch;
 }
 
@@ -488,10 +549,14 @@ class ConvInteger final : public OpKernel {
   QuantWeights packed_w_;
 };
 
-class QLinearConv final : public OpKernel {
+// Also com.microsoft.QLinearConv (MsQLinearConv), whose channels_last = 1 reads X and writes Y
+// as [N, H, W, C] (2-D, group 1: what the optimizer's QdqNhwcLayout makes).
+class QLinearConv : public OpKernel {
  public:
-  explicit QLinearConv(const KernelInfo& info)
-      : attrs_(ReadConvAttrs(info)), packed_w_(PrepackWeights(info, 3, 5, attrs_.group)) {}
+  explicit QLinearConv(const KernelInfo& info, bool channels_last = false)
+      : attrs_(ReadConvAttrs(info)),
+        channels_last_(channels_last),
+        packed_w_(PrepackWeights(info, 3, 5, attrs_.group, channels_last)) {}
 
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
@@ -512,7 +577,10 @@ class QLinearConv final : public OpKernel {
       ctx.Fail("scales must be float");
     if (x_scale.size() != 1 || x_zp.size() != 1 || y_scale.size() != 1 || y_zp.size() != 1)
       ctx.Fail("x_scale, x_zero_point, y_scale and y_zero_point must be scalars");
-    const ConvGeometry g = ResolveConv(ctx, attrs_, x, w);
+    if (channels_last_ && (x.rank() != 4 || attrs_.group != 1))
+      ctx.Fail(StrCat("channels_last supports 2-D convolutions with group 1 only, not input ", x.Describe(),
+                      " with group ", attrs_.group));
+    const ConvGeometry g = ResolveConv(ctx, attrs_, x, w, channels_last_);
     CheckPerChannel(ctx, "w_scale", &w_scale, g.out_channels);
     CheckPerChannel(ctx, "w_zero_point", &w_zp, g.out_channels);
     if (bias && (bias->dtype() != DataType::kInt32 || bias->rank() != 1 || bias->dim(0) != g.out_channels))
@@ -522,7 +590,9 @@ class QLinearConv final : public OpKernel {
     const auto xs = static_cast<float>(AllAsDoubles(x_scale)[0]);
     const auto ys = static_cast<float>(AllAsDoubles(y_scale)[0]);
     const auto yz = static_cast<int32_t>(AllAsInt64s(y_zp)[0]);
-    Tensor& y = ctx.AllocateOutput(0, y_zp.dtype(), OutputShape(g));
+    Shape y_shape = OutputShape(g);
+    if (channels_last_) std::rotate(y_shape.begin() + 1, y_shape.begin() + 2, y_shape.end());  // [N, H, W, M]
+    Tensor& y = ctx.AllocateOutput(0, y_zp.dtype(), y_shape);
     if (y.size() == 0) return;
     // The multiplier in float, in the order ONNX Runtime computes it.
     std::vector<float> mult(static_cast<size_t>(g.out_channels));
@@ -537,7 +607,12 @@ class QLinearConv final : public OpKernel {
     out.zero_point = yz;
     out.out_signed = y.dtype() == DataType::kInt8;
     QuantWeights scratch;
-    const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch);
+    const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch, channels_last_);
+    if (channels_last_) {
+      ConvNhwc(g, static_cast<const uint8_t*>(x.raw_data()), x.dtype() == DataType::kInt8,
+               static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, ctx.thread_pool());
+      return;
+    }
     // Depthwise in other ranks than 2-D: the int32 result, requantized below.
     const bool depthwise_int32 = !qw.depthwise.empty() && g.in.size() != 2;
     std::vector<int32_t> acc(depthwise_int32 ? static_cast<size_t>(y.size()) : 0);
@@ -559,7 +634,13 @@ class QLinearConv final : public OpKernel {
 
  private:
   ConvAttrs attrs_;
+  bool channels_last_;
   QuantWeights packed_w_;
+};
+
+class MsQLinearConv final : public QLinearConv {
+ public:
+  explicit MsQLinearConv(const KernelInfo& info) : QLinearConv(info, info.GetIntOr("channels_last", 0) != 0) {}
 };
 
 // com.onyx DynamicQuantizeConv(X, W, w_scale, w_zero_point?, B?), Conv's attributes: what
@@ -702,6 +783,7 @@ class DynamicQuantizeConv final : public OpKernel {
 ONYX_CPU_KERNEL("ConvInteger", 10, kOpsetMax, ConvInteger);
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "DynamicQuantizeConv", 1, kOpsetMax, DynamicQuantizeConv);
 ONYX_CPU_KERNEL("QLinearConv", 10, kOpsetMax, QLinearConv);
+ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "QLinearConv", 1, kOpsetMax, MsQLinearConv);
 
 }  // namespace
 }  // namespace onyx

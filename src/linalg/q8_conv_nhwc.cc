@@ -1,0 +1,42 @@
+// PackedQ8Nhwc's packing (portable) and where the direct channels-last int8 convolution runs;
+// the kernel is q8_conv_nhwc_avx512_vnni.cc.
+#include "linalg/q8_conv_nhwc.h"
+
+#include <stdexcept>
+
+#include "base/int_math.h"
+
+namespace onyx::linalg {
+
+PackedQ8Nhwc::PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const void* w, bool w_signed,
+                           const int32_t* zero_points, bool zero_per_channel) {
+  if (m <= 0 || c <= 0 || c % 4 != 0 || kh <= 0 || kw <= 0) return;
+  const int32_t shift = w_signed ? 0 : 128;  // uint8 W is stored - 128, its zero point too
+  for (int64_t j = 0; j < (zero_per_channel ? m : 1); ++j)
+    if ((zero_points != nullptr ? zero_points[j] : 0) - shift != 0) return;
+  m_ = m, c_ = c, taps_ = kh * kw;
+  const int64_t panels = CeilDiv(m, kPanel), groups = c / 4;
+  data_.assign(static_cast<size_t>(panels * taps_ * groups * kPanel * 4), 0);
+  sums_.assign(static_cast<size_t>(m), 0);
+  const auto* bytes = static_cast<const uint8_t*>(w);
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t t = 0; t < taps_; ++t) {
+        const uint8_t v = bytes[(o * c + ch) * taps_ + t];
+        const auto code = static_cast<int8_t>(w_signed ? v : v ^ 0x80);
+        const int64_t at = (((o / kPanel) * taps_ + t) * groups + ch / 4) * kPanel * 4 + (o % kPanel) * 4 + ch % 4;
+        data_[static_cast<size_t>(at)] = code;
+        sums_[static_cast<size_t>(o)] += code;
+      }
+}
+
+#if !defined(__x86_64__)
+bool Q8ConvNhwcAvailable() { return false; }
+void Q8ConvNhwc(const PackedQ8Nhwc&, const Q8ConvNhwcShape&, const void*, bool, int32_t, const Q8Output&, ThreadPool*) {
+  throw std::logic_error("Q8ConvNhwc: no AVX-512 VNNI on this build");
+}
+#else
+bool Q8ConvNhwcAvailable() { return Q8GemmWAvailable(); }
+#endif
+
+}  // namespace onyx::linalg

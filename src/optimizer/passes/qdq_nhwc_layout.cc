@@ -1,0 +1,242 @@
+// QdqNhwcLayout (level "all", CPU, sessions only): regions of int8 QLinearConvs run
+// channels-last, as com.microsoft.QLinearConv channels_last = 1, with one Transpose at each end
+// of a region instead of the NCHW layout throughout (ONNX Runtime's NhwcTransformer does the same
+// for its QLinearConv).
+//
+// Only convs the direct channels-last kernel runs (linalg/q8_conv_nhwc.h: AVX-512 VNNI, weights
+// symmetric as stored, input channels a multiple of 4): it reads each pixel's C codes in place,
+// where the NCHW kernel gathers 32-pixel panels of the implicit im2col. On ResNet-50's convs
+// (1 thread, Zen 4) it took 0.80-0.98x the NCHW kernel's time except 64 -> 256 1x1 on 56x56
+// (1.2x); docs/fusions.md. The CPU decides, so the pass runs only as sessions optimize
+// (OptimizerOptions::require_kernels), as NchwcLayout.
+//
+// Members (rank-4 images of known channels; symbolic batch and maps allowed):
+//   QLinearConv, 2-D, group 1, constant W and zero points as above
+//                                      -> com.microsoft.QLinearConv channels_last = 1
+//   com.microsoft.QLinearAdd of two images of the same dims, both members' outputs
+//                                      -> the same op on the channels-last images
+//   com.microsoft.QLinearGlobalAveragePool of a member's output -> channels_last = 1
+// Two members belong to one region when one reads the other's output as its image. A region of
+// at least kMinRegionConvs convs is rewritten: each outside value it reads as an image gets one
+// Transpose to [N, H, W, C] (shared by every reader), and each of its values read outside the
+// region (other nodes, graph outputs, subgraphs) gets one Transpose back under its name.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "linalg/q8_conv_nhwc.h"
+#include "optimizer/fusion_util.h"
+#include "optimizer/pass.h"
+
+namespace onyx {
+namespace {
+
+using namespace fusion;
+
+// Two transposes cost what a couple of small convs gain.
+constexpr size_t kMinRegionConvs = 3;
+
+enum class Kind { kConv, kAdd, kGlobalPool };
+
+bool IsInt8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+
+// Known rank-4 dims of a uint8 / int8 value, else null.
+const std::vector<Dim>* Int8Image(GraphEditor& editor, const std::string& value) {
+  if (value.empty() || !IsInt8(ElemType(editor, value))) return nullptr;
+  const auto* d = editor.DimsOf(value);
+  return d != nullptr && d->size() == 4 ? d : nullptr;
+}
+
+bool MatchConv(GraphEditor& editor, const ir::Node* n) {
+  if (!IsOnnxOp(n, "QLinearConv", 10) || n->outputs.size() != 1 || n->inputs.size() < 8 || n->inputs.size() > 9)
+    return false;
+  for (size_t i = 0; i < 8; ++i)
+    if (n->inputs[i].empty()) return false;
+  const Tensor* w = editor.Constant(n->inputs[3]);
+  if (w == nullptr || w->rank() != 4 || !IsInt8(w->dtype())) return false;
+  const ir::Attribute* g = n->FindAttribute("group");
+  if (g != nullptr && g->i != 1) return false;  // group convs (depthwise above all) stay NCHW
+  const auto* xd = Int8Image(editor, n->inputs[0]);
+  const auto* yd = Int8Image(editor, n->outputs[0]);
+  if (xd == nullptr || yd == nullptr || !DimIs((*xd)[1], w->dim(1)) || !DimIs((*yd)[1], w->dim(0))) return false;
+  if (w->dim(1) % 4 != 0) return false;
+  // Symmetric weights as stored: int8 with zero point 0, uint8 with 128, per tensor or channel.
+  const Tensor* wz = editor.Constant(n->inputs[5]);
+  if (wz == nullptr || wz->dtype() != w->dtype() || (wz->size() != 1 && wz->size() != w->dim(0))) return false;
+  const auto* z = static_cast<const uint8_t*>(wz->raw_data());
+  const uint8_t symmetric = w->dtype() == DataType::kInt8 ? 0 : 128;
+  return std::all_of(z, z + wz->size(), [&](uint8_t v) { return v == symmetric; });
+}
+
+std::optional<Kind> Match(GraphEditor& editor, const ir::Node* n) {
+  if (MatchConv(editor, n)) return Kind::kConv;
+  if (n->domain != kMsDomain || n->outputs.size() != 1) return std::nullopt;
+  if (n->op_type == "QLinearAdd" && (n->inputs.size() == 8 || n->inputs.size() == 7)) {
+    const auto* a = Int8Image(editor, n->inputs[0]);
+    const auto* b = Int8Image(editor, n->inputs[3]);
+    const auto* y = Int8Image(editor, n->outputs[0]);
+    if (a != nullptr && b != nullptr && y != nullptr && SameDims(*a, *b) && SameDims(*a, *y)) return Kind::kAdd;
+    return std::nullopt;
+  }
+  if (n->op_type == "QLinearGlobalAveragePool" && Int8Image(editor, n->inputs[0]) != nullptr) {
+    const ir::Attribute* cl = n->FindAttribute("channels_last");
+    if (cl == nullptr || cl->i == 0) return Kind::kGlobalPool;
+  }
+  return std::nullopt;
+}
+
+// Inputs of a member that are images (channels-last inside the region).
+std::vector<size_t> ImageInputs(Kind kind) {
+  if (kind == Kind::kAdd) return {0, 3};
+  return {0};
+}
+
+struct UnionFind {
+  std::unordered_map<ir::Node*, ir::Node*> parent;
+  ir::Node* Find(ir::Node* n) {
+    while (parent[n] != n) n = parent[n] = parent[parent[n]];
+    return n;
+  }
+  void Join(ir::Node* a, ir::Node* b) { parent[Find(a)] = Find(b); }
+};
+
+class QdqNhwcLayout final : public Pass {
+ public:
+  std::string name() const override { return "QdqNhwcLayout"; }
+  OptLevel level() const override { return OptLevel::kAll; }
+  std::vector<std::string> providers() const override { return {"CPU"}; }
+
+  int Apply(PassContext& ctx) override {
+    // The kernel the rewrite is for runs on this CPU only where the session runs.
+    if (!ctx.options.require_kernels || !linalg::Q8ConvNhwcAvailable()) return 0;
+    if (!CanRun(ctx, "QLinearConv", kMsDomain, 1) || !CanRun(ctx, "Transpose", "", 13)) return 0;
+    GraphEditor& editor = ctx.editor;
+    std::vector<ir::Node*> order;
+    std::unordered_map<ir::Node*, Kind> kinds;
+    for (ir::Node* n : editor.Nodes()) {
+      const auto k = Match(editor, n);
+      if (!k) continue;
+      order.push_back(n);
+      kinds[n] = *k;
+    }
+    // Adds and pools join only on members' outputs: transposing a whole image in for them would
+    // cost what they save (until none is left: each drop can orphan another's input).
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (ir::Node* n : order) {
+        if (kinds.at(n) == Kind::kConv) continue;
+        for (size_t i : ImageInputs(kinds.at(n))) {
+          ir::Node* p = editor.Producer(n->inputs[i]);
+          if (p == nullptr || !kinds.count(p)) {
+            kinds.erase(n);
+            changed = true;
+            break;
+          }
+        }
+      }
+      std::erase_if(order, [&](ir::Node* n) { return !kinds.count(n); });
+    }
+    UnionFind regions;
+    for (ir::Node* n : order) regions.parent[n] = n;
+    for (ir::Node* n : order)
+      for (size_t i : ImageInputs(kinds.at(n))) {
+        ir::Node* p = editor.Producer(n->inputs[i]);
+        if (p != nullptr && kinds.count(p)) regions.Join(n, p);
+      }
+    std::unordered_map<ir::Node*, std::vector<ir::Node*>> members;
+    for (ir::Node* n : order) members[regions.Find(n)].push_back(n);
+
+    int rewrites = 0;
+    std::unordered_map<std::string, std::string> transposed_in;  // outside value -> its NHWC form
+    for (ir::Node* n : order) {
+      auto it = members.find(regions.Find(n));  // each region once, at its first node
+      if (it == members.end()) continue;
+      const std::vector<ir::Node*> region = std::move(it->second);
+      members.erase(it);
+      const auto convs =
+          std::count_if(region.begin(), region.end(), [&](ir::Node* m) { return kinds.at(m) == Kind::kConv; });
+      if (convs < static_cast<std::ptrdiff_t>(kMinRegionConvs)) continue;
+      RewriteRegion(ctx, region, kinds, transposed_in);
+      ++ctx.counts["NHWC int8 region"];
+      ctx.counts["QLinearConv channels_last"] += static_cast<int>(convs);
+      ++rewrites;
+    }
+    return rewrites;
+  }
+
+ private:
+  static ir::Node* AddTranspose(GraphEditor& editor, int opset, const std::string& in, const std::string& out,
+                                std::vector<int64_t> perm) {
+    ir::Node* t = AddFusedNode(editor, "Transpose", "", opset, {in}, {out});
+    ir::Attribute a{"perm", ir::AttrType::kInts};
+    a.ints = std::move(perm);
+    t->attributes.push_back(std::move(a));
+    return t;
+  }
+
+  // Rewrites one region (its nodes in topological order).
+  static void RewriteRegion(PassContext& ctx, const std::vector<ir::Node*>& region,
+                            const std::unordered_map<ir::Node*, Kind>& kinds,
+                            std::unordered_map<std::string, std::string>& transposed_in) {
+    GraphEditor& editor = ctx.editor;
+    const std::unordered_set<ir::Node*> inside(region.begin(), region.end());
+    // A Transpose's opset: the default domain's, as the region's convs were written for.
+    int opset = 13;
+    for (ir::Node* n : region)
+      if (kinds.at(n) == Kind::kConv) opset = std::max(opset, n->opset);
+    // Channels-last names of the region's outputs, and which of them are also read as NCHW.
+    std::unordered_map<std::string, std::string> nhwc;
+    std::set<std::string> read_nchw;
+    for (ir::Node* n : region) {
+      const std::string& out = n->outputs[0];
+      nhwc[out] = editor.UniqueName(out + "_nhwc");
+      bool plain = editor.IsGraphOutput(out);
+      for (ir::Node* reader : editor.Consumers(out)) {
+        if (!inside.count(reader)) {
+          plain = true;
+          continue;
+        }
+        const auto images = ImageInputs(kinds.at(reader));
+        for (size_t i = 0; i < reader->inputs.size(); ++i)
+          if (reader->inputs[i] == out && std::find(images.begin(), images.end(), i) == images.end()) plain = true;
+      }
+      if (plain) read_nchw.insert(out);
+    }
+    auto nhwc_input = [&](const std::string& value) {
+      auto found = nhwc.find(value);
+      if (found != nhwc.end()) return found->second;
+      found = transposed_in.find(value);
+      if (found != transposed_in.end()) return found->second;
+      const std::string name = editor.UniqueName(value + "_nhwc");
+      AddTranspose(editor, opset, value, name, {0, 2, 3, 1});
+      ++ctx.counts["Transpose to NHWC"];
+      transposed_in[value] = name;
+      return name;
+    };
+    for (ir::Node* n : region) {
+      const ir::Node saved = *n;
+      const Kind kind = kinds.at(n);
+      editor.RemoveNode(n);
+      std::vector<std::string> inputs = saved.inputs;
+      for (size_t i : ImageInputs(kind)) inputs[i] = nhwc_input(inputs[i]);
+      const std::string& out = saved.outputs[0];
+      // QLinearConv moves to com.microsoft (version 1); the contrib ops keep theirs.
+      const int node_opset = kind == Kind::kConv ? 1 : saved.opset;
+      ir::Node* member = AddFusedNode(editor, saved.op_type, kMsDomain, node_opset, inputs, {nhwc.at(out)});
+      for (const auto& a : saved.attributes)
+        if (a.name != "channels_last") member->attributes.push_back(a.Clone());
+      if (kind != Kind::kAdd) member->attributes.push_back(IntAttr("channels_last", 1));
+      if (read_nchw.count(out)) {
+        AddTranspose(editor, opset, nhwc.at(out), out, {0, 3, 1, 2});
+        ++ctx.counts["Transpose to NCHW"];
+      }
+    }
+  }
+};
+
+// Pass order: after the QDQ fusions that make QLinearConv / QLinearAdd / QLinearGlobalAveragePool.
+ONYX_REGISTER_PASS(QdqNhwcLayout, 905);
+
+}  // namespace
+}  // namespace onyx

@@ -1,0 +1,205 @@
+"""QdqNhwcLayout (issue 15): chains of int8 QLinearConvs with symmetric weights run
+channels-last (com.microsoft.QLinearConv channels_last = 1, the direct kernel) with Transposes
+only where the chain meets NCHW readers, on CPUs with AVX-512 VNNI (elsewhere the graph stays
+NCHW). The integer outputs must equal ONNX Runtime 1.31.1's exactly, whatever reads the chain's
+values (graph outputs in the middle, other ops, a subgraph), for uint8 and int8 activations,
+int8 and uint8 weights, per-tensor and per-channel scales, and symbolic batches; convs the
+direct kernel does not take (asymmetric weights, grouped) stay NCHW."""
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onyx_harness import run_onyx, run_ort, save_model
+import qdq_models as qm
+
+C = 16  # channels of every conv in the chain
+
+
+def _has_vnni():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_vnni" in f.read()
+    except OSError:
+        return False
+
+
+VNNI = _has_vnni()
+
+
+def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=False, hw=7, mid_output=False, side_reader=False,
+           group=1, subgraph=False, seed=0):
+    """x [N, C, hw, hw] (int) -> conv a (1x1) -> conv b (3x3, pad 1, `group`) -> conv c (1x1)
+    -> QLinearAdd(c, a) -> QLinearGlobalAveragePool -> y; options add readers of b's output."""
+    rng = np.random.default_rng(seed)
+    act = TensorProto.INT8 if signed else TensorProto.UINT8
+    np_act = np.int8 if signed else np.uint8
+    inits = []
+
+    def const(value, nm):
+        if all(i.name != nm for i in inits):  # a value's scale and zero point, made once
+            inits.append(numpy_helper.from_array(np.asarray(value), nm))
+        return nm
+
+    def zp(value, nm):
+        return const(np.array(value - (128 if signed else 0), np_act), nm)
+
+    nodes = []
+    scales = {"x": 0.05, "a": 0.04, "b": 0.06, "c": 0.05, "s": 0.07, "g": 0.03}
+    zeros = {"x": 120, "a": 100, "b": 130, "c": 110, "s": 125, "g": 128}
+
+    def conv(x, y, k, g=1):
+        cg = C // g
+        w = rng.integers(-90, 91, (C, cg, k, k))
+        ws = (rng.uniform(0.002, 0.01, C) if per_channel else np.array(0.006)).astype(np.float32)
+        wz = (rng.integers(-3, 4, C) if per_channel else np.array(2)) if w_zero else (np.zeros(C) if per_channel else np.array(0))
+        wt = np.uint8 if w_unsigned else np.int8  # uint8 weights: shifted by 128, symmetric about it
+        shift = 128 if w_unsigned else 0
+        ins = [x, const(np.float32(scales[x]), f"{x}_s"), zp(zeros[x], f"{x}_z"), const((w + shift).astype(wt), f"{y}_w"),
+               const(ws, f"{y}_ws"), const((wz + shift).astype(wt), f"{y}_wz"), const(np.float32(scales[y]), f"{y}_s"),
+               zp(zeros[y], f"{y}_z"), const(rng.integers(-500, 500, C).astype(np.int32), f"{y}_b")]
+        nodes.append(helper.make_node("QLinearConv", ins, [y], pads=[k // 2] * 4, group=g))
+
+    conv("x", "a", 1)
+    conv("a", "b", 3, group)
+    conv("b", "c", 1)
+    nodes.append(helper.make_node("QLinearAdd", ["c", "c_s", "c_z", "a", "a_s", "a_z", const(np.float32(scales["s"]), "s_s"),
+                                                 zp(zeros["s"], "s_z")], ["s"], domain="com.microsoft"))
+    nodes.append(helper.make_node("QLinearGlobalAveragePool", ["s", "s_s", "s_z", const(np.float32(scales["g"]), "g_s"),
+                                                               zp(zeros["g"], "g_z")], ["y"], domain="com.microsoft"))
+    outputs = [helper.make_tensor_value_info("y", act, None)]
+    inputs = [helper.make_tensor_value_info("x", act, ["N", C, hw, hw])]
+    if mid_output:
+        outputs.append(helper.make_tensor_value_info("b", act, None))
+    if side_reader:  # an NCHW reader of b: MaxPool on the integers
+        nodes.append(helper.make_node("MaxPool", ["b"], ["pooled"], kernel_shape=[2, 2], strides=[2, 2]))
+        outputs.append(helper.make_tensor_value_info("pooled", act, None))
+    if subgraph:  # a branch reads b from the outer scope
+        branch = lambda tag: helper.make_graph([helper.make_node("Identity", ["b"], [f"{tag}_out"])], tag, [],
+                                               [helper.make_tensor_value_info(f"{tag}_out", act, None)])
+        inputs.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+        nodes.append(helper.make_node("If", ["cond"], ["picked"], then_branch=branch("then"), else_branch=branch("else")))
+        outputs.append(helper.make_tensor_value_info("picked", act, None))
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    return save_model(model, name + ".onnx")
+
+
+def _feed(path, batch, seed=1):
+    model = onnx.load(path)
+    x = model.graph.input[0].type.tensor_type
+    dtype = np.int8 if x.elem_type == TensorProto.INT8 else np.uint8
+    shape = [batch] + [d.dim_value for d in x.shape.dim[1:]]
+    info = np.iinfo(dtype)
+    feed = {"x": np.random.default_rng(seed).integers(info.min, info.max + 1, shape).astype(dtype)}
+    if len(model.graph.input) > 1:
+        feed["cond"] = np.array(True)
+    return feed
+
+
+def _check(path, batches=(1, 2), threads=(1, 2)):
+    for batch in batches:
+        feed = _feed(path, batch, seed=batch)
+        expected = run_ort(path, feed)
+        for t in threads:
+            got = run_onyx(path, feed, threads=t)
+            assert len(got) == len(expected)
+            for g, e in zip(got, expected):
+                assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, g.shape, e.dtype, e.shape)
+                differ = np.count_nonzero(g != e)
+                assert differ == 0, f"{differ} of {g.size} outputs differ from ONNX Runtime's (batch {batch}, {t} threads)"
+
+
+def _ops(path):
+    return qm.op_counts(qm.onyx_optimize(path))
+
+
+def _expect_region(ops, transposes):
+    if not VNNI:  # the direct kernel's CPUs only
+        assert ops.get("QLinearConv") == 3 and "Transpose" not in ops, ops
+        return
+    assert ops.get("com.microsoft.QLinearConv") == 3 and "QLinearConv" not in ops, ops
+    assert ops.get("Transpose") == transposes, ops
+
+
+# (ONNX Runtime has no QLinearConv for uint8 weights with per-channel scales or int8 activations.)
+@pytest.mark.parametrize("signed,per_channel,w_unsigned",
+                         [(False, True, False), (False, False, False), (True, True, False), (True, False, False),
+                          (False, False, True)])
+def test_chain_runs_channels_last_and_matches_onnxruntime(signed, per_channel, w_unsigned):
+    path = _chain(f"nhwc_chain_{signed}_{per_channel}_{w_unsigned}", signed=signed, per_channel=per_channel,
+                  w_unsigned=w_unsigned)
+    # All three convs, the Add and the pool join one region: one Transpose in, one out.
+    _expect_region(_ops(path), 2)
+    _check(path)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_asymmetric_weights_stay_nchw(per_channel):
+    path = _chain(f"nhwc_w_zero_{per_channel}", per_channel=per_channel, w_zero=True)
+    ops = _ops(path)
+    assert ops.get("QLinearConv") == 3 and "Transpose" not in ops, ops
+    _check(path)
+
+
+@pytest.mark.parametrize("reader", ["mid_output", "side_reader", "subgraph"])
+def test_values_read_outside_the_chain_stay_nchw(reader):
+    path = _chain(f"nhwc_{reader}", **{reader: True})
+    _expect_region(_ops(path), 3)  # b's NCHW form for its outside reader
+    _check(path)
+
+
+def test_group_conv_breaks_the_chain():
+    # A grouped conv stays NCHW; the two lone 1x1 convs left are too few for a region.
+    path = _chain("nhwc_group", group=2)
+    ops = _ops(path)
+    assert ops.get("QLinearConv") == 3 and "Transpose" not in ops, ops
+    _check(path)
+
+
+def test_larger_maps_run_channels_last_too():
+    path = _chain("nhwc_14x14", hw=14)
+    _expect_region(_ops(path), 2)
+    _check(path, batches=(1,), threads=(1,))
+
+
+@pytest.mark.parametrize("channels,w_zero,signed", [(8, 0, False), (8, 0, True), (8, 3, False), (6, 0, False), (6, 2, True)])
+def test_channels_last_conv_matches_onnxruntime_alone(channels, w_zero, signed):
+    # com.microsoft.QLinearConv channels_last = 1 as a model states it (stride 2, asymmetric pads):
+    # the direct kernel (symmetric weights, C a multiple of 4) or the im2col rows and the GEMM.
+    rng = np.random.default_rng(3)
+    act, np_act = (TensorProto.INT8, np.int8) if signed else (TensorProto.UINT8, np.uint8)
+    w = rng.integers(-100, 101, (24, channels, 3, 3)).astype(np.int8)
+    inits = [numpy_helper.from_array(v, n) for v, n in [
+        (np.array(0.05, np.float32), "xs"), (np.array(7, np_act), "xz"), (w, "w"),
+        (rng.uniform(0.001, 0.01, 24).astype(np.float32), "ws"), (np.full(24, w_zero, np.int8), "wz"),
+        (np.array(0.04, np.float32), "ys"), (np.array(90, np_act), "yz"),
+        (rng.integers(-900, 900, 24).astype(np.int32), "b")]]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+                            domain="com.microsoft", channels_last=1, strides=[2, 2], pads=[0, 1, 1, 0])
+    graph = helper.make_graph([node], "nhwc_conv", [helper.make_tensor_value_info("x", act, [2, 11, 9, channels])],
+                              [helper.make_tensor_value_info("y", act, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    path = save_model(model, f"nhwc_conv_alone_{channels}_{w_zero}_{signed}.onnx")
+    info = np.iinfo(np_act)
+    feed = {"x": rng.integers(info.min, info.max + 1, (2, 11, 9, channels)).astype(np_act)}
+    expected = run_ort(path, feed)[0]
+    for t in (1, 2):
+        got = run_onyx(path, feed, threads=t)[0]
+        assert got.shape == expected.shape == (2, 5, 4, 24)
+        assert np.array_equal(got, expected)
+
+
+def test_channels_last_group_conv_is_an_error():
+    w = np.ones((4, 2, 1, 1), np.int8)
+    inits = [numpy_helper.from_array(v, n) for v, n in [
+        (np.array(0.05, np.float32), "xs"), (np.array(0, np.uint8), "xz"), (w, "w"), (np.array(0.01, np.float32), "ws"),
+        (np.array(0, np.int8), "wz"), (np.array(0.05, np.float32), "ys"), (np.array(0, np.uint8), "yz")]]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["y"], domain="com.microsoft",
+                            channels_last=1, group=2)
+    graph = helper.make_graph([node], "nhwc_group", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 3, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    path = save_model(model, "nhwc_group_error.onnx")
+    with pytest.raises(RuntimeError, match="channels_last supports 2-D convolutions with group 1 only"):
+        run_onyx(path, {"x": np.zeros((1, 3, 3, 4), np.uint8)})
