@@ -12,9 +12,9 @@ namespace {
 // Most input-shape keys whose pattern blocks the arena keeps (a model fed many shapes does not
 // hoard one block per shape).
 constexpr size_t kMaxPatterns = 16;
-// Most bytes of idle pattern blocks, in multiples of the largest high-water mark a Run reached:
-// two of the largest shape's blocks, or more of smaller ones, so alternating between a few shapes
-// keeps its patterns while random shapes cannot pile up 16 large blocks.
+// Most bytes of idle pattern blocks, in multiples of the block the largest high-water mark a Run
+// reached asks for: two of the largest shape's blocks, or more of smaller ones, so alternating
+// between a few shapes keeps its patterns while random shapes cannot pile up 16 large blocks.
 constexpr size_t kPatternBudget = 2;
 
 }  // namespace
@@ -115,7 +115,8 @@ class PatternRun final : public Allocator, public std::enable_shared_from_this<P
   std::unordered_set<void*> arena_blocks_;  // blocks the arena served this Run
 };
 
-ArenaAllocator::ArenaAllocator(Allocator* backing, size_t max_bytes) : backing_(backing), max_bytes_(max_bytes) {}
+ArenaAllocator::ArenaAllocator(Allocator* backing, size_t max_bytes)
+    : backing_(backing), growing_(dynamic_cast<GrowingAllocator*>(backing)), max_bytes_(max_bytes) {}
 
 ArenaAllocator::~ArenaAllocator() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -238,16 +239,18 @@ void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, s
     patterns_.erase(kept);
   }
   if (block.data == nullptr || block.size < high_water) {
-    // Outgrowing a block (shapes that keep growing, as a sequence length does) makes the next
-    // one a quarter larger than needed, so that growth takes a fresh block every few shapes, not
-    // every shape; a first block is exactly the high-water mark.
-    const size_t wanted = block.data == nullptr ? high_water : std::max(high_water, block.size + block.size / 4);
-    FreePatternBlockLocked(block);
-    block = PatternBlock{};
-    if (high_water == 0) return;
-    // A cached block that fits serves.
+    if (high_water == 0) {
+      FreePatternBlockLocked(block);
+      return;
+    }
+    // A quarter more than this Run needed: a Run at a slightly larger shape (the next sequence
+    // length) then fits and faults in only the pages it adds, instead of taking its overflow from
+    // fresh mappings and replacing the block. Pages never touched cost no memory.
+    const size_t wanted = PatternBlockBytes(high_water);
+    // A cached block that fits serves: its pages are resident.
     const auto cached = free_blocks_.lower_bound(high_water);
     if (cached != free_blocks_.end() && cached->first <= wanted + wanted / 4) {
+      FreePatternBlockLocked(block);
       block = PatternBlock{cached->second, cached->first};
       block_size_.erase(cached->second);
       free_blocks_.erase(cached);
@@ -255,13 +258,29 @@ void ArenaAllocator::EndPatternRun(const std::string& key, PatternBlock block, s
       KeepPatternLocked(key, block);
       return;
     }
-    if (max_bytes_ != 0 && stats_.reserved + wanted > max_bytes_) return;
+    // An outgrown block grows in place where the backing can: its resident pages stay, so the
+    // next Run faults in only the bytes added (replacing it faulted in the whole block again).
+    if (block.data != nullptr && growing_ != nullptr &&
+        (max_bytes_ == 0 || stats_.reserved - block.size + wanted <= max_bytes_)) {
+      if (void* grown = growing_->Grow(block.data, wanted)) {
+        stats_.reserved += wanted - block.size;
+        stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
+        ++stats_.grown_pattern_blocks;
+        KeepPatternLocked(key, PatternBlock{grown, wanted});
+        return;
+      }
+    }
+    FreePatternBlockLocked(block);
+    block = PatternBlock{};
+    size_t size = wanted;
+    if (max_bytes_ != 0 && stats_.reserved + size > max_bytes_) size = high_water;  // no headroom under the cap
+    if (max_bytes_ != 0 && stats_.reserved + size > max_bytes_) return;
     try {
-      block = PatternBlock{backing_->Allocate(wanted), wanted};
+      block = PatternBlock{backing_->Allocate(size), size};
     } catch (...) {
       return;  // no pattern for this key: its Runs then allocate as without one
     }
-    stats_.reserved += wanted;
+    stats_.reserved += size;
     stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
     ++stats_.backing_allocations;
     ++stats_.pattern_blocks;
@@ -284,7 +303,7 @@ std::map<std::string, ArenaAllocator::PatternBlock>::iterator ArenaAllocator::La
 }
 
 void ArenaAllocator::EvictPatternsLocked() {
-  while (patterns_.size() > kMaxPatterns || pattern_bytes_ > kPatternBudget * largest_high_water_) {
+  while (patterns_.size() > kMaxPatterns || pattern_bytes_ > kPatternBudget * PatternBlockBytes(largest_high_water_)) {
     auto oldest = patterns_.begin();
     for (auto it = patterns_.begin(); it != patterns_.end(); ++it)
       if (it->second.last_use < oldest->second.last_use) oldest = it;

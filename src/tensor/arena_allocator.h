@@ -19,6 +19,15 @@
 
 namespace onyx {
 
+// A backing allocator that can make a block it gave larger, keeping the pages of it already
+// faulted in (the CPU arena's backing remaps them). The arena grows memory-pattern blocks with it.
+class GrowingAllocator : public Allocator {
+ public:
+  // The block's new address, at least new_bytes long with its old bytes unchanged; null when it
+  // cannot grow this block (then p is untouched and still the caller's).
+  virtual void* Grow(void* p, size_t new_bytes) = 0;
+};
+
 class ArenaAllocator final : public Allocator, public std::enable_shared_from_this<ArenaAllocator> {
  public:
   // max_bytes 0 means no cap.
@@ -42,11 +51,14 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   // (alone: a concurrent Run with the same key works as the first did) and, asking in the same
   // order, gets the same offsets inside it, so it goes neither to the arena's lists nor to the
   // system. A Run whose key has no block borrows the largest idle block of another key, which
-  // then moves to its key if it was large enough.
+  // then moves to its key if it was large enough. Blocks are made a quarter larger than the
+  // high-water mark that asked for them (untouched pages cost no memory), so a Run at a slightly
+  // larger shape still fits and faults in only the pages it adds; an outgrown block grows in place
+  // where the backing allows it (GrowingAllocator), keeping its resident pages.
   // A request that does not fit (asked in another order, as in parallel mode) comes from the
   // arena, and the block kept afterwards grows to fit. Idle blocks are kept for at most
-  // kMaxPatterns keys and kPatternBudget times the largest high-water mark seen, in bytes, so a
-  // model fed ever new shapes holds a bounded amount (docs/memory.md).
+  // kMaxPatterns keys and kPatternBudget times the largest block a high-water mark asked for, in
+  // bytes, so a model fed ever new shapes holds a bounded amount (docs/memory.md).
   std::shared_ptr<Allocator> BeginPatternRun(const std::string& key);
 
   struct Stats {
@@ -58,7 +70,10 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
     size_t pattern_blocks = 0;       // memory-pattern blocks held (kept for a key or in a Run)
     size_t idle_pattern_bytes = 0;   // bytes of the blocks kept for a key (no Run has them)
     size_t pattern_allocations = 0;  // requests placed inside a memory-pattern block
+    size_t grown_pattern_blocks = 0;  // outgrown pattern blocks grown in place (resident pages kept)
   };
+  // The size of a pattern block made for a Run whose high-water mark was `high_water`.
+  static size_t PatternBlockBytes(size_t high_water) { return high_water + high_water / 4; }
   Stats stats() const;
 
  private:
@@ -83,6 +98,7 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
   std::map<std::string, PatternBlock>::iterator LargestIdlePatternLocked();
 
   Allocator* backing_;
+  GrowingAllocator* growing_;  // backing_ when it can grow blocks, else null
   size_t max_bytes_;
   mutable std::mutex mutex_;
   std::multimap<size_t, void*> free_blocks_;  // size -> block

@@ -216,7 +216,8 @@ TEST(Arena, SecondRunReusesBlocks) {
   const size_t after_first = s.impl().arena()->stats().backing_allocations;
   for (int i = 0; i < 3; ++i) s.Run({{"x", x}});
   EXPECT_EQ(s.impl().arena()->stats().backing_allocations, after_first);
-  EXPECT_LE(s.impl().arena()->stats().peak_reserved, 3u * 256 * 1024 * 4 + 65536);
+  // The output, and the pattern block: the two intermediates alive at once and a quarter more.
+  EXPECT_LE(s.impl().arena()->stats().peak_reserved, 3u * 256 * 1024 * 4 + 256 * 1024 * 4 / 2 + 65536);
 }
 
 TEST(Arena, OffMeansNoArena) {

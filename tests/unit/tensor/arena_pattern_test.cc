@@ -54,22 +54,26 @@ TEST(ArenaPattern, TheSecondRunWithTheSameKeyUsesTheKeptBlock) {
   EXPECT_EQ(arena->stats().pattern_blocks, 1u);
 }
 
-TEST(ArenaPattern, ANewKeyOutgrowingTheBorrowedBlockGetsOneAQuarterLarger) {
+TEST(ArenaPattern, BlocksAreAQuarterLargerThanTheRunNeeded) {
   auto arena = std::make_shared<ArenaAllocator>(CpuAllocator());
   auto run_of = [&](const std::string& key, size_t bytes) {
     auto pattern = arena->BeginPatternRun(key);
     pattern->Free(pattern->Allocate(bytes));
   };
   run_of("small", 64 * 1024);
-  const size_t first_reserved = arena->stats().reserved;
-  EXPECT_EQ(first_reserved, 64u * 1024);  // a first block is the high-water mark exactly
-  run_of("larger", 70 * 1024);  // does not fit the borrowed block: served by the arena
-  EXPECT_EQ(arena->stats().pattern_blocks, 1u);
-  EXPECT_EQ(arena->stats().reserved, 80u * 1024);  // 64 KiB + a quarter
+  EXPECT_EQ(arena->stats().reserved, 80u * 1024);  // the high-water mark and a quarter
   const size_t backing = arena->stats().backing_allocations;
-  run_of("larger still", 78 * 1024);  // fits the grown block: no new memory
+  run_of("larger", 78 * 1024);  // a slightly larger shape fits the borrowed block: no new memory
   EXPECT_EQ(arena->stats().backing_allocations, backing);
+  EXPECT_EQ(arena->stats().allocations, 1u);  // only the first Run's request went to the arena
   EXPECT_EQ(arena->stats().pattern_allocations, 1u);
+  run_of("larger still", 96 * 1024);  // does not fit: served by the arena, then a block of 120 KiB
+  EXPECT_EQ(arena->stats().pattern_blocks, 1u);
+  EXPECT_EQ(arena->stats().reserved, 120u * 1024);
+  EXPECT_EQ(arena->stats().grown_pattern_blocks, 0u);  // CpuAllocator() cannot grow a block
+  run_of("largest", 110 * 1024);
+  EXPECT_EQ(arena->stats().pattern_allocations, 2u);
+  EXPECT_EQ(arena->stats().reserved, 120u * 1024);
 }
 
 TEST(ArenaPattern, RequestsInAnotherOrderFallBackAndTheBlockGrows) {

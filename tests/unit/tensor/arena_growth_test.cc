@@ -1,0 +1,86 @@
+// Memory-pattern blocks under the CPU arena's real backing: an outgrown block grows in place,
+// keeping the pages earlier Runs faulted in, so a Run at a larger shape pays fresh pages only for
+// the bytes it adds (docs/memory.md, "The first Run at a new shape").
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <cstring>
+
+#include "tensor/arena_allocator.h"
+
+namespace onyx {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;  // the backing takes every block from malloc then
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+constexpr size_t kMiB = size_t{1} << 20;
+
+long MinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+TEST(ArenaGrowth, AnOutgrownBlockKeepsItsResidentPages) {
+  if (kAddressSanitizer) GTEST_SKIP() << "the arena's backing maps nothing under AddressSanitizer";
+  auto arena = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator());
+  {
+    auto run = arena->BeginPatternRun("small");  // recorded: the arena serves it
+    run->Free(run->Allocate(kMiB));
+  }
+  EXPECT_EQ(arena->stats().reserved, kMiB + kMiB / 4);
+  {
+    auto run = arena->BeginPatternRun("small");  // in the block: fill it
+    void* p = run->Allocate(kMiB);
+    std::memset(p, 0x5A, kMiB);
+    run->Free(p);
+  }
+  {
+    auto run = arena->BeginPatternRun("large");  // borrows the block, outgrows it
+    run->Free(run->Allocate(2 * kMiB));
+  }
+  const ArenaAllocator::Stats grown = arena->stats();
+  EXPECT_EQ(grown.grown_pattern_blocks, 1u);
+  EXPECT_EQ(grown.pattern_blocks, 1u);
+  EXPECT_EQ(grown.reserved, 2 * kMiB + kMiB / 2);
+  {
+    auto run = arena->BeginPatternRun("large");
+    auto* p = static_cast<unsigned char*>(run->Allocate(2 * kMiB));
+    EXPECT_EQ(arena->stats().pattern_allocations, grown.pattern_allocations + 1);  // in the block
+    // The first MiB still holds what the earlier Run wrote, without faulting pages in (a fresh
+    // mapping reads zeros, a page fault per 4 KiB: 256 here).
+    const long faults = MinorFaults();
+    size_t kept = 0;
+    for (size_t i = 0; i < kMiB; i += 64) kept += p[i] == 0x5A;
+    EXPECT_LT(MinorFaults() - faults, 16);
+    EXPECT_EQ(kept, kMiB / 64);
+    EXPECT_EQ(p[kMiB + kMiB / 2], 0);  // the added bytes are new
+    run->Free(p);
+  }
+  EXPECT_EQ(arena->stats().backing_allocations, grown.backing_allocations);
+}
+
+TEST(ArenaGrowth, BlocksFromMallocAreReplacedInstead) {
+  // Under 256 KiB the backing takes blocks from malloc, which it cannot grow.
+  auto arena = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator());
+  for (size_t bytes : {size_t{64} << 10, size_t{128} << 10, size_t{130} << 10}) {
+    auto run = arena->BeginPatternRun(std::to_string(bytes));
+    run->Free(run->Allocate(bytes));
+  }
+  EXPECT_EQ(arena->stats().grown_pattern_blocks, 0u);
+  EXPECT_EQ(arena->stats().pattern_blocks, 1u);
+  EXPECT_EQ(arena->stats().reserved, size_t{160} << 10);  // 128 KiB and a quarter; 130 KiB fit
+}
+
+}  // namespace
+}  // namespace onyx
