@@ -182,7 +182,7 @@ inline void ConvertRow(const uint8_t* __restrict src, bool x_signed, int32_t x_z
 #endif
 }
 
-#if defined(__AVX512BW__)
+#if defined(__AVX512BW__) || defined(__AVX2__)
 constexpr bool kConvertRows = true;  // rows straight from X
 #else
 constexpr bool kConvertRows = false;  // the image first, in one run (ConvertImage)
@@ -220,6 +220,40 @@ inline void PairRowStride2FromBytes(const uint8_t* padded, int64_t pwp, bool x_s
     }
   }
 }
+#elif defined(__AVX2__)
+// The same on AVX2, 8 pairs a step; the last step's store is masked (a row's neighbour in the
+// plane may already be written).
+inline __m256i Avx2TailMask(int64_t left) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(std::min<int64_t>(left, 8))),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+inline void Avx2StorePairs(uint32_t* dst, int64_t left, __m256i v) {
+  if (left >= 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), v);
+  else _mm256_maskstore_epi32(reinterpret_cast<int*>(dst), Avx2TailMask(left), v);
+}
+
+inline void PairRowFromBytes(const uint8_t* padded, int64_t pw, int64_t dx, bool x_signed, int32_t x_zp,
+                             uint32_t* row) {
+  const __m256i zp = _mm256_set1_epi32(x_zp), low = _mm256_set1_epi32(0xFFFF);
+  for (int64_t c = 0; c < pw; c += 8) {
+    const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(padded + c));
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(padded + c + dx));
+    const __m256i va = _mm256_sub_epi32(x_signed ? _mm256_cvtepi8_epi32(a) : _mm256_cvtepu8_epi32(a), zp);
+    const __m256i vb = _mm256_sub_epi32(x_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b), zp);
+    Avx2StorePairs(row + c, pw - c, _mm256_or_si256(_mm256_and_si256(va, low), _mm256_slli_epi32(vb, 16)));
+  }
+}
+
+inline void PairRowStride2FromBytes(const uint8_t* padded, int64_t pwp, bool x_signed, int32_t x_zp, uint32_t* row) {
+  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(x_zp));
+  for (int64_t q = 0; q < pwp; q += 8)
+    for (int64_t phase = 0; phase < 2; ++phase) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(padded + 2 * q + phase));
+      const __m256i v = _mm256_sub_epi16(x_signed ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b), zp);
+      Avx2StorePairs(row + phase * pwp + q, pwp - q, v);
+    }
+}
 #endif
 
 // The pair plane of one channel (FillPlane's layout and padding), built row by row through
@@ -231,7 +265,7 @@ inline void FillPairs(const Q8DepthwiseShape& s, const Q8DepthwisePlane& l, cons
   const int64_t x0 = std::min(l.pw, s.left), x1 = std::max(x0, std::min(l.pw, s.left + s.iw)), dx = s.dx;
   const auto run = static_cast<size_t>(x1 - x0) * sizeof(int32_t);
   const bool phased = s.sx > 1 || s.sy > 1;
-#if defined(__AVX512BW__)
+#if defined(__AVX512BW__) || defined(__AVX2__)
   if (s.sx == 1 || (s.sx == 2 && dx == 1)) {  // rows from a byte row padded with the zero point's code
     // Every plane row is written whole (row_stride values), so no clearing of the plane first
     // (at stride 2 that was a memset of the whole plane per channel); the rows of a row phase
@@ -343,14 +377,47 @@ inline bool PairSums(const uint32_t* pairs, const PairTap* taps, int count, int6
     _mm512_storeu_si512(acc + t, v);
   }
 #elif defined(__AVX2__)
-  for (int64_t t = 0; t < n; t += 8) {
+  auto load = [](const uint32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  // 3x3 kernels (6 pair taps): the weights and sources stay in registers.
+  const bool three = count == 6;
+  __m256i w6[6] = {};
+  const uint32_t* s6[6] = {};
+  if (three)
+    for (int k = 0; k < 6; ++k) w6[k] = _mm256_set1_epi32(taps[k].w2), s6[k] = pairs + taps[k].offset;
+  auto sum = [&](int64_t t) {
+    if (three) {
+      __m256i v = _mm256_madd_epi16(load(s6[0] + t), w6[0]);
+      v = _mm256_add_epi32(v, _mm256_madd_epi16(load(s6[1] + t), w6[1]));
+      v = _mm256_add_epi32(v, _mm256_madd_epi16(load(s6[2] + t), w6[2]));
+      v = _mm256_add_epi32(v, _mm256_madd_epi16(load(s6[3] + t), w6[3]));
+      v = _mm256_add_epi32(v, _mm256_madd_epi16(load(s6[4] + t), w6[4]));
+      return _mm256_add_epi32(v, _mm256_madd_epi16(load(s6[5] + t), w6[5]));
+    }
     __m256i v = _mm256_setzero_si256();
     for (int k = 0; k < count; ++k)
-      v = _mm256_add_epi32(v, _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                                     pairs + taps[k].offset + t)),
-                                                 _mm256_set1_epi32(taps[k].w2)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + t), v);
+      v = _mm256_add_epi32(v, _mm256_madd_epi16(load(pairs + taps[k].offset + t), _mm256_set1_epi32(taps[k].w2)));
+    return v;
+  };
+  if (rq != nullptr) {  // Q8RequantizeImpl's arithmetic, 8 values a step into bytes
+    const __m256i bias = _mm256_set1_epi32(rq->bias != nullptr ? rq->bias[channel] : 0);
+    const __m256 scale = _mm256_set1_ps(rq->scale[channel]);
+    const __m256 lo = _mm256_set1_ps((rq->out_signed ? -128.0f : 0.0f) - static_cast<float>(rq->zero_point));
+    const __m256 hi = _mm256_set1_ps((rq->out_signed ? 127.0f : 255.0f) - static_cast<float>(rq->zero_point));
+    const __m256i zp = _mm256_set1_epi32(rq->zero_point);
+    // The low byte of each int32: bytes 0, 4, 8, 12 of each 128-bit half, then the halves joined.
+    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
+    for (int64_t t = 0; t < n; t += 8) {
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sum(t), bias)), scale);
+      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+      const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
+      const __m256i b = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(q, pick), join);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes + t), _mm256_castsi256_si128(b));
+    }
+    return true;
   }
+  for (int64_t t = 0; t < n; t += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + t), sum(t));
 #else
   for (int64_t t = 0; t < n; ++t) {
     uint32_t v = 0;
