@@ -17,7 +17,8 @@
 //                                      -> the same op on the channels-last images
 //   com.microsoft.QLinearGlobalAveragePool of a member's output -> channels_last = 1
 // Two members belong to one region when one reads the other's output as its image. A region of
-// at least kMinRegionConvs convs is rewritten: each outside value it reads as an image gets one
+// at least kMinRegionConvs convs, and kConvsPerTranspose convs per Transpose it needs, is
+// rewritten: each outside value it reads as an image gets one
 // Transpose to [N, H, W, C] (shared by every reader), and each of its values read outside the
 // region (other nodes, graph outputs, subgraphs) gets one Transpose back under its name.
 #include <algorithm>
@@ -36,6 +37,10 @@ using namespace fusion;
 
 // Two transposes cost what a couple of small convs gain.
 constexpr size_t kMinRegionConvs = 3;
+// Convs a region needs per Transpose at its ends: ResNet-50 is one region of 52 convs and 2
+// Transposes; MobileNetV2's pointwise convs form regions broken by every depthwise conv (30 convs,
+// 30 Transposes), which ran 1.5x slower than NCHW.
+constexpr size_t kConvsPerTranspose = 4;
 
 enum class Kind { kConv, kAdd, kGlobalPool };
 
@@ -157,6 +162,7 @@ class QdqNhwcLayout final : public Pass {
       const auto convs =
           std::count_if(region.begin(), region.end(), [&](ir::Node* m) { return kinds.at(m) == Kind::kConv; });
       if (convs < static_cast<std::ptrdiff_t>(kMinRegionConvs)) continue;
+      if (kConvsPerTranspose * Transposes(editor, region, kinds) > static_cast<size_t>(convs)) continue;
       RewriteRegion(ctx, region, kinds, transposed_in);
       ++ctx.counts["NHWC int8 region"];
       ctx.counts["QLinearConv channels_last"] += static_cast<int>(convs);
@@ -175,22 +181,14 @@ class QdqNhwcLayout final : public Pass {
     return t;
   }
 
-  // Rewrites one region (its nodes in topological order).
-  static void RewriteRegion(PassContext& ctx, const std::vector<ir::Node*>& region,
-                            const std::unordered_map<ir::Node*, Kind>& kinds,
-                            std::unordered_map<std::string, std::string>& transposed_in) {
-    GraphEditor& editor = ctx.editor;
+  // The region's outputs that are read as NCHW: by other nodes (subgraphs included), as graph
+  // outputs, or by a member in another slot than its image.
+  static std::set<std::string> ReadNchw(GraphEditor& editor, const std::vector<ir::Node*>& region,
+                                        const std::unordered_map<ir::Node*, Kind>& kinds) {
     const std::unordered_set<ir::Node*> inside(region.begin(), region.end());
-    // A Transpose's opset: the default domain's, as the region's convs were written for.
-    int opset = 13;
-    for (ir::Node* n : region)
-      if (kinds.at(n) == Kind::kConv) opset = std::max(opset, n->opset);
-    // Channels-last names of the region's outputs, and which of them are also read as NCHW.
-    std::unordered_map<std::string, std::string> nhwc;
     std::set<std::string> read_nchw;
     for (ir::Node* n : region) {
       const std::string& out = n->outputs[0];
-      nhwc[out] = editor.UniqueName(out + "_nhwc");
       bool plain = editor.IsGraphOutput(out);
       for (ir::Node* reader : editor.Consumers(out)) {
         if (!inside.count(reader)) {
@@ -203,6 +201,35 @@ class QdqNhwcLayout final : public Pass {
       }
       if (plain) read_nchw.insert(out);
     }
+    return read_nchw;
+  }
+
+  // The Transposes a region needs: one per outside image it reads, one per output read as NCHW.
+  static size_t Transposes(GraphEditor& editor, const std::vector<ir::Node*>& region,
+                           const std::unordered_map<ir::Node*, Kind>& kinds) {
+    const std::unordered_set<ir::Node*> inside(region.begin(), region.end());
+    std::set<std::string> outside;
+    for (ir::Node* n : region)
+      for (size_t i : ImageInputs(kinds.at(n))) {
+        ir::Node* p = editor.Producer(n->inputs[i]);
+        if (p == nullptr || !inside.count(p)) outside.insert(n->inputs[i]);
+      }
+    return outside.size() + ReadNchw(editor, region, kinds).size();
+  }
+
+  // Rewrites one region (its nodes in topological order).
+  static void RewriteRegion(PassContext& ctx, const std::vector<ir::Node*>& region,
+                            const std::unordered_map<ir::Node*, Kind>& kinds,
+                            std::unordered_map<std::string, std::string>& transposed_in) {
+    GraphEditor& editor = ctx.editor;
+    // A Transpose's opset: the default domain's, as the region's convs were written for.
+    int opset = 13;
+    for (ir::Node* n : region)
+      if (kinds.at(n) == Kind::kConv) opset = std::max(opset, n->opset);
+    // Channels-last names of the region's outputs, and which of them are also read as NCHW.
+    std::unordered_map<std::string, std::string> nhwc;
+    for (ir::Node* n : region) nhwc[n->outputs[0]] = editor.UniqueName(n->outputs[0] + "_nhwc");
+    const std::set<std::string> read_nchw = ReadNchw(editor, region, kinds);
     auto nhwc_input = [&](const std::string& value) {
       auto found = nhwc.find(value);
       if (found != nhwc.end()) return found->second;

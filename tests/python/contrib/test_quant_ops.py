@@ -198,7 +198,7 @@ def test_qlinear_average_pool_1d_3d(qtype):
 
 @pytest.mark.parametrize("qtype", ["uint8", "int8"])
 @pytest.mark.parametrize("channels_last", [0, 1])
-@pytest.mark.parametrize("shape", [(2, 3, 9, 10), (1, 16, 7), (2, 5, 3, 4, 2)])
+@pytest.mark.parametrize("shape", [(2, 3, 9, 10), (1, 16, 7), (2, 5, 3, 4, 2), (2, 7, 7, 150)])
 def test_qlinear_global_average_pool(qtype, channels_last, shape):
     r = rng(13)
     zps = (120, 131) if qtype == "uint8" else (-3, 5)

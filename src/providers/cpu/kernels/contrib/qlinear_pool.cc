@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/int_math.h"
 #include "platform/thread_pool.h"
 #include "providers/kernel.h"
 
@@ -202,6 +203,31 @@ class QLinearGlobalAveragePool final : public OpKernel {
     const bool is_signed = dt == DataType::kInt8;
     const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
     uint8_t* yd = static_cast<uint8_t*>(y.raw_data());
+    if (channels_last_) {
+      // Blocks of channels, pixel rows read in order (a channel's pixels lie C codes apart).
+      constexpr int64_t kBlock = 64;
+      const int64_t blocks = CeilDiv(l.C, kBlock);
+      ThreadPool::For(ctx.thread_pool(), l.N * blocks, 1.0 * image * kBlock, [&](int64_t begin, int64_t end) {
+        for (int64_t nb = begin; nb < end; ++nb) {
+          const int64_t n = nb / blocks, c0 = (nb % blocks) * kBlock, count = std::min(kBlock, l.C - c0);
+          int32_t acc[kBlock];
+          std::fill_n(acc, count, -zx * static_cast<int32_t>(image));
+          for (int64_t p = 0; p < image; ++p) {
+            const uint8_t* row = xd + (n * image + p) * l.C + c0;
+            if (is_signed) {
+              for (int64_t c = 0; c < count; ++c) acc[c] += static_cast<int8_t>(row[c]);
+            } else {
+              for (int64_t c = 0; c < count; ++c) acc[c] += row[c];
+            }
+          }
+          for (int64_t c = 0; c < count; ++c) {
+            const int32_t q = static_cast<int32_t>(std::nearbyint(static_cast<float>(acc[c]) * scale)) + zy;
+            yd[n * l.C + c0 + c] = Store(q, is_signed);
+          }
+        }
+      });
+      return;
+    }
     ThreadPool::For(ctx.thread_pool(), l.N * l.C, 1.0 * image, [&](int64_t begin, int64_t end) {
       for (int64_t nc = begin; nc < end; ++nc) {
         const int64_t n = nc / l.C, c = nc % l.C;
