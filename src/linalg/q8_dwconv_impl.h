@@ -233,15 +233,19 @@ inline void Avx2StorePairs(uint32_t* dst, int64_t left, __m256i v) {
   else _mm256_maskstore_epi32(reinterpret_cast<int*>(dst), Avx2TailMask(left), v);
 }
 
+// 16 pairs a step: the columns and their dx neighbours in 16 bits, interleaved (within each
+// 128-bit half), then the halves put back in order.
 inline void PairRowFromBytes(const uint8_t* padded, int64_t pw, int64_t dx, bool x_signed, int32_t x_zp,
                              uint32_t* row) {
-  const __m256i zp = _mm256_set1_epi32(x_zp), low = _mm256_set1_epi32(0xFFFF);
-  for (int64_t c = 0; c < pw; c += 8) {
-    const __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(padded + c));
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(padded + c + dx));
-    const __m256i va = _mm256_sub_epi32(x_signed ? _mm256_cvtepi8_epi32(a) : _mm256_cvtepu8_epi32(a), zp);
-    const __m256i vb = _mm256_sub_epi32(x_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b), zp);
-    Avx2StorePairs(row + c, pw - c, _mm256_or_si256(_mm256_and_si256(va, low), _mm256_slli_epi32(vb, 16)));
+  const __m256i zp = _mm256_set1_epi16(static_cast<int16_t>(x_zp));
+  for (int64_t c = 0; c < pw; c += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(padded + c));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(padded + c + dx));
+    const __m256i va = _mm256_sub_epi16(x_signed ? _mm256_cvtepi8_epi16(a) : _mm256_cvtepu8_epi16(a), zp);
+    const __m256i vb = _mm256_sub_epi16(x_signed ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b), zp);
+    const __m256i lo = _mm256_unpacklo_epi16(va, vb), hi = _mm256_unpackhi_epi16(va, vb);
+    Avx2StorePairs(row + c, pw - c, _mm256_permute2x128_si256(lo, hi, 0x20));
+    if (pw - c > 8) Avx2StorePairs(row + c + 8, pw - c - 8, _mm256_permute2x128_si256(lo, hi, 0x31));
   }
 }
 
@@ -404,16 +408,23 @@ inline bool PairSums(const uint32_t* pairs, const PairTap* taps, int count, int6
     const __m256 lo = _mm256_set1_ps((rq->out_signed ? -128.0f : 0.0f) - static_cast<float>(rq->zero_point));
     const __m256 hi = _mm256_set1_ps((rq->out_signed ? 127.0f : 255.0f) - static_cast<float>(rq->zero_point));
     const __m256i zp = _mm256_set1_epi32(rq->zero_point);
-    // The low byte of each int32: bytes 0, 4, 8, 12 of each 128-bit half, then the halves joined.
-    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
-                                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
-    for (int64_t t = 0; t < n; t += 8) {
-      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sum(t), bias)), scale);
+    auto codes = [&](__m256i v) {
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(v, bias)), scale);
       f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
-      const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
-      const __m256i b = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(q, pick), join);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(bytes + t), _mm256_castsi256_si128(b));
+      return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
+    };
+    // The low byte of each int32 of two vectors: bytes 0, 4, 8, 12 of each 128-bit half to
+    // dword 0 (first vector) or 1 (second), then the dwords put in order: 16 codes.
+    const __m256i pick0 = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8,
+                                           12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i pick1 = _mm256_setr_epi8(-1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                           -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i join = _mm256_setr_epi32(0, 4, 1, 5, 2, 3, 6, 7);
+    for (int64_t t = 0; t < n; t += 16) {
+      const __m256i q = _mm256_or_si256(_mm256_shuffle_epi8(codes(sum(t)), pick0),
+                                        _mm256_shuffle_epi8(codes(sum(t + 8)), pick1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + t),
+                       _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(q, join)));
     }
     return true;
   }
