@@ -243,12 +243,18 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
             a.taps = std::min(tap_chunk, taps_total - t0);
             a.accumulate = cb0 > 0 || t0 > 0;
             a.finish = cb0 + cbn == in_blocks_per_group_ && t0 + a.taps == taps_total;
-            for (int64_t t = 0; t < tiles; ++t) {
+            for (int64_t t = 0; t < tiles; t += a.tiles) {
               const int64_t q = tile_q[t];
               const int px = tile_px[t];
               const bool one_row = tile_one_row[t];
               a.x_base = one_row ? x_offsets[q] : 0;
               a.x_pixel_offsets = one_row ? nullptr : x_offsets + q;
+              // Equal tiles that continue the same row go in one call.
+              a.tiles = 1;
+              if (one_row)
+                while (t + a.tiles < tiles && tile_one_row[t + a.tiles] && tile_px[t + a.tiles] == px &&
+                       x_offsets[tile_q[t + a.tiles]] == a.x_base + a.tiles * px * col_step)
+                  ++a.tiles;
               if (y_blocked) {
                 a.y = y + y_off + q * b;
                 a.residual = args.residual != nullptr ? args.residual + y_off + q * b : nullptr;

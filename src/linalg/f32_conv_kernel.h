@@ -33,6 +33,10 @@ struct DirectTileArgs {
   float* y = nullptr;
   int64_t y_pixel_stride = 0, y_fb_stride = 0;
   const float* residual = nullptr;  // strides as y, or null
+  // Tiles of `pixels` pixels computed one after another: tile i starts i * pixels pixels on (x_base
+  // + i * pixels * x_pixel_stride; y and residual + i * pixels * y_pixel_stride). More than one
+  // only in the stride form (x_pixel_offsets null).
+  int64_t tiles = 1;
   const ConvActivation* act = nullptr;
   // Input channels come in chunks (so a chunk's weights stay in L1): `accumulate` adds onto y
   // instead of starting from the bias; `finish` (the last chunk) applies residual and act.

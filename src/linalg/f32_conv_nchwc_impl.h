@@ -17,15 +17,12 @@ namespace onyx::linalg::ONYX_SIMD_NS {
 // NC > 0: every input block holds exactly NC channels (an RGB first layer), unrolled.
 // kSpan: the pixels' input offsets come from x_pixel_offsets (a tile spanning rows); else they
 // are x_pixel_stride apart (fewer live registers, which the short AVX2 tiles notice).
+// One tile: x_base is pixel 0's window origin, y and residual_in its first output pixel.
 template <int FB, int PX, int NC, bool kSpan>
-void DirectTileT(const DirectTileArgs& a) {
+[[gnu::always_inline]] inline void DirectTileOne(const DirectTileArgs& a, int64_t group_blocks, int64_t x_base,
+                                                 float* y, const float* residual_in) {
   constexpr int B = Vec::kWidth;
   constexpr int64_t kTapFloats = int64_t{B} * B;
-  // Each group of input blocks sums at least kPartialSumTerms products from zero before it is
-  // added to the running output, as ONNX Runtime's NCHWc kernels do per channel block: one long
-  // float32 chain loses about sqrt(K / kPartialSumTerms) times more than partial sums (measured
-  // 5.9e-7 -> 2.2e-7 relative error on a 128-channel 3x3 layer against float64).
-  const int64_t group_blocks = std::max<int64_t>(1, (kPartialSumTerms + a.taps * B - 1) / (a.taps * B));
   // The first group starts from the bias (a single-group tile is then one plain sum); later
   // groups, and chunks after the first, start from zero and add y at their end.
   Vec acc[PX][FB];
@@ -45,7 +42,7 @@ void DirectTileT(const DirectTileArgs& a) {
     for (int64_t cb = g0; cb < g1; ++cb) {
       const int64_t nc = NC > 0 ? NC : cb + 1 == a.in_blocks ? a.last_block_channels : B;
       const float* wcb = a.w + cb * a.kernel_taps * kTapFloats;
-      const int64_t xcb = a.x_base + cb * a.x_block_stride;
+      const int64_t xcb = x_base + cb * a.x_block_stride;
       for (int64_t t = 0; t < a.taps; ++t) {
         const float* xt = a.x + (xcb + a.tap_offsets[t]);
         const float* wt = wcb + a.tap_index[t] * kTapFloats;
@@ -69,21 +66,21 @@ void DirectTileT(const DirectTileArgs& a) {
       for (int f = 0; f < FB; ++f)
 #pragma GCC unroll 16
         for (int p = 0; p < PX; ++p)
-          acc[p][f] = Vec::Add(acc[p][f], Vec::Load(a.y + f * a.y_fb_stride + p * a.y_pixel_stride));
+          acc[p][f] = Vec::Add(acc[p][f], Vec::Load(y + f * a.y_fb_stride + p * a.y_pixel_stride));
     }
     if (g1 < a.in_blocks) {
 #pragma GCC unroll 4
       for (int f = 0; f < FB; ++f)
 #pragma GCC unroll 16
         for (int p = 0; p < PX; ++p) {
-          Vec::Store(a.y + f * a.y_fb_stride + p * a.y_pixel_stride, acc[p][f]);
+          Vec::Store(y + f * a.y_fb_stride + p * a.y_pixel_stride, acc[p][f]);
           acc[p][f] = Vec::Zero();
         }
     }
   }
   // The activation is picked once per tile (see WithActivation); the costly ones run over the
   // stored tile afterwards, a filter block at a time.
-  const float* residual = a.finish ? a.residual : nullptr;
+  const float* residual = a.finish ? residual_in : nullptr;
   const bool after = a.finish && a.act != nullptr && !IsInlineActivation(a.act->kind);
   WithActivation(a.finish && !after ? a.act : nullptr, [&](auto activate) {
 #pragma GCC unroll 4
@@ -93,12 +90,32 @@ void DirectTileT(const DirectTileArgs& a) {
         const int64_t off = f * a.y_fb_stride + p * a.y_pixel_stride;
         Vec v = acc[p][f];
         if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + off));
-        Vec::Store(a.y + off, activate(v));
+        Vec::Store(y + off, activate(v));
       }
     }
   });
   if (after)
-    for (int f = 0; f < FB; ++f) ActivateVectors(a.y + f * a.y_fb_stride, PX, a.y_pixel_stride, *a.act);
+    for (int f = 0; f < FB; ++f) ActivateVectors(y + f * a.y_fb_stride, PX, a.y_pixel_stride, *a.act);
+}
+
+template <int FB, int PX, int NC, bool kSpan>
+void DirectTileT(const DirectTileArgs& a) {
+  constexpr int B = Vec::kWidth;
+  // Each group of input blocks sums at least kPartialSumTerms products from zero before it is
+  // added to the running output, as ONNX Runtime's NCHWc kernels do per channel block: one long
+  // float32 chain loses about sqrt(K / kPartialSumTerms) times more than partial sums (measured
+  // 5.9e-7 -> 2.2e-7 relative error on a 128-channel 3x3 layer against float64).
+  const int64_t group_blocks = std::max<int64_t>(1, (kPartialSumTerms + a.taps * B - 1) / (a.taps * B));
+  // A run of equal tiles side by side (stride form) in one call: the dispatch and setup are paid
+  // once per run instead of once per few pixels.
+  const int64_t x_step = kSpan ? 0 : PX * a.x_pixel_stride, y_step = PX * a.y_pixel_stride;
+  int64_t x_base = a.x_base;
+  float* y = a.y;
+  const float* residual = a.residual;
+  for (int64_t i = 0; i < a.tiles; ++i, x_base += x_step, y += y_step) {
+    DirectTileOne<FB, PX, NC, kSpan>(a, group_blocks, x_base, y, residual);
+    if (residual != nullptr) residual += y_step;
+  }
 }
 
 template <int FB, int PX>
