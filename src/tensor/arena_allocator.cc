@@ -146,6 +146,25 @@ void* ArenaAllocator::Allocate(size_t bytes) {
     free_blocks_.erase(it);
     return p;
   }
+  // None fits: grow the largest smaller cached block in place where the backing can. Its pages
+  // are resident, so a request at a new, larger shape (a graph output: PP-OCRv4's detector map at
+  // each new image size) faults in only the bytes it adds, not the whole size afresh.
+  if (growing_ != nullptr && it != free_blocks_.begin()) {
+    const auto smaller = std::prev(it);
+    const size_t old_size = smaller->first;
+    if (max_bytes_ == 0 || stats_.reserved - old_size + size <= max_bytes_) {
+      if (void* grown = growing_->Grow(smaller->second, size)) {
+        block_size_.erase(smaller->second);
+        free_blocks_.erase(smaller);
+        block_size_[grown] = size;
+        stats_.reserved += size - old_size;
+        stats_.in_use += size;
+        stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
+        ++stats_.grown_cached_blocks;
+        return grown;
+      }
+    }
+  }
   if (max_bytes_ != 0 && stats_.reserved + size > max_bytes_) {
     TrimLocked();
     ONYX_CHECK(stats_.reserved + size <= max_bytes_, kOutOfMemory, "the memory arena cap of ", max_bytes_,

@@ -71,6 +71,7 @@ class ArenaAllocator final : public Allocator, public std::enable_shared_from_th
     size_t idle_pattern_bytes = 0;   // bytes of the blocks kept for a key (no Run has them)
     size_t pattern_allocations = 0;  // requests placed inside a memory-pattern block
     size_t grown_pattern_blocks = 0;  // outgrown pattern blocks grown in place (resident pages kept)
+    size_t grown_cached_blocks = 0;   // cached blocks grown in place for a larger request
   };
   // The size of a pattern block made for a Run whose high-water mark was `high_water`.
   static size_t PatternBlockBytes(size_t high_water) { return high_water + high_water / 4; }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "onyx/error.h"
 #include "tensor/arena_allocator.h"
 
 namespace onyx {
@@ -68,6 +69,39 @@ TEST(ArenaGrowth, AnOutgrownBlockKeepsItsResidentPages) {
     run->Free(p);
   }
   EXPECT_EQ(arena->stats().backing_allocations, grown.backing_allocations);
+}
+
+TEST(ArenaGrowth, ACachedBlockGrowsForALargerRequest) {
+  if (kAddressSanitizer) GTEST_SKIP() << "the arena's backing maps nothing under AddressSanitizer";
+  auto arena = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator());
+  void* small = arena->Allocate(kMiB);  // a graph output at one shape
+  std::memset(small, 0x5A, kMiB);
+  arena->Free(small);
+  const size_t backing = arena->stats().backing_allocations;
+  auto* p = static_cast<unsigned char*>(arena->Allocate(3 * kMiB / 2));  // at a larger shape
+  const ArenaAllocator::Stats s = arena->stats();
+  EXPECT_EQ(s.grown_cached_blocks, 1u);
+  EXPECT_EQ(s.backing_allocations, backing);
+  EXPECT_EQ(s.reserved, 3 * kMiB / 2);
+  const long faults = MinorFaults();
+  size_t kept = 0;
+  for (size_t i = 0; i < kMiB; i += 64) kept += p[i] == 0x5A;
+  EXPECT_LT(MinorFaults() - faults, 16);
+  EXPECT_EQ(kept, kMiB / 64);
+  arena->Free(p);
+  // A smaller request takes it back as it is (no more than a quarter larger), not grown.
+  void* again = arena->Allocate(5 * kMiB / 4);
+  EXPECT_EQ(again, p);
+  arena->Free(again);
+  EXPECT_EQ(arena->stats().grown_cached_blocks, 1u);
+}
+
+TEST(ArenaGrowth, GrowingACachedBlockRespectsTheCap) {
+  auto arena = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator(), 3 * kMiB / 2);
+  arena->Free(arena->Allocate(kMiB));
+  EXPECT_THROW(arena->Allocate(2 * kMiB), Error);
+  EXPECT_EQ(arena->stats().grown_cached_blocks, 0u);
+  EXPECT_LE(arena->stats().reserved, 3 * kMiB / 2);
 }
 
 TEST(ArenaGrowth, BlocksFromMallocAreReplacedInstead) {
