@@ -108,7 +108,7 @@ void QuantizeLinearRule(InferenceContext& ctx) {
   DataType dt = ctx.has_input(2) ? ctx.input_dtype(2) : DataType::kUndefined;
   if (dt == DataType::kUndefined) {
     const int64_t attr = ctx.attr_int("output_dtype", 0);
-    dt = attr != 0 ? static_cast<DataType>(attr) : DataType::kUInt8;
+    dt = attr == 0 ? DataType::kUInt8 : attr > 0 && attr <= kMaxDataType ? static_cast<DataType>(attr) : DataType::kUndefined;
   }
   const Dims* x = ctx.input_dims(0);
   ctx.set_output(0, dt, x ? std::optional<Dims>(*x) : std::nullopt);

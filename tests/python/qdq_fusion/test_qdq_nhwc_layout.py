@@ -28,7 +28,7 @@ VNNI = _has_vnni()
 
 
 def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=False, hw=7, mid_output=False, side_reader=False,
-           group=1, subgraph=False, seed=0):
+           group=1, subgraph=False, unknown_shape=False, seed=0):
     """x [N, C, hw, hw] (int) -> 4 blocks of conv a (1x1) -> conv b (3x3, pad 1, `group`) ->
     conv c (1x1) -> QLinearAdd(c, a) -> QLinearGlobalAveragePool -> y (12 convs: a region needs 4
     convs per Transpose); options add readers of the first block's b."""
@@ -76,7 +76,7 @@ def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=Fal
     nodes.append(helper.make_node("QLinearGlobalAveragePool", [x, f"{x}_s", f"{x}_z", const(np.float32(scales["g"]), "g_s"),
                                                                zp(zeros["g"], "g_z")], ["y"], domain="com.microsoft"))
     outputs = [helper.make_tensor_value_info("y", act, None)]
-    inputs = [helper.make_tensor_value_info("x", act, ["N", C, hw, hw])]
+    inputs = [helper.make_tensor_value_info("x", act, None if unknown_shape else ["N", C, hw, hw])]
     if mid_output:
         outputs.append(helper.make_tensor_value_info("b0", act, None))
     if side_reader:  # an NCHW reader of b: MaxPool on the integers
@@ -97,7 +97,7 @@ def _feed(path, batch, seed=1):
     model = onnx.load(path)
     x = model.graph.input[0].type.tensor_type
     dtype = np.int8 if x.elem_type == TensorProto.INT8 else np.uint8
-    shape = [batch] + [d.dim_value for d in x.shape.dim[1:]]
+    shape = [batch] + [d.dim_value for d in x.shape.dim[1:]] if x.HasField("shape") else [batch, C, 7, 7]
     info = np.iinfo(dtype)
     feed = {"x": np.random.default_rng(seed).integers(info.min, info.max + 1, shape).astype(dtype)}
     if len(model.graph.input) > 1:
@@ -164,6 +164,14 @@ def test_group_conv_breaks_the_chain():
     ops = _ops(path)
     assert ops.get("QLinearConv") == 12 and "Transpose" not in ops, ops
     _check(path)
+
+
+def test_unknown_rank_stays_nchw():
+    # Without X's rank the pass cannot tell an image from anything else: nothing changes.
+    path = _chain("nhwc_unknown", unknown_shape=True)
+    ops = _ops(path)
+    assert ops.get("QLinearConv") == 12 and "Transpose" not in ops, ops
+    _check(path, batches=(1,), threads=(1,))
 
 
 def test_larger_maps_run_channels_last_too():
