@@ -1,10 +1,11 @@
 // Convolution microbenchmarks: GFLOP/s (counter "GFLOPS", 2 * multiply-adds per second) of each
 // engine and ISA variant on one thread, over layer shapes of the benchmark models: ResNet-50's
 // 3x3 and 1x1 stages, MobileNetV2's depthwise layers (stride 1 and 2) and a first-layer 7x7
-// stride-2 convolution, and EfficientNet-B0 layers with their fused SiLU. Each engine runs only
-// the shapes it supports; direct_nchwc, depthwise_nchwc and winograd_nchwc run on NCHWc input
-// and output, as inside models after the layout pass; the *_silu variants apply SiLU instead of
-// Relu, and the *_t2 ones run on a pool of 2 threads (wall time).
+// stride-2 convolution, EfficientNet-B0 layers with their fused SiLU and YOLO's early
+// few-channel layers on big maps. Each engine runs only the shapes it supports; direct_nchwc,
+// depthwise_nchwc and winograd_nchwc run on NCHWc input and output, as inside models after the
+// layout pass; the *_silu variants apply SiLU instead of Relu, and the *_t2 ones run on a pool
+// of 2 threads (wall time).
 //
 //   build/release/bench/conv_bench --benchmark_filter='winograd/' --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
@@ -42,6 +43,9 @@ constexpr Layer kLayers[] = {
     {"effnet_1x1_16_112", 16, 112, 96, 1, 1, 1},     {"effnet_dw_5x5_672_14", 672, 14, 672, 5, 1, 672},
     {"mbv2_1x1_960_160_7", 960, 7, 160, 1, 1, 1},   {"mbv2_1x1_960_320_7", 960, 7, 320, 1, 1, 1},
     {"mbv2_1x1_96_576_14", 96, 14, 576, 1, 1, 1},   {"mbv2_dw_3x3_576_14", 576, 14, 576, 3, 1, 576},
+    // YOLO's early stages at 640x640: few channel blocks on big maps (per-pixel overhead shows).
+    {"yolo_1x1_32_32_160", 32, 160, 32, 1, 1, 1},   {"yolo_1x1_16_16_320", 16, 320, 16, 1, 1, 1},
+    {"yolo_3x3_s2_32_320", 32, 320, 64, 3, 2, 1},
 };
 
 linalg::Conv2dShape ShapeOf(const Layer& l) {
