@@ -190,9 +190,11 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     }
   };
   const int64_t panel_bytes = std::max<int64_t>(1, kg) * kNr * kGroup;
-  if (row_panels * kg * kMr * kGroup > kLargeW && col_panels * panel_bytes <= kResidentX) {
+  if ((row_panels * kg * kMr * kGroup > kLargeW || (threads > 1 && chunks > 1)) && col_panels * panel_bytes <= kResidentX) {
     // W larger than L2 and few pixels (the last stages of a CNN): every X panel packed first, then
     // each W panel passes all of them, so W streams from memory once instead of once a panel.
+    // Also when threads split W's rows for want of pixel panels: each row chunk would pack its
+    // pixel panels again (at 2 threads, up to 4 times as often as at 1).
     thread_local AlignedFloats all_panels;
     thread_local std::vector<__m512i> all_sums;
     const auto floats = static_cast<size_t>(col_panels * panel_bytes / 4);

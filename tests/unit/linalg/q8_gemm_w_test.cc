@@ -117,6 +117,14 @@ TEST_F(Q8GemmWTest, LargeWFewPixels) {
   Check({263, 33, 3203, false, true, false}, 105, &pool);
 }
 
+// W within L2 but too few pixel panels for two threads (a 7x7 map): the rows are split, and the
+// pixel panels are packed once up front instead of once a row chunk.
+TEST_F(Q8GemmWTest, SmallWFewPixelsTwoThreads) {
+  ThreadPool pool(2);
+  Check({160, 49, 96, true, false, true}, 106, &pool);
+  Check({72, 17, 35, false, true, false}, 107, &pool);
+}
+
 TEST_F(Q8GemmWTest, EmptyK) { Check({5, 19, 0, true, false, true}, 103); }
 
 }  // namespace
