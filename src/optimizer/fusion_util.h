@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph.h"
@@ -106,5 +107,16 @@ void SetConvParams(GraphEditor& editor, ir::Node* conv, const ConvParams& p, con
 
 // Normalizes axes for a rank; nullopt when out of range or repeated.
 std::optional<std::vector<int64_t>> NormalizeAxes(const std::vector<int64_t>& axes, int64_t rank);
+
+// Disjoint sets of nodes (the layout passes' regions): every node is first made its own set with
+// parent[n] = n; Join merges two sets, Find names a set by one of its nodes (path halving).
+struct NodeSets {
+  std::unordered_map<ir::Node*, ir::Node*> parent;
+  ir::Node* Find(ir::Node* n) {
+    while (parent[n] != n) n = parent[n] = parent[parent[n]];
+    return n;
+  }
+  void Join(ir::Node* a, ir::Node* b) { parent[Find(a)] = Find(b); }
+};
 
 }  // namespace onyx::fusion

@@ -253,15 +253,6 @@ std::string BlockedOp(const ir::Node* n, MemberKind kind) {
   return n->op_type;
 }
 
-struct UnionFind {
-  std::unordered_map<ir::Node*, ir::Node*> parent;
-  ir::Node* Find(ir::Node* n) {
-    while (parent[n] != n) n = parent[n] = parent[parent[n]];
-    return n;
-  }
-  void Join(ir::Node* a, ir::Node* b) { parent[Find(a)] = Find(b); }
-};
-
 class NchwcLayout final : public Pass {
  public:
   std::string name() const override { return "NchwcLayout"; }
@@ -282,7 +273,7 @@ class NchwcLayout final : public Pass {
     // Candidates, in topological order, and the regions they form.
     std::vector<ir::Node*> order;
     std::unordered_map<ir::Node*, MemberFacts> facts;
-    UnionFind regions;
+    NodeSets regions;
     for (ir::Node* n : editor.Nodes()) {
       auto f = MatchConv(editor, n, block);
       if (!f) f = MatchOther(editor, n, block);

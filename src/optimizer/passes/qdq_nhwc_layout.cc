@@ -97,15 +97,6 @@ std::vector<size_t> ImageInputs(Kind kind) {
   return {0};
 }
 
-struct UnionFind {
-  std::unordered_map<ir::Node*, ir::Node*> parent;
-  ir::Node* Find(ir::Node* n) {
-    while (parent[n] != n) n = parent[n] = parent[parent[n]];
-    return n;
-  }
-  void Join(ir::Node* a, ir::Node* b) { parent[Find(a)] = Find(b); }
-};
-
 class QdqNhwcLayout final : public Pass {
  public:
   std::string name() const override { return "QdqNhwcLayout"; }
@@ -142,7 +133,7 @@ class QdqNhwcLayout final : public Pass {
       }
       std::erase_if(order, [&](ir::Node* n) { return !kinds.count(n); });
     }
-    UnionFind regions;
+    NodeSets regions;
     for (ir::Node* n : order) regions.parent[n] = n;
     for (ir::Node* n : order)
       for (size_t i : ImageInputs(kinds.at(n))) {
