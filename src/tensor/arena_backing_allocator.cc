@@ -44,7 +44,11 @@ void* MapAligned(size_t length, size_t align, size_t page) {
   return reinterpret_cast<void*>(start);
 }
 
-size_t PageBytes() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+// Asked once: the page size cannot change while the process runs.
+size_t PageBytes() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
 
 // Blocks of 2 MB and more start on a 2 MB boundary and are advised onto transparent huge pages
 // (advice only: where THP is off they stay on small pages).
