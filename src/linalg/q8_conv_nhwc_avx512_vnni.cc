@@ -2,8 +2,9 @@
 // pixels by 64 output channels (24 accumulators). For each tap of the window, each pixel's row of
 // C codes is read in place: vpdpbusd multiplies 4 of its codes (one broadcast) by 4 codes of each
 // of 64 channels' weights (4 vectors, one weight panel) into int32 lanes, exactly. A tile's rows
-// are finished in registers (x's zero point through the weights' sums, bias, scale, clamp,
-// round half to even, zero point) and stored as runs of 64 channels of the channels-last output.
+// start from x's zero point through the weights' sums and the bias, and are finished in registers
+// (scale, clamp, round half to even, zero point), each stored as one run of 64 channels of the
+// channels-last output.
 #if defined(__x86_64__)
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -31,14 +32,46 @@ constexpr int64_t kPanel = PackedQ8Nhwc::kPanel;
 // Tiles a task runs on one weight panel: the panel stays in L1 / L2 across them.
 constexpr int64_t kTilesPerTask = 16;
 
-// acc[kRows][NV] (16 int32 each) = sum over taps and C / 4 groups; ptr[t * kRows + r]: the row of
-// C codes pixel r reads at tap t. kFlip: int8 codes, stored + 128.
-template <int NV, bool kFlip>
-void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t* w, int32_t* acc) {
+// The per-tile requantization: per output channel of the panel (4 vectors of 16), the int32
+// offset bias - zx' * sum_k w' (the accumulators start from it) and the scale; the float clamp
+// bounds (the type's range less the zero point), the zero point, and where each row's 64 codes go.
+struct Epilogue {
+  __m512i offset[4];
+  __m512 scale[4];
+  __m512 lo, hi;
+  __m512i zp16;              // the zero point in 16-bit lanes
+  __mmask64 store = ~0ull;  // the panel's valid channels
+};
+
+// The 64 requantized codes of one pixel: the int32 lanes clamped in float are exact in 16 bits,
+// so two saturating packs (which interleave 128-bit lanes: one permute restores the order) give
+// 64 codes for one store (per 16 channels a vpmovdb and a masked store cost twice as much).
+template <bool kSignedOut>
+inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
+  __m512i q[4];
+  for (int v = 0; v < 4; ++v) {
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c[v]), e.scale[v]);
+    f = _mm512_min_ps(_mm512_max_ps(f, e.lo), e.hi);  // clamped in float first, as ORT does
+    q[v] = _mm512_cvtps_epi32(f);
+  }
+  const __m512i ab = _mm512_add_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
+  const __m512i cd = _mm512_add_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
+  const __m512i bytes = kSignedOut ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
+  // Dword 4i + j of the packs holds codes 4i..4i+3 of vector j: back to vector-major order.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  _mm512_mask_storeu_epi8(row, e.store, _mm512_permutexvar_epi32(order, bytes));
+}
+
+// One tile: acc[kRows][NV] (16 int32 each) = offset + sum over taps and C / 4 groups, finished in
+// registers into out[r] (rows r < rows); ptr[t * kRows + r]: the row of C codes pixel r reads at
+// tap t. kFlip: int8 codes, stored + 128.
+template <int NV, bool kFlip, bool kSignedOut>
+void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t* w, const Epilogue& e,
+          uint8_t* const* out, int rows) {
   __m512i c[kRows][NV];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r)
-    for (int v = 0; v < NV; ++v) c[r][v] = _mm512_setzero_si512();
+    for (int v = 0; v < NV; ++v) c[r][v] = e.offset[v];
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t t = 0; t < taps; ++t) {
     const uint8_t* p[kRows];
@@ -57,20 +90,29 @@ void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t*
     }
   }
 #pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r)
-    for (int v = 0; v < NV; ++v) _mm512_store_si512(acc + (r * 4 + v) * 16, c[r][v]);
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+    __m512i row[4];
+    for (int v = 0; v < 4; ++v) row[v] = v < NV ? c[r][v] : _mm512_setzero_si512();
+    StoreRow<kSignedOut>(e, row, out[r]);
+  }
 }
 
-using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, int32_t*);
+using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, const Epilogue&, uint8_t* const*, int);
 
-template <bool kFlip>
+template <bool kFlip, bool kSignedOut>
 TileFn PickTile(int nv) {
   switch (nv) {
-    case 1: return &Tile<1, kFlip>;
-    case 2: return &Tile<2, kFlip>;
-    case 3: return &Tile<3, kFlip>;
-    default: return &Tile<4, kFlip>;
+    case 1: return &Tile<1, kFlip, kSignedOut>;
+    case 2: return &Tile<2, kFlip, kSignedOut>;
+    case 3: return &Tile<3, kFlip, kSignedOut>;
+    default: return &Tile<4, kFlip, kSignedOut>;
   }
+}
+
+TileFn PickTile(int nv, bool x_signed, bool out_signed) {
+  if (x_signed) return out_signed ? PickTile<true, true>(nv) : PickTile<true, false>(nv);
+  return out_signed ? PickTile<false, true>(nv) : PickTile<false, false>(nv);
 }
 
 }  // namespace
@@ -98,30 +140,28 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
   const double cost = 2.0 * kRows * kTilesPerTask * static_cast<double>(taps * c * kPanel);
   ThreadPool::For(pool, panels * blocks, cost, [&](int64_t t0, int64_t t1) {
     std::vector<const uint8_t*> ptr(static_cast<size_t>(taps * kRows));
-    alignas(64) int32_t acc[kRows * 4 * 16];
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t panel = by_block ? task % panels : task / blocks;
       const int64_t block = by_block ? task / panels : task % blocks;
       const int64_t m0 = panel * kPanel;
       const int nv = static_cast<int>(std::min<int64_t>(4, CeilDiv(m - m0, int64_t{16})));
-      const TileFn tile = x_signed ? PickTile<true>(nv) : PickTile<false>(nv);
+      const TileFn tile = PickTile(nv, x_signed, out.out_signed);
       const int8_t* wp = w.data() + panel * taps * groups * kPanel * 4;
-      // The panel's per-channel terms: bias - zx' * sum_k w' (int32), scale, store mask.
-      __m512i offset[4];
-      __m512 scale[4];
-      __mmask16 masks[4];
-      for (int v = 0; v < nv; ++v) {
+      Epilogue e;
+      for (int v = 0; v < 4; ++v) {
         const int64_t ch = m0 + 16 * v;
-        const int valid = static_cast<int>(std::min<int64_t>(16, m - ch));
-        masks[v] = static_cast<__mmask16>(valid >= 16 ? 0xFFFF : (1u << valid) - 1);
-        const __m512i corr = _mm512_mullo_epi32(_mm512_set1_epi32(zx), _mm512_maskz_loadu_epi32(masks[v], w.sums() + ch));
+        const int valid = static_cast<int>(std::clamp<int64_t>(m - ch, 0, 16));
+        const auto mask = static_cast<__mmask16>(valid >= 16 ? 0xFFFF : (1u << valid) - 1);
+        const __m512i corr = _mm512_mullo_epi32(_mm512_set1_epi32(zx), _mm512_maskz_loadu_epi32(mask, w.sums() + ch));
         const __m512i bias =
-            out.bias_int != nullptr ? _mm512_maskz_loadu_epi32(masks[v], out.bias_int + ch) : _mm512_setzero_si512();
-        offset[v] = _mm512_sub_epi32(bias, corr);
-        scale[v] = out.scale_per_column ? _mm512_maskz_loadu_ps(masks[v], out.scale + ch) : _mm512_set1_ps(out.scale[0]);
+            out.bias_int != nullptr ? _mm512_maskz_loadu_epi32(mask, out.bias_int + ch) : _mm512_setzero_si512();
+        e.offset[v] = _mm512_sub_epi32(bias, corr);
+        e.scale[v] = out.scale_per_column ? _mm512_maskz_loadu_ps(mask, out.scale + ch) : _mm512_set1_ps(out.scale[0]);
       }
-      const __m512i zp = _mm512_set1_epi32(out.zero_point);
-      const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+      const int64_t valid = std::min<int64_t>(kPanel, m - m0);
+      e.store = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
+      e.lo = _mm512_set1_ps(lo), e.hi = _mm512_set1_ps(hi);
+      e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
       const int64_t tile1 = std::min(tiles, (block + 1) * kTilesPerTask);
       for (int64_t ti = block * kTilesPerTask; ti < tile1; ++ti) {
         const int64_t p0 = ti * kRows;
@@ -141,17 +181,9 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
             }
           }
         }
-        tile(ptr.data(), taps, groups, wp, acc);
-        for (int r = 0; r < rows; ++r) {
-          uint8_t* row = static_cast<uint8_t*>(out.c) + (p0 + r) * out.ldc + m0;
-          for (int v = 0; v < nv; ++v) {
-            const __m512i a = _mm512_load_si512(acc + (r * 4 + v) * 16);
-            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(a, offset[v])), scale[v]);
-            f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);  // clamped in float first, as ORT does
-            const __m128i q = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
-            _mm_mask_storeu_epi8(row + 16 * v, masks[v], q);
-          }
-        }
+        uint8_t* rows_out[kRows];
+        for (int r = 0; r < kRows; ++r) rows_out[r] = static_cast<uint8_t*>(out.c) + (p0 + std::min(r, rows - 1)) * out.ldc + m0;
+        tile(ptr.data(), taps, groups, wp, e, rows_out, rows);
       }
     }
   });
