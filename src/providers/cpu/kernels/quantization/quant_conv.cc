@@ -464,18 +464,21 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const uint8_t* xb, bool
 void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
               const linalg::Q8Output& out, ThreadPool* pool) {
   const int64_t c = g.channels, m = g.out_channels, depth = c * g.kernel_size;
+  // The channels-last output from its pixel `first` on (images one after another): [pixels, M].
+  auto output_from = [&](int64_t first) {
+    linalg::Q8Output o = out;
+    o.transposed = false;
+    o.ldc = m;
+    o.c = static_cast<uint8_t*>(out.c) + first * m;
+    return o;
+  };
   if (!w.direct.empty()) {  // the direct kernel reads the image in place
     linalg::Q8ConvNhwcShape s;
     s.channels = c, s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1];
     s.kh = g.kernel[0], s.kw = g.kernel[1], s.sy = g.stride[0], s.sx = g.stride[1];
     s.dy = g.dilation[0], s.dx = g.dilation[1], s.top = g.pad_begin[0], s.left = g.pad_begin[1];
-    for (int64_t n = 0; n < g.batch; ++n) {
-      linalg::Q8Output o = out;
-      o.transposed = false;
-      o.ldc = m;
-      o.c = static_cast<uint8_t*>(out.c) + n * g.out_size * m;
-      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, o, pool);
-    }
+    for (int64_t n = 0; n < g.batch; ++n)
+      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, output_from(n * g.out_size), pool);
     return;
   }
   const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
@@ -493,10 +496,7 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
       const int64_t count = std::min(tile, g.out_size - p0);
       const uint8_t* a = pointwise ? image : buffer;
       if (!pointwise) Im2RowHwc(g, image, p0, count, static_cast<uint8_t>(x_zp), buffer, pool);
-      linalg::Q8Output o = out;
-      o.transposed = false;
-      o.ldc = m;
-      o.c = static_cast<uint8_t*>(out.c) + (n * g.out_size + p0) * m;
+      const linalg::Q8Output o = output_from(n * g.out_size + p0);
       linalg::Q8Gemm(count, a, x_signed, pointwise ? c : depth, &x_zp, false, w.groups[0], o, pool);
     }
   }
