@@ -19,73 +19,19 @@ import statistics
 import sys
 import time
 
-import numpy as np
 from bench_util import cpu_model
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tests", "python"))
 
-
-def to_bfloat16_bits(a):
-    """float32 array -> uint16 bfloat16 bits, rounded to nearest even."""
-    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
-    rounded = bits + 0x7FFF + ((bits >> 16) & 1)
-    return (rounded >> 16).astype(np.uint16)
-
-
-def bfloat16_twin(half_model):
-    """The float16 model with bfloat16 in place of float16 everywhere."""
-    import onnx
-    from onnx import TensorProto, numpy_helper
-
-    m = onnx.ModelProto()
-    m.CopyFrom(half_model)
-
-    def convert_tensor(t):
-        if t.data_type != TensorProto.FLOAT16:
-            return
-        values = numpy_helper.to_array(t).astype(np.float32)
-        name = t.name
-        t.Clear()
-        t.name = name
-        t.data_type = TensorProto.BFLOAT16
-        t.dims.extend(values.shape)
-        t.raw_data = to_bfloat16_bits(values).tobytes()
-
-    def convert_type(tp):
-        if tp.HasField("tensor_type") and tp.tensor_type.elem_type == TensorProto.FLOAT16:
-            tp.tensor_type.elem_type = TensorProto.BFLOAT16
-
-    def convert_graph(g):
-        for t in g.initializer:
-            convert_tensor(t)
-        for vi in list(g.input) + list(g.output) + list(g.value_info):
-            convert_type(vi.type)
-        for n in g.node:
-            for a in n.attribute:
-                if n.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT16:
-                    a.i = TensorProto.BFLOAT16
-                if a.type == onnx.AttributeProto.TENSOR:
-                    convert_tensor(a.t)
-                if a.type == onnx.AttributeProto.GRAPH:
-                    convert_graph(a.g)
-                for sub in a.graphs:
-                    convert_graph(sub)
-
-    convert_graph(m.graph)
-    return m
+# bfloat16_twin is also imported from here by tests/python/half_precision.
+from model_variants import bfloat16_twin, build  # noqa: E402,F401
 
 
 def make_twins(float_path, out_dir):
-    import onnx
-    from onnxruntime.transformers.float16 import convert_float_to_float16
-    stem = os.path.splitext(os.path.basename(float_path))[0]
-    half = convert_float_to_float16(onnx.load(float_path), keep_io_types=True)
-    paths = {"float32": float_path}
-    for kind, model in (("float16", half), ("bfloat16", bfloat16_twin(half))):
-        paths[kind] = os.path.join(out_dir, f"{stem}_{kind}.onnx")
-        onnx.save(model, paths[kind])
-    return paths
+    """{float32, float16, bfloat16: path}; the twins built by bench/model_variants.py."""
+    return {"float32": float_path, "float16": build("fp16", float_path, out_dir),
+            "bfloat16": build("bf16", float_path, out_dir)}
 
 
 def short_error(e):

@@ -37,60 +37,14 @@ from bench_util import cpu_model
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
 
-CNNS = ("resnet50", "mobilenetv2", "yolo_like")
-
-
-def quantize_static(float_path, out_path, feeds, fmt, samples=8, calibration=None):
-    """ORT's recommended flow: quant_pre_process (shape inference, BatchNormalization folded),
-    then quantize_static on random calibration images (or the given list of feeds)."""
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType
-    from onnxruntime.quantization import quantize_static as ort_quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    prepared = out_path.replace(".onnx", "_prepared.onnx")
-    quant_pre_process(float_path, prepared, skip_symbolic_shape=True)
-    name, shape = next((k, v.shape) for k, v in feeds.items())
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            rng = np.random.default_rng(0)
-            self.feeds = iter(calibration or
-                              [{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(samples)])
-
-        def get_next(self):
-            return next(self.feeds, None)
-
-    ort_quantize_static(prepared, out_path, Reader(),
-                        quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-
-
-def quantize_dynamic(float_path, out_path, cnn=False):
-    from onnxruntime.quantization import QuantType
-    from onnxruntime.quantization import quantize_dynamic as ort_quantize_dynamic
-    if cnn:  # BatchNormalization folded first, Conv only (ConvInteger)
-        from onnxruntime.quantization.shape_inference import quant_pre_process
-        prepared = out_path.replace(".onnx", "_prepared.onnx")
-        quant_pre_process(float_path, prepared, skip_symbolic_shape=True)
-        ort_quantize_dynamic(prepared, out_path, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"])
-        return
-    ort_quantize_dynamic(float_path, out_path, weight_type=QuantType.QInt8)
+from model_variants import CNNS, build, calibration_for
 
 
 def quantized_model(work, models_dir, model, form, feeds, entry):
-    path = os.path.join(work, f"{model}_{form}.onnx")
-    if not os.path.exists(path):
-        float_path = os.path.join(models_dir, f"{model}.onnx")
-        if form == "dynamic":
-            quantize_dynamic(float_path, path, cnn=model in CNNS)
-        elif model in CNNS:
-            quantize_static(float_path, path, feeds, form)
-        else:
-            # Transformers: calibrate on random token ids (other seeds than the bench feeds).
-            from onyx_harness import bench_feeds
-            calibration = [bench_feeds(entry, seed=1 + i) for i in range(8)]
-            quantize_static(float_path, path, feeds, form, calibration=calibration)
-    return path
+    """The int8 model in `form` (qdq, qop, dynamic), built by bench/model_variants.py into `work`
+    (reused when there)."""
+    return build(f"int8-{form}", os.path.join(models_dir, entry["file"]), work,
+                 calibration=lambda: calibration_for(model, feeds, entry), model=model)
 
 
 def sessions(paths, threads, without=None):

@@ -14,8 +14,17 @@ in float64 (float64_reference.py), the nearest thing to the exact answer. OpenVI
 float32 (INFERENCE_PRECISION_HINT f32) like the others; a model it cannot load gets an error in
 its columns only.
 
+--variants int8-qdq,int8-qop,int8-dynamic,fp16,bf16 adds rows `model@variant` for the variants of
+each selected model that bench/model_variants.py builds (kept in --variant-work and reused), each
+measured like the float rows, with one more worker in the rotation: Onyx on the model's float32
+twin, whose median over Onyx's on the variant is the column "Onyx fp32/variant". A variant's
+outputs are checked against ONNX Runtime's on the same variant (where ORT cannot run it, against
+ORT's on the float32 twin), by the variant's own rule (variant_check.py). The variant rows get a
+table and geometric means of their own; the float rows' table and geomean are unchanged.
+
   bench/compare/compare.py [--models a,b] [--threads 1,2] [--rounds 20] [--warmup 3]
                            [--engines ort,openvino] [--onyx-worker PATH] [--no-float64]
+                           [--variants a,b] [--variant-work DIR]
 """
 import argparse
 import datetime
@@ -37,6 +46,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "tests", "python"))
 import onyx_harness  # noqa: E402
 import float64_reference  # noqa: E402  (beside this file, so on sys.path when run as a script)
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import model_variants  # noqa: E402
+import variant_check  # noqa: E402
+import variant_table  # noqa: E402
 
 REAL_MODELS = {
     "ppocr_det": ("ch_PP-OCRv4_det_infer.onnx", lambda rng: {"x": rng.standard_normal((1, 3, 640, 640), np.float32)}),
@@ -52,7 +65,7 @@ BENCH_MODELS = ["resnet50", "mobilenetv2", "efficientnet_b0", "bert_base", "bert
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LABELS = {"onyx": "Onyx", "ort": "ORT", "openvino": "OV"}
+LABELS = {"onyx": "Onyx", "ort": "ORT", "openvino": "OV", "onyx_fp32": "Onyx fp32"}
 
 
 class Worker:
@@ -87,7 +100,7 @@ class Worker:
 
 
 def worker_command(engine, path, threads, specs, args, opt_level=None):
-    if engine == "onyx":
+    if engine in ("onyx", "onyx_fp32"):  # onyx_fp32: Onyx on a variant's float32 twin
         return [args.onyx_worker, path, str(threads), args.opt_level] + specs
     if engine == "ort":
         return [sys.executable, os.path.join(HERE, "ort_worker.py"), path, str(threads),
@@ -201,22 +214,23 @@ def worker_error(e):
     return (message if message and kind.isidentifier() else text)[:160]
 
 
-def start_workers(engines, path, threads, specs, args, result):
+def start_workers(engines, path, threads, specs, args, result, optional=("openvino",), paths=None):
     """{engine: Worker}. The engine made first pays alone for what the first load of a model costs
     the machine (reading the file, first touches of fresh memory): which one goes first rotates by
-    row. OpenVINO failing to load the model is a note in its columns; the others failing is the row's
-    error."""
+    row. An optional engine (OpenVINO; ORT too on a variant) failing to load the model is a note in
+    its columns; the others failing is the row's error. paths: {engine: model} where an engine
+    loads another model than `path` (onyx_fp32: the float32 twin)."""
     k = (args.rows_measured - 1) % len(engines)
     workers = {}
     for engine in engines[k:] + engines[:k]:
         try:
-            workers[engine] = Worker(worker_command(engine, path, threads, specs, args))
+            workers[engine] = Worker(worker_command(engine, (paths or {}).get(engine, path), threads, specs, args))
         except Exception as e:
-            if engine != "openvino":
+            if engine not in optional:
                 for w in workers.values():
                     w.close()
                 raise
-            result["openvino_error"] = worker_error(e)
+            result[f"{engine}_error"] = worker_error(e)
     return workers
 
 
@@ -250,6 +264,33 @@ def check_outputs(name, path, feeds, threads, specs, workers, args, tmp, result)
         result[key], result[key + "_detail"] = agree, detail
 
 
+def check_variant_outputs(name, path, float_path, threads, specs, workers, args, tmp, result):
+    """Onyx's (and OpenVINO's) outputs on a variant against ORT's on the same variant or, where ORT
+    cannot run it, ORT's on the float32 twin, by the variant's rule (variant_check.py)."""
+    folder = lambda engine: os.path.join(tmp, f"{name}_{threads}_{engine}")
+    for engine in [e for e in workers if e != "onyx_fp32"]:
+        try:
+            workers[engine].ask(f"save {folder(engine)}", "saved")
+        except Exception as e:
+            if engine == "onyx":
+                raise
+            result[f"{engine}_error"] = worker_error(e)
+            workers.pop(engine).close()
+    reference, twin = folder("ort"), "ort" not in workers
+    if twin:
+        reference = folder("ort_fp32")
+        ort_float = Worker(worker_command("ort", float_path, threads, specs, args))
+        try:
+            ort_float.ask(f"save {reference}", "saved")
+        finally:
+            ort_float.close()
+    steps = variant_check.output_steps(path) if model_variants.family(result["variant"]) == "int8" else {}
+    for engine, key in (("onyx", "agree"), ("openvino", "openvino_agree")):
+        if engine in workers:
+            result[key], result[key + "_detail"] = variant_check.agreement(
+                reference, folder(engine), model_variants.family(result["variant"]), steps, twin)
+
+
 def read_into_page_cache(path):
     """Reads the model file once, so no engine's creation pays for reading it from disk (this VM's page
     cache drops files it has not read lately). The bench and real models keep no external data."""
@@ -277,7 +318,8 @@ def extra_creations(engines, path, threads, specs, args):
     return times
 
 
-def measure(name, path, feeds, threads, args, tmp):
+def measure(name, path, feeds, threads, args, tmp, variant=None, float_path=None):
+    """One row: the engines on `path`; for a variant, also Onyx on its float32 twin (float_path)."""
     specs = []
     for i, (input_name, array) in enumerate(feeds.items()):
         file = os.path.join(tmp, f"{name}_in{i}.npy")
@@ -287,9 +329,18 @@ def measure(name, path, feeds, threads, args, tmp):
     result = {"model": name, "threads": threads}
     read_into_page_cache(path)
     create_times = extra_creations(["onyx"] + args.engines, path, threads, specs, args)
-    workers = start_workers(["onyx"] + args.engines, path, threads, specs, args, result)
+    if variant is None:
+        workers = start_workers(["onyx"] + args.engines, path, threads, specs, args, result)
+    else:
+        result["variant"] = variant
+        read_into_page_cache(float_path)
+        workers = start_workers(["onyx"] + args.engines + ["onyx_fp32"], path, threads, specs, args, result,
+                                optional=("ort", "openvino"), paths={"onyx_fp32": float_path})
     try:
-        check_outputs(name, path, feeds, threads, specs, workers, args, tmp, result)
+        if variant is None:
+            check_outputs(name, path, feeds, threads, specs, workers, args, tmp, result)
+        else:
+            check_variant_outputs(name, path, float_path, threads, specs, workers, args, tmp, result)
         for _ in range(args.warmup):
             for w in workers.values():
                 w.run()
@@ -305,7 +356,7 @@ def measure(name, path, feeds, threads, args, tmp):
         for engine, w in workers.items():
             result[f"{engine}_median"] = statistics.median(times[engine])
             result[f"{engine}_p90"] = float(np.percentile(times[engine], 90))
-            result[f"{engine}_create_ms"] = statistics.median(create_times[engine] + [w.create_ms])
+            result[f"{engine}_create_ms"] = statistics.median(create_times.get(engine, []) + [w.create_ms])
             result[f"{engine}_rss_mb"] = float(w.ask("stats", "rss_mb"))
         return result
     finally:
@@ -343,6 +394,11 @@ def geomean(values):
     return math.exp(sum(math.log(x) for x in values) / len(values))
 
 
+def variants_flags(args):
+    variants = getattr(args, "variants", [])
+    return f" --models {args.models} --variants {','.join(variants)}" if variants else ""
+
+
 def header(args):
     engines = ["onyx"] + args.engines
     ov = "openvino" in args.engines
@@ -370,7 +426,8 @@ def header(args):
         + (" OV = OpenVINO; its outputs are checked against ORT's like Onyx's, and a disagreement is only reported."
            if ov else ""),
         f"Command: `.venv/bin/python bench/compare/compare.py --threads {args.threads} --rounds {args.rounds}"
-        f" --warmup {args.warmup} --create-rounds {args.create_rounds}{'' if ov else ' --engines ort'}` ({args.gap_ms:g} ms idle before each run, so no engine's spinning threads "
+        f" --warmup {args.warmup} --create-rounds {args.create_rounds}{'' if ov else ' --engines ort'}"
+        f"{variants_flags(args)}` ({args.gap_ms:g} ms idle before each run, so no engine's spinning threads "
         "take a core from the next)",
         "",
     ]
@@ -406,7 +463,7 @@ def row(r, args, ratios):
 def table(results, args):
     lines, n_columns = header(args)
     ratios = {}
-    for r in results:
+    for r in (r for r in results if "variant" not in r):
         if "error" in r:
             lines.append(f"| {r['model']} | {r['threads']} | error: {r['error']} |" + " |" * (n_columns - 1))
         else:
@@ -418,7 +475,33 @@ def table(results, args):
             if ratios.get(e):
                 lines.append(f"Geometric mean of {LABELS[e]}/Onyx over {len(ratios[e])} rows: "
                              f"**{geomean(ratios[e]):.3f}**; lowest {min(ratios[e]):.3f}.")
+    variant_rows = [r for r in results if "variant" in r]
+    if variant_rows:
+        lines += variant_table.section(variant_rows, args.engines, LABELS)
     return "\n".join(lines) + "\n"
+
+
+def variant_plan(models, variants):
+    """[(model, variant)] to measure, each model's variants after it; prints why a variant does not
+    apply to a model."""
+    plan = []
+    for model in models:
+        for variant in variants:
+            reason = model_variants.skip_reason(variant, model)
+            if reason:
+                print(f"{model}@{variant}: skipped: {reason}", flush=True)
+            else:
+                plan.append((model, variant))
+    return plan
+
+
+def build_variant(name, path, feeds, variant, args):
+    """The variant's model file, built into --variant-work once and reused."""
+    def calibration():  # only transformers need the manifest (their token ranges)
+        if name in model_variants.CNNS:
+            return model_variants.image_calibration(feeds)
+        return model_variants.token_calibration(onyx_harness.bench_manifest()[1][name])
+    return model_variants.build(variant, path, args.variant_work, calibration, model=name)
 
 
 def main():
@@ -438,6 +521,10 @@ def main():
     ap.add_argument("--onyx-worker", default="", help="the onyx_bench_worker binary (default: in --build)")
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "RESULTS.md"))
     ap.add_argument("--json", default="", help="also write the raw results here")
+    ap.add_argument("--variants", default="",
+                    help="also measure these variants of the models: " + ", ".join(model_variants.VARIANTS))
+    ap.add_argument("--variant-work", default="",
+                    help="where the variant models are built and kept (default: compare-variants in --build)")
     ap.add_argument("--no-float64", action="store_true",
                     help="where outputs disagree, skip measuring the engines against the model evaluated in "
                          "float64 by Onyx's unoptimized double kernels (one extra, slow run per such model)")
@@ -448,26 +535,49 @@ def main():
     args.engines = ["ort"] + (["openvino"] if "openvino" in args.engines else [])
     if args.create_rounds < 1:
         ap.error("--create-rounds: at least 1")
+    args.variants = [v for v in args.variants.split(",") if v]
+    unknown = model_variants.unknown_variants(args.variants)
+    if unknown:
+        ap.error(f"--variants: unknown variant {', '.join(unknown)} (known: {', '.join(model_variants.VARIANTS)})")
     for engine, package in (("ort", "onnxruntime"), ("openvino", "openvino")):
         if engine in args.engines and importlib.util.find_spec(package) is None:
             ap.error(f"{sys.executable} has no {package} (scripts/install_deps.sh installs it"
                      + ("; --engines ort leaves OpenVINO out)" if engine == "openvino" else ")"))
     args.onyx_worker = args.onyx_worker or os.path.join(args.build, "bench", "onyx_bench_worker")
     args.onyx = os.path.join(args.build, "tools", "onyx", "onyx")
+    args.variant_work = args.variant_work or os.path.join(args.build, "compare-variants")
     args.float64_cache = {}
     os.environ.setdefault("ONYX_WORK_DIR", os.path.join(args.build, "test-work"))
     os.environ.setdefault("PYTHON", sys.executable)  # the bench-model generator needs onnx and numpy
     onyx_harness.WORK_ROOT = os.environ["ONYX_WORK_DIR"]
     results = []
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    plan = variant_plan(args.models.split(","), args.variants)
     with tempfile.TemporaryDirectory() as tmp:
         for name, path, feeds in model_cases(args.models.split(",")):
-            for threads in [int(t) for t in args.threads.split(",")]:
+            for threads in thread_counts:
                 try:
                     r = measure(name, path, feeds, threads, args, tmp)
                 except Exception as e:  # a model Onyx cannot run yet still gets a row
                     r = {"model": name, "threads": threads, "error": str(e).splitlines()[0][:120]}
                 results.append(r)
                 print(json.dumps(r), flush=True)
+            for variant in (v for m, v in plan if m == name):
+                row_name = f"{name}@{variant}"
+                try:
+                    variant_path = build_variant(name, path, feeds, variant, args)
+                except Exception as e:  # the quantizer or converter failed: an error row per thread count
+                    variant_path, build_error = None, f"cannot build: {str(e).splitlines()[0][:120]}"
+                for threads in thread_counts:
+                    try:
+                        if variant_path is None:
+                            raise RuntimeError(build_error)
+                        r = measure(row_name, variant_path, feeds, threads, args, tmp, variant=variant, float_path=path)
+                    except Exception as e:
+                        r = {"model": row_name, "threads": threads, "variant": variant,
+                             "error": str(e).splitlines()[0][:120]}
+                    results.append(r)
+                    print(json.dumps(r), flush=True)
     text = table(results, args)
     print(text)
     with open(args.out, "w") as f:
