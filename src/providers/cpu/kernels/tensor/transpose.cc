@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "linalg/transpose.h"
+#include "linalg/x8_transpose.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
@@ -100,9 +101,11 @@ void TransposeTyped(ThreadPool* pool, const U* in, U* out, const Shape& s, const
     sout.push_back(out_strides[i]);
   }
   const int64_t outer = total / (a_len * b_len);
-  if constexpr (sizeof(U) == 4) {
+  if constexpr (sizeof(U) == 4 || sizeof(U) == 1) {
     // Tiles of kPanelB output rows x kPanelA output columns, out[i][j] = in[j][i], each one
-    // linalg 2-D transpose; tiles spread over the pool whichever side is long.
+    // linalg 2-D transpose (4-byte or 1-byte elements: the latter quantized images between
+    // NCHW and NHWC); tiles spread over the pool whichever side is long.
+    constexpr auto transpose_2d = sizeof(U) == 4 ? &linalg::Transpose2D32 : &linalg::Transpose2D8;
     constexpr int64_t kPanelB = 64, kPanelA = 1024;
     const int64_t panels_b = (b_len + kPanelB - 1) / kPanelB;
     const int64_t panels_a = (a_len + kPanelA - 1) / kPanelA;
@@ -115,9 +118,9 @@ void TransposeTyped(ThreadPool* pool, const U* in, U* out, const Shape& s, const
                         const int64_t j0 = (t % panels_a) * kPanelA;
                         const int64_t i1 = std::min(b_len, i0 + kPanelB);
                         const int64_t j1 = std::min(a_len, j0 + kPanelA);
-                        linalg::Transpose2D32(in + w.a() + i0 + j0 * a_stride, static_cast<size_t>(a_stride),
-                                              out + w.b() + i0 * b_stride + j0, static_cast<size_t>(b_stride),
-                                              static_cast<size_t>(j1 - j0), static_cast<size_t>(i1 - i0));
+                        transpose_2d(in + w.a() + i0 + j0 * a_stride, static_cast<size_t>(a_stride),
+                                     out + w.b() + i0 * b_stride + j0, static_cast<size_t>(b_stride),
+                                     static_cast<size_t>(j1 - j0), static_cast<size_t>(i1 - i0));
                       }
                     });
     return;
