@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,9 @@ struct Q8Output {
   const int32_t* bias_int = nullptr;   // kQuantized: null or [N]
   int32_t zero_point = 0;              // kQuantized
   bool out_signed = false;             // kQuantized: int8 (else uint8)
+  // Q8GemmW's kFloat only (Q8Gemm refuses others): the value then clamped to [lo, hi] as Clip
+  // compares (a NaN passes; infinite bounds change nothing), a fused Relu or Clip.
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
 };
 
 // op(B) packed: acc = (A - a_zero) x (B - b_zero), then `out`. a is [M, K] row-major;
@@ -73,8 +77,11 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
 // [K, N] (channels or im2col rows by pixels, row-major) is read per call, so C [M, N] is the
 // NCHW output itself, written in contiguous runs with no transposes:
 //   acc[i, j] = sum_k (W[i, k] - w_zero[i]) * (X[k, j] - x_zero)
-// Only Q8Output::kInt32 and kQuantized; there `scale` (one, or M when scale_per_column) and
-// `bias_int` ([M]) are per row of C, the output channel; `transposed` must be false. One
+// Q8Output::kInt32, kQuantized and kFloat; there `scale` (one, or M when scale_per_column),
+// `bias_int` and `bias` ([M]) are per row of C, the output channel; `transposed` must be false.
+// kFloat writes q8_to_float.h's value from the registers (float(acc) * scale, then + bias when
+// not null, each rounded, never one fused multiply-add; then clamped to [lo, hi]), so a
+// dynamically quantized conv's float output needs no int32 pass. One
 // microkernel, AVX-512 VNNI (q8_gemm_w_avx512_vnni_8x32.cc): Q8GemmWAvailable says whether the
 // int8 selection runs it now; elsewhere the callers use Q8Gemm.
 class PackedQ8W {

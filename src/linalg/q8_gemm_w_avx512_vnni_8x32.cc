@@ -7,8 +7,8 @@
 //   acc = sum w'x' - zw' (sum_k x' - K zx') - zx' sum_k w'
 // X is packed a 32-pixel panel at a time ([K / 4][32][4], its pixel sums taken by vpdpbusd with
 // ones while it is in L1) and every 8-row W panel passes it; the tile's rows are finished in
-// registers (zero points, bias, scale, clamp, round half to even, zero point) and stored as
-// contiguous runs of the NCHW output.
+// registers (zero points, bias, scale, clamp, round half to even, zero point; or to float) and
+// stored as contiguous runs of the NCHW output.
 #if defined(__x86_64__)
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -131,7 +131,7 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
 void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* source, int32_t zx,
                    const Q8Output& out, ThreadPool* pool) {
   const int64_t m = w.m(), k = w.k();
-  if (out.kind == Q8Output::kFloat || out.transposed) throw std::invalid_argument("Q8GemmW: unsupported output");
+  if (out.transposed) throw std::invalid_argument("Q8GemmW: unsupported output");
   if (m <= 0 || n <= 0) return;  // an unpacked W is [0, 0]: nothing to write
   const int64_t kg = CeilDiv(k, int64_t{kGroup});
   const int64_t col_panels = CeilDiv(n, int64_t{kNr}), row_panels = CeilDiv(m, int64_t{kMr});
@@ -144,7 +144,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   const int8_t* wdata = Q8PackedWAccess::Data(w);
   const int32_t* row_sums = Q8PackedWAccess::RowSums(w);
   const int32_t* row_zero = Q8PackedWAccess::RowZero(w);
-  const bool quantized = out.kind == Q8Output::kQuantized;
+  const bool quantized = out.kind == Q8Output::kQuantized, to_float = out.kind == Q8Output::kFloat;
   // The pixel sums only meet W's zero points: symmetric int8 weights (all zero) skip them.
   const bool need_sums = std::any_of(row_zero, row_zero + m, [](int32_t z) { return z != 0; });
   const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
@@ -166,6 +166,23 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
         const __m512i zw = _mm512_set1_epi32(row_zero[i]);
         v0 = _mm512_sub_epi32(v0, _mm512_mullo_epi32(zw, xs0));
         v1 = _mm512_sub_epi32(v1, _mm512_mullo_epi32(zw, xs1));
+      }
+      if (to_float) {
+        // q8_to_float.h's value: the *_round_ forms are never contracted into an FMA, so the
+        // product and the sum round once each, as the unfused graph's Mul and Add; max(lo, v)
+        // and min(hi, v) return v when it is NaN, as Clip does.
+        const __m512 sc = _mm512_set1_ps(out.scale[out.scale_per_column ? i : 0]);
+        const __m512 vb = _mm512_set1_ps(out.bias != nullptr ? out.bias[i] : 0.0f);
+        const __m512 flo = _mm512_set1_ps(out.lo), fhi = _mm512_set1_ps(out.hi);
+        auto convert = [&](__m512i v) {
+          __m512 f = _mm512_mul_round_ps(_mm512_cvtepi32_ps(v), sc, _MM_FROUND_CUR_DIRECTION);
+          if (out.bias != nullptr) f = _mm512_add_round_ps(f, vb, _MM_FROUND_CUR_DIRECTION);
+          return _mm512_min_ps(fhi, _mm512_max_ps(flo, f));
+        };
+        auto* c = static_cast<float*>(out.c) + i * out.ldc + j0;
+        _mm512_mask_storeu_ps(c, m0, convert(v0));
+        _mm512_mask_storeu_ps(c + 16, m1, convert(v1));
+        continue;
       }
       if (!quantized) {
         auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;

@@ -322,6 +322,7 @@ void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
       o.ldc = g.out_size;
       if (o.scale_per_column) o.scale += grp * mg;
       if (o.bias_int != nullptr) o.bias_int += grp * mg;
+      if (o.bias != nullptr) o.bias += grp * mg;
       o.c = static_cast<uint8_t*>(out.c) + (n * g.out_channels + grp * mg) * g.out_size * out_elem_size;
       const linalg::PackedQ8W& pw = w.nchw[static_cast<size_t>(grp)];
       if (pointwise) linalg::Q8GemmW(pw, g.out_size, image, x_signed, g.in_size, x_zp, o, pool);
@@ -334,9 +335,6 @@ void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
 // `finish` (optional, int32 output only) is called on each run of at most kFinishRun channels
 // right after they are computed, while their planes are still in cache.
 constexpr int64_t kFinishRun = 8;
-// int32 values of a pointwise tile finished at once (M x pixels, about half of a 1 MB L2; on
-// MobileNetV2 8K to 1M values timed the same within noise).
-constexpr int64_t kFinishTileValues = 131072;
 void Depthwise2d(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
                  const linalg::Q8DepthwiseRequant* rq, void* out, size_t out_elem_size, ThreadPool* pool,
                  const std::function<void(int64_t, int64_t)>* finish = nullptr) {
@@ -736,36 +734,34 @@ class DynamicQuantizeConv final : public OpKernel {
       to_float(yb + (plane * g.out_size + p0) * 4, count, mult[static_cast<size_t>(c)],
                bv != nullptr ? bv + c * bias_step : nullptr, clip_lo, clip_hi);
     };
-    // The int32 convolution into Y's buffer (int32 and float are both 4 bytes), finished in
-    // pieces that are still in cache where the path allows it: runs of depthwise channels,
-    // blocks of pixels of a pointwise convolution; other paths finish the whole output after.
     QuantWeights scratch;
     const QuantWeights& qw = WeightsFor(packed_w_, w, w_zp, g.group, pool, scratch);
     linalg::Q8Output out;
     out.c = y.raw_data();
-    bool pointwise = g.kernel_size == 1 && g.out_size == g.in_size && g.group == 1 && !qw.nchw.empty();
-    for (size_t d = 0; d < g.in.size(); ++d) pointwise = pointwise && g.stride[d] == 1 && g.pad_begin[d] == 0;
+    if (!qw.nchw.empty()) {
+      // The weight-stationary GEMM writes the float result from its registers (the same
+      // operations as finish_row, q8_gemm.h's kFloat): no int32 pass over Y.
+      std::vector<float> bias_rows;
+      if (bv != nullptr) {
+        bias_rows.resize(static_cast<size_t>(m));
+        for (int64_t c = 0; c < m; ++c) bias_rows[static_cast<size_t>(c)] = bv[c * bias_step];
+      }
+      out.kind = linalg::Q8Output::kFloat;
+      out.scale = mult.data();
+      out.scale_per_column = true;
+      out.bias = bv != nullptr ? bias_rows.data() : nullptr;
+      out.lo = clip_lo, out.hi = clip_hi;
+      ConvNchw(g, codes, false, x_zp, qw, out, sizeof(float), pool);
+      return;
+    }
+    // Else the int32 convolution into Y's buffer (int32 and float are both 4 bytes), finished in
+    // pieces that are still in cache where the path allows it (runs of depthwise channels);
+    // other paths finish the whole output after.
     if (!qw.depthwise.empty() && g.in.size() == 2) {
       const std::function<void(int64_t, int64_t)> finish = [&](int64_t bc, int64_t count) {
         for (int64_t p = bc; p < bc + count; ++p) finish_row(p, 0, g.out_size);
       };
       Depthwise2d(g, codes, false, x_zp, qw.depthwise.data(), nullptr, y.raw_data(), sizeof(int32_t), pool, &finish);
-      return;
-    }
-    if (pointwise) {
-      // Pixel blocks of kFinishTileValues / M (a multiple of 32, the kernel's width).
-      const int64_t block = std::max<int64_t>(128, (kFinishTileValues / std::max<int64_t>(m, 1)) / 32 * 32);
-      for (int64_t n = 0; n < g.batch; ++n)
-        for (int64_t p0 = 0; p0 < g.out_size; p0 += block) {
-          const int64_t count = std::min(block, g.out_size - p0);
-          linalg::Q8Output o = out;
-          o.ldc = g.out_size;
-          o.c = yb + (n * m * g.out_size + p0) * 4;
-          linalg::Q8GemmW(qw.nchw[0], count, codes + n * g.channels * g.in_size + p0, false, g.in_size, x_zp, o, pool);
-          ThreadPool::For(pool, m, 2.0 * static_cast<double>(count), [&](int64_t c0, int64_t c1) {
-            for (int64_t c = c0; c < c1; ++c) finish_row(n * m + c, p0, count);
-          });
-        }
       return;
     }
     ConvInt8(ctx, g, codes, false, x_zp, qw, out, sizeof(int32_t), static_cast<int32_t*>(y.raw_data()));
