@@ -31,7 +31,7 @@ Q8PoolRows Q8PoolRowLayout(const Q8PoolGeometry& g) {
 
 int64_t Q8MaxPool2dScratch(const Q8PoolGeometry& g) {
   const Q8PoolRows r = Q8PoolRowLayout(g);
-  return r.row + r.wide + r.packed;
+  return kQ8PoolBatch * (r.row + r.wide) + r.packed;
 }
 
 void Q8MaxPool2dU8(const Q8PoolGeometry& g, const uint8_t* x, uint8_t* y, uint8_t* scratch) {

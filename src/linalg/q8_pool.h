@@ -22,6 +22,9 @@ int64_t Q8MaxPool2dScratch(const Q8PoolGeometry& g);
 // the stride-2 outputs packed; `span` and `packed` are the loop lengths over the latter two,
 // rounded up to whole blocks of kQ8PoolBlock codes.
 constexpr int64_t kQ8PoolBlock = 64;
+// Output rows a step of the pooling runs over before the next step reads them; the scratch holds
+// that many rows and wide rows.
+constexpr int64_t kQ8PoolBatch = 8;
 struct Q8PoolRows {
   int64_t row = 0, wide = 0, span = 0, packed = 0;
 };

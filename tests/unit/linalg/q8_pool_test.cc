@@ -1,6 +1,7 @@
 // Q8MaxPool2dU8 / Q8MaxPool2dS8 (MaxPool on 8-bit codes) for every ISA variant against a plain
 // loop over each window's taps: kernels, strides, dilations and paddings of ResNet-like and odd
-// shapes, windows that lie wholly in the padding (the lowest code), and scratch filled with
+// shapes (output heights that leave a partial batch of rows, input rows past one and two vector
+// blocks), windows that lie wholly in the padding (the lowest code), and scratch filled with
 // garbage first.
 #include <gtest/gtest.h>
 
@@ -45,7 +46,7 @@ template <typename T>
 void Check(void (*pool)(const Q8PoolGeometry&, const T*, T*, T*)) {
   const Case cases[] = {{112, 3, 2, 1, 1, 1}, {56, 3, 1, 1, 1, 1}, {13, 2, 2, 1, 0, 0}, {9, 3, 3, 2, 2, 2},
                         {7, 5, 1, 1, 2, 2},   {1, 1, 1, 1, 0, 0},  {5, 3, 2, 1, 0, 1},  {20, 4, 3, 3, 3, 4},
-                        {3, 7, 2, 1, 4, 4},   {70, 2, 2, 1, 1, 1}};
+                        {3, 7, 2, 1, 4, 4},   {70, 2, 2, 1, 1, 1}, {100, 3, 1, 2, 2, 2}, {131, 3, 2, 1, 1, 1}};
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> code(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
   for (const Case& c : cases) {
