@@ -33,29 +33,31 @@ constexpr int64_t kPanel = PackedQ8Nhwc::kPanel;
 constexpr int64_t kTilesPerTask = 16;
 
 // The per-tile requantization: per output channel of the panel (4 vectors of 16), the int32
-// offset bias - zx' * sum_k w' (the accumulators start from it) and the scale; the float clamp
-// bounds (the type's range less the zero point), the zero point, and where each row's 64 codes go.
+// offset bias - zx' * sum_k w' (the accumulators start from it) and the scale; the top of the
+// type's range less the zero point, the zero point, and which of a row's 64 codes are stored.
 struct Epilogue {
   __m512i offset[4];
   __m512 scale[4];
-  __m512 lo, hi;
+  __m512 hi;
   __m512i zp16;              // the zero point in 16-bit lanes
   __mmask64 store = ~0ull;  // the panel's valid channels
 };
 
-// The 64 requantized codes of one pixel: the int32 lanes clamped in float are exact in 16 bits,
-// so two saturating packs (which interleave 128-bit lanes: one permute restores the order) give
-// 64 codes for one store (per 16 channels a vpmovdb and a masked store cost twice as much).
+// The 64 requantized codes of one pixel: two saturating packs to 16 bits (which interleave
+// 128-bit lanes: one permute restores the order) give 64 codes for one store (per 16 channels a
+// vpmovdb and a masked store cost twice as much).
 template <bool kSignedOut>
 inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
   __m512i q[4];
   for (int v = 0; v < 4; ++v) {
-    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c[v]), e.scale[v]);
-    f = _mm512_min_ps(_mm512_max_ps(f, e.lo), e.hi);  // clamped in float first, as ORT does
+    // Only the top is clamped in float (the conversion of a value past int32 gives INT_MIN, as
+    // for NaN, which min keeps): the saturating packs and add clamp the bottom, and as both
+    // bounds are whole numbers that equals rounding after clamping, as ORT does.
+    const __m512 f = _mm512_min_ps(e.hi, _mm512_mul_ps(_mm512_cvtepi32_ps(c[v]), e.scale[v]));
     q[v] = _mm512_cvtps_epi32(f);
   }
-  const __m512i ab = _mm512_add_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
-  const __m512i cd = _mm512_add_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
+  const __m512i ab = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
+  const __m512i cd = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
   const __m512i bytes = kSignedOut ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
   // Dword 4i + j of the packs holds codes 4i..4i+3 of vector j: back to vector-major order.
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -130,7 +132,6 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
   const int64_t blocks = CeilDiv(tiles, kTilesPerTask);
   // Stored x codes: int8 + 128, its zero point too; acc - zx' * sum_k w' is the exact result.
   const int32_t zx = x_zero + (x_signed ? 128 : 0);
-  const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   // Small weights (all panels stay in L2): a thread runs every panel of a pixel block in turn,
   // so each output row is finished while in L1 (panel by panel, the output of a 56x56 map with
@@ -160,7 +161,7 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
       }
       const int64_t valid = std::min<int64_t>(kPanel, m - m0);
       e.store = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
-      e.lo = _mm512_set1_ps(lo), e.hi = _mm512_set1_ps(hi);
+      e.hi = _mm512_set1_ps(hi);
       e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
       const int64_t tile1 = std::min(tiles, (block + 1) * kTilesPerTask);
       for (int64_t ti = block * kTilesPerTask; ti < tile1; ++ti) {

@@ -27,6 +27,8 @@ struct Case {
   bool w_signed, x_signed;
   bool per_channel = true, bias = true;
   int64_t extra_ldc = 0;
+  double scale_boost = 1.0;                 // scales this many times larger: results far past the range
+  int32_t zp_signed = 3, zp_unsigned = 125;  // the output's zero points
 };
 
 void Check(const Case& p, uint32_t seed, ThreadPool* pool = nullptr) {
@@ -69,7 +71,7 @@ void Check(const Case& p, uint32_t seed, ThreadPool* pool = nullptr) {
   std::vector<float> scale(static_cast<size_t>(p.m));
   std::vector<int32_t> bias(static_cast<size_t>(p.m));
   for (int64_t i = 0; i < p.m; ++i) {
-    scale[static_cast<size_t>(i)] = static_cast<float>((70.0 + 17.0 * static_cast<double>(i % 7)) / peak);
+    scale[static_cast<size_t>(i)] = static_cast<float>((70.0 + 17.0 * static_cast<double>(i % 7)) / peak * p.scale_boost);
     bias[static_cast<size_t>(i)] = p.bias ? static_cast<int32_t>((i * 7907) % 3000) - 1500 : 0;
   }
   for (bool out_signed : {false, true}) {
@@ -81,7 +83,7 @@ void Check(const Case& p, uint32_t seed, ThreadPool* pool = nullptr) {
     o.scale = scale.data();
     o.scale_per_column = p.per_channel;
     o.bias_int = p.bias ? bias.data() : nullptr;
-    o.zero_point = out_signed ? 3 : 125;
+    o.zero_point = out_signed ? p.zp_signed : p.zp_unsigned;
     o.out_signed = out_signed;
     Q8ConvNhwc(packed, s, x.data(), p.x_signed, x_zp, o, pool);
     for (int64_t px = 0; px < pixels; ++px)
@@ -130,6 +132,20 @@ TEST_F(Q8ConvNhwcTest, ScalesBiasRowStride) {
   Check({40, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false, false, true}, 70);        // one scale
   Check({40, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false, true, false}, 71);         // no bias
   Check({40, 8, 6, 6, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, true, true, true, 24}, 72);      // ldc > M
+}
+
+// Results past int16 and past int32 (the top clamped in float, the bottom by saturation), and
+// zero points at the ends of the type's range.
+TEST_F(Q8ConvNhwcTest, SaturatesFarOutsideTheRange) {
+  Case c{70, 8, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true, false};
+  uint32_t seed = 90;
+  for (double boost : {1e3, 1e9}) {
+    c.scale_boost = boost;
+    for (auto [zs, zu] : {std::pair{-128, 0}, std::pair{127, 255}, std::pair{-100, 200}}) {
+      c.zp_signed = zs, c.zp_unsigned = zu;
+      Check(c, seed++);
+    }
+  }
 }
 
 TEST_F(Q8ConvNhwcTest, ThreadsAndLargeWeights) {
