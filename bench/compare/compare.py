@@ -34,6 +34,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -211,7 +212,10 @@ def worker_error(e):
     """A worker's error for a table cell: its message without who said it and the exception's class."""
     text = str(e).splitlines()[0].removeprefix("worker said: ").removeprefix("error ")
     kind, _, message = text.partition(": ")
-    return (message if message and kind.isidentifier() else text)[:160]
+    text = message if message and kind.isidentifier() else text
+    # ONNX Runtime's status name and what failed, without its code and the model's path.
+    ort = re.match(r"\[ONNXRuntimeError\] : \d+ : (\w+) : (?:Load model from .*? failed:)?(.*)", text)
+    return (f"{ort[1]}: {ort[2]}" if ort else text)[:160]
 
 
 def start_workers(engines, path, threads, specs, args, result, optional=("openvino",), paths=None):
@@ -276,19 +280,20 @@ def check_variant_outputs(name, path, float_path, threads, specs, workers, args,
                 raise
             result[f"{engine}_error"] = worker_error(e)
             workers.pop(engine).close()
-    reference, twin = folder("ort"), "ort" not in workers
-    if twin:
-        reference = folder("ort_fp32")
+    family, twin = model_variants.family(result["variant"]), "ort" not in workers
+    float_dir = None
+    if twin or family == "fp16":  # ORT on the float32 twin: the reference, or fp16's second chance
+        float_dir = folder("ort_fp32")
         ort_float = Worker(worker_command("ort", float_path, threads, specs, args))
         try:
-            ort_float.ask(f"save {reference}", "saved")
+            ort_float.ask(f"save {float_dir}", "saved")
         finally:
             ort_float.close()
-    steps = variant_check.output_steps(path) if model_variants.family(result["variant"]) == "int8" else {}
+    steps = variant_check.output_steps(path) if family == "int8" else {}
     for engine, key in (("onyx", "agree"), ("openvino", "openvino_agree")):
         if engine in workers:
             result[key], result[key + "_detail"] = variant_check.agreement(
-                reference, folder(engine), model_variants.family(result["variant"]), steps, twin)
+                float_dir if twin else folder("ort"), folder(engine), family, steps, twin, None if twin else float_dir)
 
 
 def read_into_page_cache(path):

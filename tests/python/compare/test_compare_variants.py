@@ -231,3 +231,20 @@ def test_half_checks_take_a_share_of_the_largest_value(tmp_path):
     assert not variant_check.agreement(ref, off, "fp16")[0]
     agree, note = variant_check.agreement(ref, off, "bf16")
     assert agree and "4.00% of max |ref|" in note
+    assert not variant_check.agreement(ref, _save(str(tmp_path / "far"), np.array([15.0, -20.0], np.float32)), "bf16")[0]
+
+
+def test_fp16_passes_where_it_is_nearer_the_float32_twin_than_ort(tmp_path):
+    ort_half = _save(str(tmp_path / "ort"), np.array([10.0, -20.0], np.float32))
+    onyx = _save(str(tmp_path / "onyx"), np.array([10.8, -20.0], np.float32))  # 4% from ORT's
+    near = _save(str(tmp_path / "near"), np.array([10.9, -20.0], np.float32))  # ORT off by 0.9, Onyx by 0.1
+    agree, note = variant_check.agreement(ort_half, onyx, "fp16", float_dir=near)
+    assert agree and "mean error vs the float32 twin: this 0.250%, ORT 2.250%" in note
+    far = _save(str(tmp_path / "far"), np.array([9.9, -20.0], np.float32))  # ORT off by 0.1, Onyx by 0.9
+    assert not variant_check.agreement(ort_half, onyx, "fp16", float_dir=far)[0]
+
+
+def test_ort_errors_are_shortened_to_the_status_and_what_failed():
+    e = RuntimeError("worker said: error InvalidGraph: [ONNXRuntimeError] : 10 : INVALID_GRAPH : Load model from "
+                     "/x/m_bf16.onnx failed:This is an invalid model. Type Error: bfloat16 Conv")
+    assert compare.worker_error(e) == "INVALID_GRAPH: This is an invalid model. Type Error: bfloat16 Conv"
