@@ -162,6 +162,11 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       2.0 * static_cast<double>(per_chunk * b * rows_per_task * ow_n * cg * taps_total) / static_cast<double>(col_parts) +
       1.0;
 
+  // Blocked output with SiLU, Sigmoid, ...: activated a segment at a time while it is in L1, one
+  // call per filter block instead of one per register tile (6 vectors).
+  const bool defer_act = y_blocked && args.activation.kind != ConvActivation::kNone &&
+                         args.activation.kind != ConvActivation::kRelu &&
+                         args.activation.kind != ConvActivation::kClip;
   ThreadPool::For(pool, items, cost, [&](int64_t begin, int64_t end) {
     const ConvScratch strip(ScratchSlot::kTaskA, y_blocked ? 0 : static_cast<size_t>(k.max_filter_blocks * segment * b));
     int64_t x_offsets[kSegmentPixels];
@@ -193,7 +198,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       const int64_t y_base = y_blocked ? n * y_image + ((g * mg) / b + ob0) * out_plane * b : 0;
       if (y_blocked) {
         a.y_fb_stride = out_plane * b;
-        a.act = &args.activation;
+        // A costly activation runs once over each finished segment (below) rather than per tile.
+        a.act = defer_act ? nullptr : &args.activation;
       } else {
         a.y_fb_stride = segment * b;
       }
@@ -264,6 +270,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
               k.direct_tile(a, fb, px);
             }
           }
+        if (defer_act)
+          for (int f = 0; f < fb; ++f) k.epilogue_blocked(y + y_off + f * a.y_fb_stride, count, nullptr, nullptr, &args.activation);
         if (!y_blocked) {
           for (int64_t oh = oh0; oh < oh1; ++oh)
             for (int f = 0; f < fb; ++f) {

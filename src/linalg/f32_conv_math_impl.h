@@ -76,8 +76,19 @@ inline bool IsInlineActivation(ConvActivation::Kind kind) {
 // keep the call per vector).
 [[gnu::noinline, maybe_unused]] static void ActivateVectors(float* y, int64_t count, int64_t stride,
                                                             const ConvActivation& a) {
+  // Four vectors per step: their long dependency chains (exp, reciprocal) interleave.
   const auto map = [&](auto f) {
-    for (int64_t i = 0; i < count; ++i) Vec::Store(y + i * stride, f(Vec::Load(y + i * stride)));
+    int64_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+      float* p = y + i * stride;
+      const Vec v0 = f(Vec::Load(p)), v1 = f(Vec::Load(p + stride)), v2 = f(Vec::Load(p + 2 * stride)),
+                v3 = f(Vec::Load(p + 3 * stride));
+      Vec::Store(p, v0);
+      Vec::Store(p + stride, v1);
+      Vec::Store(p + 2 * stride, v2);
+      Vec::Store(p + 3 * stride, v3);
+    }
+    for (; i < count; ++i) Vec::Store(y + i * stride, f(Vec::Load(y + i * stride)));
   };
   if (a.kind == ConvActivation::kSilu) return map([](Vec v) { return Vec::Mul(v, Sigmoid(v)); });
   if (a.kind == ConvActivation::kSigmoid) return map([](Vec v) { return Sigmoid(v); });

@@ -196,14 +196,19 @@ void EpilogueRow(float* y, int64_t n, float bias, const float* residual, const C
 
 void EpilogueBlocked(float* y, int64_t pixels, const float* bias, const float* residual, const ConvActivation* act) {
   constexpr int B = Vec::kWidth;
-  const bool has_act = HasActivation(act);
-  const Vec b = bias != nullptr ? Vec::Load(bias) : Vec::Zero();
-  for (int64_t p = 0; p < pixels; ++p) {
-    Vec v = Vec::Add(Vec::Load(y + p * B), b);
-    if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + p * B));
-    if (has_act) v = Activate(v, *act);
-    Vec::Store(y + p * B, v);
+  // A costly activation (SiLU, Sigmoid, ...) runs in a second pass with its kind picked once.
+  const bool after = HasActivation(act) && !IsInlineActivation(act->kind);
+  const bool has_act = HasActivation(act) && !after;
+  if (bias != nullptr || residual != nullptr || has_act) {
+    const Vec b = bias != nullptr ? Vec::Load(bias) : Vec::Zero();
+    for (int64_t p = 0; p < pixels; ++p) {
+      Vec v = Vec::Add(Vec::Load(y + p * B), b);
+      if (residual != nullptr) v = Vec::Add(v, Vec::Load(residual + p * B));
+      if (has_act) v = Activate(v, *act);
+      Vec::Store(y + p * B, v);
+    }
   }
+  if (after) ActivateVectors(y, pixels, B, *act);
 }
 
 }  // namespace onyx::linalg::ONYX_SIMD_NS

@@ -327,6 +327,11 @@ inline void BlockedTile(const DepthwiseBlockedArgs& a, Vec bias, bool has_act, i
 template <int KW, int S>
 void BlockedRows(const DepthwiseBlockedArgs& a, Vec bias, bool has_act) {
   constexpr int T = kBlockedTilePixels<KW>;
+  // A costly activation (SiLU, Sigmoid, ...) runs over each finished row while it is in L1, in
+  // one loop with the kind picked once: a call per vector inside the tile spilled its
+  // accumulators around every call (EfficientNet's SiLU depthwise layers ran at half speed).
+  const bool row_act = has_act && !IsInlineActivation(a.act->kind);
+  if (row_act) has_act = false;
   // Output columns whose whole window row lies inside the input.
   const int64_t ow_lo = (a.pad_left + S - 1) / S;
   const int64_t last = a.in_w - KW + a.pad_left;  // the last interior pixel is last / S
@@ -336,6 +341,7 @@ void BlockedRows(const DepthwiseBlockedArgs& a, Vec bias, bool has_act) {
       if (ow >= ow_lo && ow + T <= ow_hi) BlockedTile<KW, S, T, false>(a, bias, has_act, oh, ow, T);
       else BlockedTile<KW, S, T, true>(a, bias, has_act, oh, ow, std::min<int64_t>(T, a.out_w - ow));
     }
+    if (row_act) ActivateVectors(a.y + oh * a.out_w * Vec::kWidth, a.out_w, Vec::kWidth, *a.act);
   }
 }
 
