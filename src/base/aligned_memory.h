@@ -22,4 +22,12 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 void* AllocateAligned(size_t bytes, size_t alignment, bool share_huge_pages = false);
 void FreeAligned(void* p);
 
+// The same without the huge-page advice (release with FreeAligned), for blocks that live only
+// while a session is created (copies of weights that are packed and then dropped): on a VM that
+// hands freed memory back to its host, each fresh 2 MB page costs a host fault for all 2 MB, and
+// such a page is nearly always fresh, while small pages mostly reuse memory the guest still holds
+// (gpt2_small cold creation: see docs/memory.md). Blocks of 2 MB or more (alignment up to 4 KB)
+// are mappings of their own, advised against huge pages and unmapped when freed.
+void* AllocateAlignedSmallPages(size_t bytes, size_t alignment);
+
 }  // namespace onyx

@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/float_types.h"
+#include "tensor/small_page_allocator.h"
 
 namespace onyx::proto {
 namespace {
@@ -50,12 +51,14 @@ size_t ElementAlignment(DataType dt) {
 constexpr size_t kCopiedBytesPerRelease = size_t{64} << 20;
 
 // A tensor over `bytes` that stay alive through `holder`, or a copy when they are misaligned.
+// The copy is on small pages: most copies are weights that kernels pack and the session then
+// drops, and a fresh huge page costs far more to fault in on a VM (base/aligned_memory.h).
 Tensor ViewOrCopy(DataType dt, const Shape& shape, const uint8_t* bytes, std::shared_ptr<const void> holder,
                   DecodeContext& ctx) {
   if (holder && reinterpret_cast<uintptr_t>(bytes) % ElementAlignment(dt) == 0) {
     return Tensor::View(dt, shape, const_cast<uint8_t*>(bytes), std::const_pointer_cast<void>(holder));
   }
-  Tensor t(dt, shape);
+  Tensor t(dt, shape, CpuSmallPageAllocator());
   if (t.byte_size() > 0) std::memcpy(t.raw_data(), bytes, static_cast<size_t>(t.byte_size()));
   ctx.copied_since_release += static_cast<size_t>(t.byte_size());
   if (ctx.release_read_pages && ctx.copied_since_release >= kCopiedBytesPerRelease) {
