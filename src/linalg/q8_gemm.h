@@ -65,6 +65,10 @@ struct Q8Output {
   // Q8GemmW's kFloat only (Q8Gemm refuses others): the value then clamped to [lo, hi] as Clip
   // compares (a NaN passes; infinite bounds change nothing), a fused Relu or Clip.
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  // Q8GemmW's kFloat only: when not null, range[0] = min(range[0], every value written) and
+  // range[1] = max(range[1], ...), NaNs skipped (the caller starts it at {0, 0}: the range
+  // DynamicQuantizeLinear takes of the next layer's input, without a pass over it).
+  float* range = nullptr;
 };
 
 // op(B) packed: acc = (A - a_zero) x (B - b_zero), then `out`. a is [M, K] row-major;

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -131,7 +132,8 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
 void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* source, int32_t zx,
                    const Q8Output& out, ThreadPool* pool) {
   const int64_t m = w.m(), k = w.k();
-  if (out.transposed) throw std::invalid_argument("Q8GemmW: unsupported output");
+  if (out.transposed || (out.range != nullptr && out.kind != Q8Output::kFloat))
+    throw std::invalid_argument("Q8GemmW: unsupported output");
   if (m <= 0 || n <= 0) return;  // an unpacked W is [0, 0]: nothing to write
   const int64_t kg = CeilDiv(k, int64_t{kGroup});
   const int64_t col_panels = CeilDiv(n, int64_t{kNr}), row_panels = CeilDiv(m, int64_t{kMr});
@@ -152,7 +154,18 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   const __m512i kz = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(k) * static_cast<uint32_t>(zx)));
   // Rows [rp * 8, +8) x columns [j0, j0 + cols) from the tile's acc; xs0/xs1: the columns'
   // sum_k x' - K zx'.
-  auto finish = [&](int64_t rp, int64_t j0, int cols, const int32_t* acc, __m512i xs0, __m512i xs1) {
+  // kFloat with out.range: each task keeps the running min / max of what it writes (from 0, NaN
+  // skipped: min_ps / max_ps return the accumulator for a NaN value) and merges them at its end.
+  std::mutex range_mutex;
+  auto merge_range = [&](__m512 rlo, __m512 rhi) {
+    if (out.range == nullptr) return;
+    const float l = _mm512_reduce_min_ps(rlo), h = _mm512_reduce_max_ps(rhi);
+    const std::lock_guard<std::mutex> lock(range_mutex);
+    out.range[0] = std::min(out.range[0], l);
+    out.range[1] = std::max(out.range[1], h);
+  };
+  auto finish = [&](int64_t rp, int64_t j0, int cols, const int32_t* acc, __m512i xs0, __m512i xs1, __m512& rlo,
+                    __m512& rhi) {
     const __mmask16 m0 = static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
     const __mmask16 m1 = static_cast<__mmask16>(cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
     const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
@@ -180,8 +193,15 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
           return _mm512_min_ps(fhi, _mm512_max_ps(flo, f));
         };
         auto* c = static_cast<float*>(out.c) + i * out.ldc + j0;
-        _mm512_mask_storeu_ps(c, m0, convert(v0));
-        _mm512_mask_storeu_ps(c + 16, m1, convert(v1));
+        const __m512 f0 = convert(v0), f1 = convert(v1);
+        _mm512_mask_storeu_ps(c, m0, f0);
+        _mm512_mask_storeu_ps(c + 16, m1, f1);
+        if (out.range != nullptr) {
+          rlo = _mm512_mask_min_ps(rlo, m0, f0, rlo);
+          rhi = _mm512_mask_max_ps(rhi, m0, f0, rhi);
+          rlo = _mm512_mask_min_ps(rlo, m1, f1, rlo);
+          rhi = _mm512_mask_max_ps(rhi, m1, f1, rhi);
+        }
         continue;
       }
       if (!quantized) {
@@ -233,12 +253,14 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     const double row_cost = 2.0 * kMr * static_cast<double>(kg * kGroup) * static_cast<double>(col_panels * kNr);
     ThreadPool::For(pool, row_panels, row_cost, [&](int64_t r0, int64_t r1) {
       alignas(64) int32_t acc[kMr * kNr] = {};  // zeroed: a 16-pixel tile leaves the upper half unwritten
+      __m512 rlo = _mm512_setzero_ps(), rhi = _mm512_setzero_ps();
       for (int64_t rp = r0; rp < r1; ++rp)
         for (int64_t cp = 0; cp < col_panels; ++cp) {
           const int cols = static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr));
           Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, cols, acc);
-          finish(rp, cp * kNr, cols, acc, sums[2 * cp], sums[2 * cp + 1]);
+          finish(rp, cp * kNr, cols, acc, sums[2 * cp], sums[2 * cp + 1], rlo, rhi);
         }
+      merge_range(rlo, rhi);
     });
     return;
   }
@@ -252,6 +274,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     auto* panel = reinterpret_cast<uint8_t*>(panel_buffer.data());
     alignas(64) int32_t acc[kMr * kNr] = {};  // zeroed: a 16-pixel tile leaves the upper half unwritten
     __m512i xs0 = _mm512_setzero_si512(), xs1 = _mm512_setzero_si512();
+    __m512 rlo = _mm512_setzero_ps(), rhi = _mm512_setzero_ps();
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t cp = t / chunks, chunk = t % chunks;
       const int64_t j0 = cp * kNr;
@@ -267,9 +290,10 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
       for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
         Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, cols, acc);
-        finish(rp, j0, cols, acc, xs0, xs1);
+        finish(rp, j0, cols, acc, xs0, xs1, rlo, rhi);
       }
     }
+    merge_range(rlo, rhi);
   });
 }
 

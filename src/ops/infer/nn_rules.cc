@@ -101,6 +101,11 @@ void ConvLike(InferenceContext& ctx, bool pool) {
 }
 
 void ConvRule(InferenceContext& ctx) { ConvLike(ctx, false); }
+// com.onyx DynamicQuantizeConv: Y as Conv's, and its optional Y_range output float [2].
+void DynamicQuantizeConvRule(InferenceContext& ctx) {
+  ConvLike(ctx, false);
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DataType::kFloat, Dims{Dim{2, ""}});
+}
 
 // QuantizeLinear: X's dims, the zero point's type (else output_dtype, else uint8).
 // DequantizeLinear: X's dims, the scale's type. Both keep the shape at every axis / block size.
@@ -301,7 +306,7 @@ struct Registrations {
     RegisterInferenceRule("", "Conv", ConvRule);
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
     RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
-    RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", ConvRule);  // float X in, float Y out
+    RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", DynamicQuantizeConvRule);  // float X in, float Y out
     RegisterInferenceRule("com.microsoft", "QLinearConv", MsQLinearConvRule);
     RegisterInferenceRule("", "QLinearConv", MsQLinearConvRule);  // no channels_last there: NCHW
     RegisterInferenceRule("", "QuantizeLinear", QuantizeLinearRule);

@@ -9,7 +9,8 @@
 // the pattern and be no graph outputs. The fused node quantizes x itself, so a
 // DynamicQuantizeLinear read by other nodes too stays for them (each fused reader repeats its
 // quantization: the same codes) and goes when its last reader is fused. A Relu or Clip (constant
-// bounds) reading the result alone joins as the node's activation. Onyx's own op: made at
+// bounds) reading the result alone joins as the node's activation. Then a fused node read only by
+// fused nodes (as their x) hands them its output's range (LinkRange). Onyx's own op: made at
 // OptLevel::kAll only (a saved model needs Onyx to run it).
 #include <limits>
 
@@ -59,10 +60,45 @@ class QdqDynamicConvFusion final : public Pass {
     int rewrites = 0;
     for (ir::Node* conv : ctx.editor.NodesOfType("ConvInteger"))
       if (qdq::Live(ctx.editor, conv)) rewrites += Fuse(ctx, conv);
+    for (ir::Node* node : ctx.editor.NodesOfType("DynamicQuantizeConv", kOnyxDomain))
+      if (qdq::Live(ctx.editor, node)) rewrites += LinkRange(ctx, node);
     return rewrites;
   }
 
  private:
+  static bool IsDynamicConv(const ir::Node* n) {
+    return n != nullptr && n->op_type == "DynamicQuantizeConv" && n->domain == kOnyxDomain;
+  }
+
+  // A DynamicQuantizeConv whose Y only other DynamicQuantizeConvs read, as their X: Y's range
+  // becomes its second output (taken while Y is written) and their X_range input, so they skip
+  // the pass over X that DynamicQuantizeLinear's range is. The same values: min and max are exact.
+  static int LinkRange(PassContext& ctx, ir::Node* producer) {
+    GraphEditor& editor = ctx.editor;
+    if (producer->outputs.size() != 1) return 0;
+    const std::string y = producer->outputs[0];
+    if (editor.IsGraphOutput(y)) return 0;
+    const std::vector<ir::Node*> readers = editor.Consumers(y);
+    if (readers.empty()) return 0;
+    for (const ir::Node* r : readers) {
+      if (!IsDynamicConv(r) || r->inputs.empty() || r->inputs[0] != y || r->inputs.size() > 5) return 0;
+      for (size_t i = 1; i < r->inputs.size(); ++i)
+        if (r->inputs[i] == y) return 0;
+    }
+    const std::string range = editor.UniqueName(y + "_range");
+    const std::vector<std::string> inputs = producer->inputs;
+    const std::vector<ir::Attribute> attributes = producer->attributes;
+    editor.RemoveNode(producer);
+    ir::Node* linked = AddFusedNode(editor, "DynamicQuantizeConv", kOnyxDomain, 1, inputs, {y, range});
+    linked->attributes = attributes;
+    for (ir::Node* r : readers) {
+      while (r->inputs.size() < 5) editor.SetInput(r, r->inputs.size(), "");
+      editor.SetInput(r, 5, range);
+    }
+    ++ctx.counts["DynamicQuantizeConv range links"];
+    return 1;
+  }
+
   static int Fuse(PassContext& ctx, ir::Node* conv) {
     GraphEditor& editor = ctx.editor;
     if (!IsOnnxOp(conv, "ConvInteger", 10) || conv->inputs.size() < 3 || conv->outputs.size() != 1) return 0;

@@ -1,10 +1,12 @@
 // Q8GemmW's and Q8ConvW's float output (Q8Output::kFloat with lo / hi: a dynamically quantized
-// conv's Cast, Mul, Add and Relu / Clip from the registers) bit for bit against the scalar
+// conv's Cast, Mul, Add and Relu / Clip from the registers), and the range of what it wrote
+// (Q8Output::range, from 0, over the N columns only), bit for bit against the scalar
 // reference: Q8GemmReference's int32 result finished row by row by Q8ToFloatScalar. Scale per
 // row and per tensor, with and without bias (no bias must not add 0: -0.0 stays), Relu and Clip
 // bounds, odd sizes, a 16-pixel last panel, W past L2, threads. Runs where the CPU has AVX-512 VNNI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -62,7 +64,13 @@ void Compare(const std::vector<int32_t>& ref, int64_t m, int64_t n, uint32_t see
     o.scale_per_column = st.per_row;
     o.bias = st.bias ? bias.data() : nullptr;
     o.lo = st.lo, o.hi = st.hi;
+    float range[2] = {0.0f, 0.0f};
+    o.range = range;
     call(o);
+    float lo = 0.0f, hi = 0.0f;
+    for (float v : expect) lo = std::min(lo, v), hi = std::max(hi, v);
+    EXPECT_EQ(range[0], lo) << "the range's low end";
+    EXPECT_EQ(range[1], hi) << "the range's high end";
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < ldc; ++j) {
         const float have = c[static_cast<size_t>(i * ldc + j)];

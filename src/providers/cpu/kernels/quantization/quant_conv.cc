@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -651,6 +652,9 @@ class MsQLinearConv final : public QLinearConv {
 // in its order (a product, then a sum, each rounded: linalg/q8_to_float.h), so the
 // node equals the unfused graph bit for bit. w_scale and B: one value, or one per output channel.
 // A Relu or Clip that follows may be fused too (attribute activation), compared as they compare.
+// Optional output 1, Y_range (float [2]): [min(0, Y), max(0, Y)], NaNs skipped, taken while Y is
+// written; optional input 5, X_range: that of X, from X's producer, in place of the pass over X
+// (QdqDynamicConvFusion links a DynamicQuantizeConv read only by others so).
 class DynamicQuantizeConv final : public OpKernel {
  public:
   explicit DynamicQuantizeConv(const KernelInfo& info)
@@ -685,25 +689,45 @@ class DynamicQuantizeConv final : public OpKernel {
       ctx.Fail(StrCat("w_scale must have 1 or ", m, " values, not ", w_scale.Describe()));
     if (bias && (bias->dtype() != DataType::kFloat || (bias->size() != 1 && bias->size() != m)))
       ctx.Fail(StrCat("B must be float with 1 or ", m, " values, not ", bias->Describe()));
+    const Tensor* x_range = ctx.input(5);
+    if (x_range != nullptr && (x_range->dtype() != DataType::kFloat || x_range->size() != 2))
+      ctx.Fail(StrCat("X_range must be float with 2 values, not ", x_range->Describe()));
     Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, OutputShape(g));
-    if (y.size() == 0) return;
+    // Y's range (min and max with 0, NaN skipped) for the next DynamicQuantizeConv, taken while Y
+    // is written: {0, 0} until then.
+    float y_range[2] = {0.0f, 0.0f};
+    const bool want_range = ctx.has_output(1);
+    auto write_range = [&] {
+      if (!want_range) return;
+      float* r = ctx.AllocateOutput(1, DataType::kFloat, Shape{2}).data<float>();
+      r[0] = y_range[0], r[1] = y_range[1];
+    };
+    if (y.size() == 0) return write_range();
     ThreadPool* pool = ctx.thread_pool();
     // DynamicQuantizeLinear (quantize_linear.cc's kernel, step by step): the range with 0, its
     // scale and zero point in float, then the codes. Min and max are the same in any split.
+    // X_range, when given, is that range as X's producer took it (QdqDynamicConvFusion links the
+    // two nodes), so no pass over X: it must hold min(0, X) and max(0, X).
     const float* xd = x.data<float>();
     const int64_t size = x.size();
     constexpr int64_t kChunk = 16384;
     const int64_t chunks = CeilDiv(size, kChunk);
-    std::vector<float> los(static_cast<size_t>(chunks), 0.0f), his(static_cast<size_t>(chunks), 0.0f);
-    ThreadPool::For(pool, chunks, static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        linalg::Q8MinMax(xd + c * kChunk, std::min(kChunk, size - c * kChunk), &los[static_cast<size_t>(c)],
-                         &his[static_cast<size_t>(c)]);
-    });
     float lo = 0.0f, hi = 0.0f;
-    for (int64_t c = 0; c < chunks; ++c) {
-      lo = std::min(lo, los[static_cast<size_t>(c)]);
-      hi = std::max(hi, his[static_cast<size_t>(c)]);
+    if (x_range != nullptr) {
+      lo = x_range->data<float>()[0], hi = x_range->data<float>()[1];
+      if (!(lo <= 0.0f && hi >= 0.0f))
+        ctx.Fail(StrCat("X_range must be [min(0, X), max(0, X)], not [", lo, ", ", hi, "]"));
+    } else {
+      std::vector<float> los(static_cast<size_t>(chunks), 0.0f), his(static_cast<size_t>(chunks), 0.0f);
+      ThreadPool::For(pool, chunks, static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c)
+          linalg::Q8MinMax(xd + c * kChunk, std::min(kChunk, size - c * kChunk), &los[static_cast<size_t>(c)],
+                           &his[static_cast<size_t>(c)]);
+      });
+      for (int64_t c = 0; c < chunks; ++c) {
+        lo = std::min(lo, los[static_cast<size_t>(c)]);
+        hi = std::max(hi, his[static_cast<size_t>(c)]);
+      }
     }
     const float x_scale = (hi - lo) / 255.0f;
     float zero_point = 0.0f;
@@ -751,23 +775,37 @@ class DynamicQuantizeConv final : public OpKernel {
       out.scale_per_column = true;
       out.bias = bv != nullptr ? bias_rows.data() : nullptr;
       out.lo = clip_lo, out.hi = clip_hi;
+      out.range = want_range ? y_range : nullptr;
       ConvNchw(g, codes, false, x_zp, qw, out, sizeof(float), pool);
-      return;
+      return write_range();
     }
+    // The range of finished rows while they are in cache, merged under a lock.
+    std::mutex range_mutex;
+    auto add_range = [&](const float* v, int64_t count) {
+      if (!want_range) return;
+      float l = 0.0f, h = 0.0f;
+      linalg::Q8MinMax(v, count, &l, &h);
+      const std::lock_guard<std::mutex> lock(range_mutex);
+      y_range[0] = std::min(y_range[0], l);
+      y_range[1] = std::max(y_range[1], h);
+    };
     // Else the int32 convolution into Y's buffer (int32 and float are both 4 bytes), finished in
     // pieces that are still in cache where the path allows it (runs of depthwise channels);
     // other paths finish the whole output after.
     if (!qw.depthwise.empty() && g.in.size() == 2) {
       const std::function<void(int64_t, int64_t)> finish = [&](int64_t bc, int64_t count) {
         for (int64_t p = bc; p < bc + count; ++p) finish_row(p, 0, g.out_size);
+        add_range(y.data<float>() + bc * g.out_size, count * g.out_size);
       };
       Depthwise2d(g, codes, false, x_zp, qw.depthwise.data(), nullptr, y.raw_data(), sizeof(int32_t), pool, &finish);
-      return;
+      return write_range();
     }
     ConvInt8(ctx, g, codes, false, x_zp, qw, out, sizeof(int32_t), static_cast<int32_t*>(y.raw_data()));
     ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) finish_row(p, 0, g.out_size);
+      add_range(y.data<float>() + p0 * g.out_size, (p1 - p0) * g.out_size);
     });
+    write_range();
   }
 
  private:
