@@ -196,6 +196,17 @@ void NchwcGlobalPoolRule(InferenceContext& ctx) {
   ctx.set_output(0, DataType::kFloat, out);
 }
 
+// NchwcUpsample: H and W times scale_h and scale_w (a scale of 1 keeps the dim).
+void NchwcUpsampleRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() != 5) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  Dims out = *x;
+  const int64_t scales[2] = {ctx.attr_int("scale_h", 1), ctx.attr_int("scale_w", 1)};
+  for (size_t i = 0; i < 2; ++i)
+    if (scales[i] != 1) out[2 + i] = out[2 + i].known() ? Dim{out[2 + i].value * scales[i], ""} : Dim{};
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
 // Resize: constant sizes, else floor(dim * scale) for constant scales (a scale of 1 keeps the
 // dim, symbol included); the rank of X otherwise. Opset 10 reads scales as input 1.
 void ResizeRule(InferenceContext& ctx) {
@@ -318,6 +329,7 @@ struct Registrations {
     for (const char* op : {"NchwcGlobalAveragePool", "NchwcGlobalMaxPool"})
       RegisterInferenceRule("com.onyx", op, NchwcGlobalPoolRule);
     RegisterInferenceRule("com.onyx", "NchwcScaleChannels", SameAsInput0);
+    RegisterInferenceRule("com.onyx", "NchwcUpsample", NchwcUpsampleRule);
     RegisterInferenceRule("", "Resize", ResizeRule);
     for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) RegisterInferenceRule("", op, PoolRule);
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})

@@ -18,7 +18,8 @@
 //   Mul / Add of two [N, C, H, W] tensors (broadcast over N, H, W) -> the same op, blocked
 //   Mul of [N, C, H, W] by [N, C, 1, 1] (a squeeze-excitation gate) -> com.onyx.NchwcScaleChannels
 //   Concat on the channels, every input's C a multiple of the block -> the same op, axis 1
-//   Resize, nearest, by constant scales [1, 1, h, w] -> the same op, scales [1, 1, h, w, 1]
+//   Resize, nearest, by constant scales [1, 1, h, w] -> the same op, scales [1, 1, h, w, 1];
+//     by whole h, w under a rule that maps output pixel o to o / scale -> com.onyx.NchwcUpsample
 //   Relu, Sigmoid, Tanh, HardSigmoid, HardSwish, LeakyRelu, Clip (constant bounds), and
 //   Add / Sub / Mul / Div of an image and a constant scalar (a non-zero divisor)
 //                                              -> the same op (an unfused HardSwish or affine)
@@ -236,6 +237,28 @@ std::optional<MemberFacts> MatchOther(GraphEditor& editor, const ir::Node* n, in
   return std::nullopt;
 }
 
+// Whether a nearest Resize (already accepted as a member) by scales h, w maps every output pixel
+// o to input pixel o / scale along both axes, exactly: whole scales (up to 64), and
+// half_pixel / pytorch_half_pixel with either round_prefer rule (the source coordinate
+// q + (r + 0.5) / s - 0.5 never reaches a half), or asymmetric (q + r / s) with floor, or with
+// round_prefer_floor up to scale 2.
+bool IsWholeUpsample(const ir::Node& n, float h, float w) {
+  auto whole = [](float s) { return s >= 1.0f && s <= 64.0f && s == static_cast<float>(static_cast<int>(s)); };
+  if (!whole(h) || !whole(w)) return false;
+  auto text = [&](const char* name, const char* fallback) {
+    const ir::Attribute* a = n.FindAttribute(name);
+    return a != nullptr ? a->s : std::string(fallback);
+  };
+  const ir::Attribute* antialias = n.FindAttribute("antialias");
+  if (antialias != nullptr && antialias->i != 0) return false;
+  const std::string coords = text("coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = text("nearest_mode", "round_prefer_floor");
+  if (coords == "half_pixel" || coords == "pytorch_half_pixel")
+    return rounding == "round_prefer_floor" || rounding == "round_prefer_ceil";
+  if (coords == "asymmetric") return rounding == "floor" || (rounding == "round_prefer_floor" && h <= 2 && w <= 2);
+  return false;
+}
+
 // Blocked inputs: a conv's X (0) and Z (3), a pool's X, every input of the others.
 bool IsBlockedInput(const MemberFacts& f, size_t index) {
   const MemberKind kind = f.kind;
@@ -401,19 +424,26 @@ class NchwcLayout final : public Pass {
       const std::string& out = saved.outputs[0];
       const std::string op = BlockedOp(&saved, f.kind);
       const bool onnx_op = op == saved.op_type;  // elementwise ops, Concat and Resize stay themselves
-      if (f.kind == MemberKind::kResize) {
-        const float* sc = editor.Constant(inputs[2])->data<float>();
+      const float* sc = f.kind == MemberKind::kResize ? editor.Constant(inputs[2])->data<float>() : nullptr;
+      const bool upsample = sc != nullptr && IsWholeUpsample(saved, sc[2], sc[3]);
+      if (sc != nullptr && !upsample)
         inputs[2] = editor.AddInitializer(inputs[2] + "_nchwc",
                                           MakeFloatTensor(DataType::kFloat, {5}, {1.0, 1.0, sc[2], sc[3], 1.0}));
+      ir::Node* member =
+          upsample  ? AddFusedNode(editor, "NchwcUpsample", kOnyxDomain, 1, {inputs[0]}, {blocked.at(out)})
+          : onnx_op ? AddFusedNode(editor, op, "", saved.opset, inputs, {blocked.at(out)})
+                    : AddFusedNode(editor, op, kOnyxDomain, 1, inputs, {blocked.at(out)});
+      if (upsample) {
+        member->attributes.push_back(IntAttr("scale_h", static_cast<int64_t>(sc[2])));
+        member->attributes.push_back(IntAttr("scale_w", static_cast<int64_t>(sc[3])));
+      } else {
+        for (const auto& a : saved.attributes)
+          if (a.name != "storage_order") member->attributes.push_back(a.Clone());
       }
-      ir::Node* member = onnx_op ? AddFusedNode(editor, op, "", saved.opset, inputs, {blocked.at(out)})
-                                 : AddFusedNode(editor, op, kOnyxDomain, 1, inputs, {blocked.at(out)});
-      for (const auto& a : saved.attributes)
-        if (a.name != "storage_order") member->attributes.push_back(a.Clone());
       if (f.kind == MemberKind::kConcat)
         for (auto& a : member->attributes)
           if (a.name == "axis") a.i = 1;  // the blocked tensors have rank 5
-      if (f.kind != MemberKind::kConv) ++ctx.counts[op + " blocked"];
+      if (f.kind != MemberKind::kConv) ++ctx.counts[(upsample ? std::string("NchwcUpsample") : op) + " blocked"];
       if (plain_x) {
         member->attributes.push_back(IntAttr("plain_input", 1));
         member->attributes.push_back(IntAttr("block", block));

@@ -4,13 +4,16 @@
 //   NchwcAveragePool(X)                           -> [N, C / B, OH, OW, B]
 //   NchwcGlobalAveragePool / NchwcGlobalMaxPool(X) -> [N, C / B, 1, 1, B]
 //   NchwcScaleChannels(X, S [N, C / B, 1, 1, B])  -> X * S (a squeeze-excitation gate)
+//   NchwcUpsample(X), scale_h, scale_w            -> [N, C / B, H * scale_h, W * scale_w, B]
 // The 2-D pools take MaxPool's / AveragePool's window attributes (kernel_shape, strides, pads,
 // dilations, auto_pad, ceil_mode; count_include_pad for averages); no Indices output. B must be
 // the convolution kernels' block. Padded channels pool like the others: zeros in, zeros out.
+#include <algorithm>
 #include <string>
 
 #include "linalg/conv.h"
 #include "linalg/pool_nchwc.h"
+#include "platform/thread_pool.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/kernel.h"
 
@@ -95,7 +98,46 @@ class NchwcScaleChannels final : public OpKernel {
   }
 };
 
+// Nearest upsampling by whole factors (attributes scale_h, scale_w >= 1), which NchwcLayout
+// writes for a nearest Resize whose coordinate rule maps output pixel o to input pixel o / scale:
+// Y [N, Cb, H * scale_h, W * scale_w, B] repeats each pixel's vector. One output row is built
+// from an input row and copied down, so the op runs at memory speed (the generic Resize computes
+// every element's source index, 5-D, at about 6x the time).
+class NchwcUpsample final : public OpKernel {
+ public:
+  explicit NchwcUpsample(const KernelInfo& info) : scale_h_(info.GetInt("scale_h")), scale_w_(info.GetInt("scale_w")) {
+    if (scale_h_ < 1 || scale_w_ < 1)
+      info.Fail(StrCat("scale_h and scale_w must be >= 1, got ", scale_h_, " and ", scale_w_));
+  }
+
+  void Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.required_input(0);
+    const int64_t block = CheckBlockedInput(x, ctx);
+    const int64_t in_h = x.dim(2), in_w = x.dim(3), out_w = in_w * scale_w_;
+    Tensor& y = ctx.AllocateOutput(0, DataType::kFloat, {x.dim(0), x.dim(1), in_h * scale_h_, out_w, block});
+    if (y.size() == 0) return;
+    const float* xd = x.data<float>();
+    float* yd = y.data<float>();
+    const int64_t in_row = in_w * block, out_row = out_w * block;
+    ThreadPool::For(ctx.thread_pool(), x.dim(0) * x.dim(1) * in_h, static_cast<double>(out_row * scale_h_),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t r = begin; r < end; ++r) {
+                        const float* src = xd + r * in_row;
+                        float* dst = yd + r * scale_h_ * out_row;
+                        for (int64_t iw = 0; iw < in_w; ++iw)
+                          for (int64_t k = 0; k < scale_w_; ++k)
+                            std::copy_n(src + iw * block, block, dst + (iw * scale_w_ + k) * block);
+                        for (int64_t k = 1; k < scale_h_; ++k) std::copy_n(dst, out_row, dst + k * out_row);
+                      }
+                    });
+  }
+
+ private:
+  int64_t scale_h_, scale_w_;
+};
+
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "NchwcMaxPool", 1, kOpsetMax, NchwcPool<true>);
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "NchwcUpsample", 1, kOpsetMax, NchwcUpsample);
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "NchwcAveragePool", 1, kOpsetMax, NchwcPool<false>);
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "NchwcGlobalMaxPool", 1, kOpsetMax, NchwcGlobalPool<true>);
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "NchwcGlobalAveragePool", 1, kOpsetMax, NchwcGlobalPool<false>);
