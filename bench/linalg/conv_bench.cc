@@ -46,6 +46,12 @@ constexpr Layer kLayers[] = {
     // YOLO's early stages at 640x640: few channel blocks on big maps (per-pixel overhead shows).
     {"yolo_1x1_32_32_160", 32, 160, 32, 1, 1, 1},   {"yolo_1x1_16_16_320", 16, 320, 16, 1, 1, 1},
     {"yolo_3x3_s2_32_320", 32, 320, 64, 3, 2, 1},
+    // YOLO's stride-2 downsamplers on mid-size maps and its 6x6 stride-2 stem.
+    {"yolo_3x3_s2_64_160", 64, 160, 128, 3, 2, 1},  {"yolo_3x3_s2_128_80", 128, 80, 256, 3, 2, 1},
+    {"yolo_3x3_s2_256_40", 256, 40, 512, 3, 2, 1},  {"yolo_6x6_s2_3_640", 3, 640, 32, 6, 2, 1},
+    // MobileNetV2's first projection: one output block, so one FMA per broadcast.
+    {"mbv2_1x1_32_16_112", 32, 112, 16, 1, 1, 1},
+    {"effnet_dw_3x3_32_112", 32, 112, 32, 3, 1, 32},  {"effnet_dw_3x3_s2_96_112", 96, 112, 96, 3, 2, 96},
 };
 
 linalg::Conv2dShape ShapeOf(const Layer& l) {
