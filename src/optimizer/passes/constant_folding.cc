@@ -9,6 +9,7 @@
 
 #include "optimizer/pass.h"
 #include "providers/provider.h"
+#include "tensor/small_page_allocator.h"
 
 namespace onyx {
 namespace {
@@ -35,7 +36,9 @@ class FoldingContext final : public KernelContext {
     int64_t elements = 1;
     for (int64_t d : shape) elements = d > 0 && elements > INT64_MAX / d ? INT64_MAX : elements * d;
     if (StorageBytes(dtype, elements) > max_output_bytes_) Fail("output too large to fold");
-    outputs_.at(i) = Value(Tensor(dtype, shape));
+    // Small pages: a folded weight (a Transpose of gpt2_small's 154 MB embedding for its head) is
+    // mostly packed and dropped, and fresh huge pages are slow to fault in (base/aligned_memory.h).
+    outputs_.at(i) = Value(Tensor(dtype, shape, CpuSmallPageAllocator()));
     return outputs_[i].tensor();
   }
   void SetOutput(size_t i, Value value) override { outputs_.at(i) = std::move(value); }

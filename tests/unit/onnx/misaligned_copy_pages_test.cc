@@ -6,44 +6,22 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "onnx/proto_decode.h"
 #include "onnx/wire_writer.h"
 #include "onyx/tensor.h"
+#include "runtime/page_flags.h"
 
 namespace onyx {
 namespace {
 
-// The VmFlags line of the /proc/self/smaps mapping that holds p ("" when not found).
-std::string VmFlagsOf(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto address = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t begin = 0, end = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> begin >> dash >> end && dash == '-' && line.find(':') > line.find(' ')) {
-      inside = address >= begin && address < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line;
-    }
-  }
-  return "";
-}
-
-bool Advised(const void* p) { return VmFlagsOf(p).find(" hg") != std::string::npos; }
-
-bool ThpAvailable() {
-  std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string mode;
-  return std::getline(f, mode) && mode.find("[never]") == std::string::npos;
-}
+using test::HugePageAdvised;
+using test::HugePageRefused;
+using test::ThpAvailable;
+using test::VmFlagsOf;
 
 struct Encoded {
   std::shared_ptr<std::vector<uint8_t>> bytes;
@@ -94,16 +72,16 @@ TEST(MisalignedInitializer, CopyIsOnSmallPagesWithTheFileValues) {
   EXPECT_EQ(data[0], 0.0f);
   EXPECT_EQ(data[12345], 12345 * 0.5f);
   EXPECT_EQ(data[kBigCount - 1], static_cast<float>(kBigCount - 1) * 0.5f);
-  EXPECT_FALSE(Advised(data)) << VmFlagsOf(data);
+  EXPECT_FALSE(HugePageAdvised(data)) << VmFlagsOf(data);
   // A mapping of its own, advised against huge pages (THP "always" would use them otherwise),
   // and unmapped when the copy is dropped, so dropping it lowers the resident size.
-  EXPECT_NE(VmFlagsOf(data).find(" nh"), std::string::npos) << VmFlagsOf(data);
+  EXPECT_TRUE(HugePageRefused(data)) << VmFlagsOf(data);
   t = Tensor();
-  EXPECT_EQ(VmFlagsOf(data).find(" nh"), std::string::npos) << VmFlagsOf(data);
+  EXPECT_FALSE(HugePageRefused(data)) << VmFlagsOf(data);
   if (!ThpAvailable()) GTEST_SKIP() << "no transparent huge pages here: the contrast below needs them";
   // The contrast that makes the check above meaningful: an ordinary tensor of that size is advised.
   const Tensor ordinary(DataType::kFloat, {kBigCount});
-  EXPECT_TRUE(Advised(ordinary.data<float>())) << VmFlagsOf(ordinary.data<float>());
+  EXPECT_TRUE(HugePageAdvised(ordinary.data<float>())) << VmFlagsOf(ordinary.data<float>());
 }
 
 TEST(MisalignedInitializer, AlignedBytesStayAView) {
