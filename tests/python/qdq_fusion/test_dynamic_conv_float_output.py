@@ -65,7 +65,8 @@ def test_float_output_equals_ort_and_unfused(name):
     for threads in (1, 2):
         fused = run_onyx(path, feed, threads=threads)[0]
         assert fused.shape == expected.shape and fused.dtype == np.float32
-        assert np.array_equal(fused.view(np.uint32), unfused.view(np.uint32)), f"fused differs from unfused ({threads} threads)"
+        assert np.array_equal(fused.view(np.uint32), unfused.view(np.uint32)), \
+            f"fused differs from unfused ({threads} threads)"
         differ = np.count_nonzero(fused != expected)
         assert differ == 0, f"{differ} of {fused.size} outputs differ from ONNX Runtime's ({threads} threads, " \
                             f"max {np.max(np.abs(fused - expected))})"

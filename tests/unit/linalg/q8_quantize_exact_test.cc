@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "linalg/isa_variant_test.h"
@@ -59,8 +60,9 @@ template <typename T>
 void Check(float scale, T zp, uint32_t seed) {
   const std::vector<float> x = Inputs(scale, seed);
   std::vector<T> out(x.size());
-  if constexpr (std::is_same_v<T, uint8_t>) Q8QuantizeU8(x.data(), static_cast<int64_t>(x.size()), scale, zp, out.data());
-  else Q8QuantizeS8(x.data(), static_cast<int64_t>(x.size()), scale, zp, out.data());
+  const auto n = static_cast<int64_t>(x.size());
+  if constexpr (std::is_same_v<T, uint8_t>) Q8QuantizeU8(x.data(), n, scale, zp, out.data());
+  else Q8QuantizeS8(x.data(), n, scale, zp, out.data());
   for (size_t i = 0; i < x.size(); ++i)
     ASSERT_EQ(static_cast<int>(out[i]), static_cast<int>(Reference(x[i], scale, zp)))
         << "x " << x[i] << " (bits " << std::hex << *reinterpret_cast<const uint32_t*>(&x[i]) << std::dec
