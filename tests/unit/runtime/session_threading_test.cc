@@ -268,6 +268,13 @@ TEST(SessionThreading, AllowSpinningConfigReachesThePools) {
   EXPECT_FALSE(off.impl().thread_pool()->options().allow_spinning);
   EXPECT_FALSE(off.impl().inter_op_thread_pool()->options().allow_spinning);
   for (int r = 0; r < 30; ++r) off.Run({{"x", x}});
+  // The pool does not wait for its worker to start, and on a loaded machine the worker may not
+  // have run yet: give it up to 5 s to start, find no work and sleep.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (off.impl().thread_pool()->stats().sleeps == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    off.Run({{"x", x}});
+  }
   EXPECT_EQ(off.impl().thread_pool()->stats().found_work_spinning, 0u);
   EXPECT_GT(off.impl().thread_pool()->stats().sleeps, 0u);
 
