@@ -300,6 +300,18 @@ ThreadPool::Stats ThreadPool::stats() const {
   return s;
 }
 
+void ThreadPool::WakeWorkers() {
+  Impl& impl = *impl_;
+  if (num_threads_ == 1 || !impl.options.allow_spinning || impl.options.spin_nanos == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    if (impl.sleepers == 0) return;
+    // A new epoch with no job: a woken worker finds nothing and spins for the next one.
+    impl.epoch.fetch_add(1, std::memory_order_release);
+  }
+  impl.wake.notify_all();
+}
+
 void ThreadPool::ParallelFor(int64_t n, double cost_per_item, const RangeFn& fn) {
   if (n <= 0) return;
   const double total = static_cast<double>(n) * std::max(cost_per_item, 1.0);

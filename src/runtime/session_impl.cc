@@ -372,6 +372,9 @@ void SessionImpl::CheckFeed(const IoInfo& info, const Value& value) const {
 std::vector<Value> SessionImpl::Run(const NamedValues& feeds, const std::vector<std::string>& output_names,
                                     const RunOptions& run_options, const std::vector<Value>* preallocated) const {
   const int64_t run_start = profiler_ ? NowNanos() : 0;
+  // A worker asleep since the last Run starts waking now, while the feeds are checked and the
+  // memory is prepared, rather than in the first node's loop.
+  if (pool_) pool_->WakeWorkers();
   const ir::Graph& graph = *model_->graph;
   std::unordered_map<std::string, const Value*> fed;
   for (const auto& [name, value] : feeds) {
