@@ -39,7 +39,9 @@ ONYX_BF16_TARGET void TileRows(const Bf16GemmTile& t) {
   const __m512 zero = _mm512_setzero_ps();
   const __m512 lo = _mm512_set1_ps(t.act_alpha), hi = _mm512_set1_ps(t.act_beta);
   const bool vector_act = t.activation == GemmEpilogue::kNone || t.activation == GemmEpilogue::kRelu ||
-                          t.activation == GemmEpilogue::kClip || t.activation == GemmEpilogue::kLeakyRelu;
+                          t.activation == GemmEpilogue::kClip || t.activation == GemmEpilogue::kLeakyRelu ||
+                          t.activation == GemmEpilogue::kHardSigmoid;
+  const __m512 one = _mm512_set1_ps(1.0f);
   for (int r = 0; r < Rows; ++r) {
     for (int h = 0; h < 2; ++h) {
       const int cols = std::min(16, t.nr - 16 * h);
@@ -56,6 +58,9 @@ ONYX_BF16_TARGET void TileRows(const Bf16GemmTile& t) {
         case GemmEpilogue::kClip: v = _mm512_min_ps(_mm512_max_ps(v, lo), hi); break;
         case GemmEpilogue::kLeakyRelu:
           v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, lo);
+          break;
+        case GemmEpilogue::kHardSigmoid:  // max(0, min(1, alpha v + beta)), product and sum rounded apart
+          v = _mm512_max_ps(zero, _mm512_min_ps(one, _mm512_add_ps(_mm512_mul_ps(lo, v), hi)));
           break;
         default: break;
       }

@@ -193,24 +193,26 @@ def _bf16_cnn(w1, w2, b2, w3):
              helper.make_node("Relu", ["s"], ["r2"]),
              helper.make_node("Conv", ["r2", "w3"], ["c3"], strides=[2, 2]),
              helper.make_node("Cast", ["c3"], ["y"], to=TensorProto.FLOAT)]
-    graph = helper.make_graph(nodes, "bf16_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32, 7, 9])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    x_info = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, w1.shape[1], 7, 9])
+    graph = helper.make_graph(nodes, "bf16_cnn", [x_info], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [_bf16_tensor("w1", w1), _bf16_tensor("w2", w2), _bf16_tensor("b2", b2),
                                _bf16_tensor("w3", w3)])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_bf16_pointwise_convs_match_their_bfloat16_semantics():
-    """1x1 convs of a bfloat16 model (with bias, residual Add and Relu fused; one strided) on the bf16 GEMM
-    over the NCHWc image where the CPU has AVX-512 BF16: within bfloat16 rounding of the model's
-    values; the profile names the path."""
+@pytest.mark.parametrize("c_in,c_mid,c_out,bf16_gemm", [(128, 128, 128, True), (32, 48, 16, False)])
+def test_bf16_pointwise_convs_match_their_bfloat16_semantics(c_in, c_mid, c_out, bf16_gemm):
+    """1x1 convs of a bfloat16 model (with bias, residual Add and Relu fused; one strided): within
+    bfloat16 rounding of the model's values. Where the CPU has AVX-512 BF16, layers with at least
+    128 x 128 channels run on the bf16 GEMM over the NCHWc image (the profile names the path);
+    fewer channels stay on the float32 kernels (converting the map would cost more than it saves)."""
     rng = np.random.default_rng(2)
-    w1 = rng.standard_normal((48, 32, 1, 1)).astype(np.float32) * 0.2
-    w2 = rng.standard_normal((48, 48, 1, 1)).astype(np.float32) * 0.2
-    b2 = rng.standard_normal(48).astype(np.float32) * 0.1
-    w3 = rng.standard_normal((16, 48, 1, 1)).astype(np.float32) * 0.2
-    x = rng.standard_normal((2, 32, 7, 9)).astype(np.float32)
-    path = save_model(_bf16_cnn(w1, w2, b2, w3), "bf16_cnn.onnx")
+    w1 = rng.standard_normal((c_mid, c_in, 1, 1)).astype(np.float32) * 0.2
+    w2 = rng.standard_normal((c_mid, c_mid, 1, 1)).astype(np.float32) * 0.2
+    b2 = rng.standard_normal(c_mid).astype(np.float32) * 0.1
+    w3 = rng.standard_normal((c_out, c_mid, 1, 1)).astype(np.float32) * 0.2
+    x = rng.standard_normal((2, c_in, 7, 9)).astype(np.float32)
+    path = save_model(_bf16_cnn(w1, w2, b2, w3), f"bf16_cnn_{c_in}.onnx")
     got = run_onyx(path, {"x": x}, threads=2)[0]
 
     def conv1x1(v, w):
@@ -222,7 +224,7 @@ def test_bf16_pointwise_convs_match_their_bfloat16_semantics():
     assert got.shape == ref.shape
     assert float(np.abs(got - ref).max()) <= 2 ** -6 * scale
     kernels = _profile_kernels(path, {"x": x})
-    if _cpu_has_bf16():
+    if _cpu_has_bf16() and bf16_gemm:
         assert "bf16 gemm pointwise NCHWc bf16_gemm" in kernels.get("NchwcConv", ""), kernels
         assert "bf16 gemm pointwise NCHWc (strided) bf16_gemm" in kernels.get("NchwcConv", ""), kernels
     else:

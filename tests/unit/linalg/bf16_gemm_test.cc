@@ -170,9 +170,11 @@ TEST_P(Bf16GemmVariant, WrongPackedShapeThrows) {
 }
 
 // Channel-blocked operands (a pointwise NCHWc convolution): A [K/16][M][16], C and the residual
-// [N/16][M][16], against the reference on the same values row-major.
+// [N/16][M][16], against the reference on the same values row-major. The costly activations run
+// over each task's finished block of C (M past one task of 8 tiles).
 TEST_P(Bf16GemmVariant, BlockedOperands) {
-  for (int64_t m : {1, 15, 49}) {
+  for (auto act : {GemmEpilogue::kRelu, GemmEpilogue::kHardSigmoid, GemmEpilogue::kSilu, GemmEpilogue::kSigmoid})
+  for (int64_t m : {1, 15, 49, 250}) {
     const int64_t k = 48, n = 80;
     const auto a = Random(static_cast<size_t>(m * k), 11), bf = Random(static_cast<size_t>(k * n), 12);
     const auto bias = Random(static_cast<size_t>(n), 13), res = Random(static_cast<size_t>(m * n), 14);
@@ -187,7 +189,9 @@ TEST_P(Bf16GemmVariant, BlockedOperands) {
     ep.bias_per_col = bias.data();
     ep.residual = res.data();
     ep.ldr = n;
-    ep.activation = GemmEpilogue::kRelu;
+    ep.activation = act;
+    ep.alpha = 0.2f;  // HardSigmoid's
+    ep.beta = 0.5f;
     std::vector<float> ref(static_cast<size_t>(m * n));
     Bf16GemmReference(false, m, n, k, 1.0f, a.data(), k, b16.data(), n, 0.0f, ref.data(), n, &ep);
     ep.residual = res_blocked.data();
@@ -200,7 +204,7 @@ TEST_P(Bf16GemmVariant, BlockedOperands) {
         double mag = 0.0;
         for (int64_t p = 0; p < k; ++p) mag += std::fabs(Bf16Value(a[r * k + p]) * Bf16Value(bf[p * n + j]));
         ASSERT_NEAR(got[(j / 16) * m * 16 + r * 16 + j % 16], ref[r * n + j], (k + 2) * std::ldexp(1.0, -23) * mag * 1.5 + 1e-6)
-            << "m=" << m << " " << r << "," << j;
+            << "act=" << act << " m=" << m << " " << r << "," << j;
       }
   }
 }

@@ -248,8 +248,12 @@ class NchwcConv final : public OpKernel {
     if (attrs_.auto_pad != nn::AutoPad::kNotSet && attrs_.auto_pad != nn::AutoPad::kValid) return false;
     for (int64_t p : attrs_.pads)
       if (p != 0) return false;
+    // With few channels, converting the map to bfloat16 pairs costs more than the faster product
+    // saves: YOLO's 32->32 and 64->64 layers ran 1.0-1.8x slower in bfloat16, 128->128 and up faster.
+    if (s.in_channels * s.out_channels < kBf16MinChannelProduct) return false;
     return Bf16Activation(activation_.kind) >= 0;
   }
+  static constexpr int64_t kBf16MinChannelProduct = 128 * 128;
 
   static int Bf16Activation(ConvActivation::Kind kind) {
     switch (kind) {
