@@ -143,6 +143,31 @@ struct ThreadPool::Impl {
   std::atomic<uint64_t> found_work_spinning{0};
   std::atomic<uint64_t> sleeps{0};
 
+  // Processors some pinned worker is bound to (sorted; empty when none is pinned).
+  std::vector<int> worker_cpus;
+
+  // A caller found on a pinned worker's processor is moved off it: the scheduler wakes a thread
+  // where it last ran, and there it would time-share one processor with the worker it waits
+  // for while another one idles (unpinned, the caller stays there until a load balance, for
+  // milliseconds: EfficientNet-B0 at 2 threads in a process whose caller sat on the worker's
+  // processor ran no faster than at 1 thread, the worker taking part in 38% of the loops).
+  // The caller's affinity is narrowed for the move and put back at once, so it stays its own.
+  void MoveCallerOffWorkerCpus() const {
+#if defined(__linux__)
+    if (worker_cpus.empty()) return;
+    const int cpu = sched_getcpu();
+    if (cpu < 0 || !std::binary_search(worker_cpus.begin(), worker_cpus.end(), cpu)) return;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
+    cpu_set_t others = mask;
+    for (int c : worker_cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &others);
+    if (CPU_COUNT(&others) == 0) return;  // the caller may run nowhere else
+    if (sched_setaffinity(0, sizeof(others), &others) == 0) sched_setaffinity(0, sizeof(mask), &mask);
+#endif
+  }
+
   static void WorkerEntry(void* arg) {
     auto* w = static_cast<Worker*>(arg);
     Impl& impl = *w->impl;
@@ -243,6 +268,9 @@ ThreadPool::ThreadPool(const ThreadPoolOptions& options) : impl_(std::make_uniqu
   Impl& impl = *impl_;
   impl.options = options;
   impl.options.num_threads = n;
+  for (const auto& cpus : affinities) impl.worker_cpus.insert(impl.worker_cpus.end(), cpus.begin(), cpus.end());
+  std::sort(impl.worker_cpus.begin(), impl.worker_cpus.end());
+  impl.worker_cpus.erase(std::unique(impl.worker_cpus.begin(), impl.worker_cpus.end()), impl.worker_cpus.end());
 
   std::string error;
   for (int i = 0; i + 1 < n; ++i) {
@@ -302,6 +330,7 @@ ThreadPool::Stats ThreadPool::stats() const {
 
 void ThreadPool::WakeWorkers() {
   Impl& impl = *impl_;
+  impl.MoveCallerOffWorkerCpus();
   if (num_threads_ == 1 || !impl.options.allow_spinning || impl.options.spin_nanos == 0) return;
   {
     std::lock_guard<std::mutex> lock(impl.mutex);

@@ -76,10 +76,11 @@ class ThreadPool {
     pool->ParallelFor(n, cost_per_item, by_reference);
   }
 
-  // Wakes sleeping workers so they spin (up to spin_nanos) for the next loop: called where a
-  // burst of loops is about to start (a Run), so a worker's wake-up (0.1-1 ms on a VM after an
-  // idle gap) overlaps the caller's setup instead of stretching the first loop. Does nothing
-  // without spinning (a woken worker would only sleep again) or when no worker sleeps.
+  // Called where a burst of loops is about to start (a Run). Moves the calling thread off a
+  // processor that a pinned worker owns (its affinity is left as it was), and wakes sleeping
+  // workers so they spin (up to spin_nanos) for the next loop: a worker's wake-up (0.1-1 ms on
+  // a VM after an idle gap) overlaps the caller's setup instead of stretching the first loop.
+  // The wake is skipped without spinning (a woken worker would only sleep again).
   void WakeWorkers();
 
   // Linux thread ids of the workers, in worker order (to read their CPU time or affinity).

@@ -2,12 +2,14 @@
 // to sleep when none comes. Checked through the pool's sleep count, waiting (up to seconds on a
 // loaded machine) for what must eventually happen, never for how fast.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
 
+#include "platform/thread_affinity.h"
 #include "platform/thread_pool.h"
 
 namespace onyx {
@@ -58,6 +60,25 @@ TEST(ThreadPoolWake, NoOpWithoutSpinningOrWorkers) {
   for (int i = 0; i < 20; ++i) pool.WakeWorkers();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(pool.stats().sleeps, before);
+}
+
+TEST(ThreadPoolWake, MovesTheCallerOffAPinnedWorkersProcessorAndKeepsItsAffinity) {
+  const std::vector<int> cpus = AvailableProcessors();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two processors";
+  const std::vector<int> original = GetThreadAffinity(CurrentThreadId());
+  const int worker_cpu = cpus[1];
+  ThreadPoolOptions options;
+  options.num_threads = 2;
+  options.worker_affinities = {{worker_cpu}};
+  ThreadPool pool(options);
+  // Put the caller on the worker's processor (a new affinity moves a thread at once), then let
+  // it run anywhere again, as a caller the scheduler left there.
+  ASSERT_TRUE(SetCurrentThreadAffinity({worker_cpu}));
+  ASSERT_EQ(sched_getcpu(), worker_cpu);
+  ASSERT_TRUE(SetCurrentThreadAffinity(original));
+  pool.WakeWorkers();
+  EXPECT_NE(sched_getcpu(), worker_cpu);
+  EXPECT_EQ(GetThreadAffinity(CurrentThreadId()), original);
 }
 
 }  // namespace
