@@ -143,18 +143,33 @@ struct ThreadPool::Impl {
   std::atomic<uint64_t> found_work_spinning{0};
   std::atomic<uint64_t> sleeps{0};
 
-  // Processors some pinned worker is bound to (sorted; empty when none is pinned).
+  // Processors some pinned worker is bound to (sorted; empty when none is pinned), and each
+  // worker's own; changed only under repin_mutex, after construction only for auto_pinned.
   std::vector<int> worker_cpus;
+  std::vector<std::vector<int>> worker_pins;
+  std::mutex repin_mutex;
+  // Pinned by the pool's owner for spread (affinities_required false), not by the user: a
+  // worker may then move to another processor the caller may use.
+  bool auto_pinned = false;
 
-  // A caller found on a pinned worker's processor is moved off it: the scheduler wakes a thread
-  // where it last ran, and there it would time-share one processor with the worker it waits
-  // for while another one idles (unpinned, the caller stays there until a load balance, for
-  // milliseconds: EfficientNet-B0 at 2 threads in a process whose caller sat on the worker's
-  // processor ran no faster than at 1 thread, the worker taking part in 38% of the loops).
-  // The caller's affinity is narrowed for the move and put back at once, so it stays its own.
-  void MoveCallerOffWorkerCpus() const {
+  void RecomputeWorkerCpus() {
+    worker_cpus.clear();
+    for (const auto& cpus : worker_pins) worker_cpus.insert(worker_cpus.end(), cpus.begin(), cpus.end());
+    std::sort(worker_cpus.begin(), worker_cpus.end());
+    worker_cpus.erase(std::unique(worker_cpus.begin(), worker_cpus.end()), worker_cpus.end());
+  }
+
+  // A caller found on a pinned worker's processor shares it no longer: the scheduler wakes a
+  // thread where it last ran, and there it would time-share one processor with the worker it
+  // waits for while another one idles (until a load balance, milliseconds: EfficientNet-B0 at
+  // 2 threads in a process whose caller sat on the worker's processor ran no faster than at 1
+  // thread, the worker taking part in 38% of the loops). An auto-pinned worker moves to a
+  // processor the caller may use and no worker holds (a sleeping worker moves for ~1 us); else
+  // the caller moves, its affinity narrowed and put back at once (~50 us on this VM).
+  void SeparateCallerFromWorkers() {
 #if defined(__linux__)
-    if (worker_cpus.empty()) return;
+    std::unique_lock<std::mutex> lock(repin_mutex, std::try_to_lock);
+    if (!lock.owns_lock() || worker_cpus.empty()) return;  // another Run is at it
     const int cpu = sched_getcpu();
     if (cpu < 0 || !std::binary_search(worker_cpus.begin(), worker_cpus.end(), cpu)) return;
     cpu_set_t mask;
@@ -164,6 +179,25 @@ struct ThreadPool::Impl {
     for (int c : worker_cpus)
       if (c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &others);
     if (CPU_COUNT(&others) == 0) return;  // the caller may run nowhere else
+    if (auto_pinned) {
+      int target = 0;
+      while (target < CPU_SETSIZE && !CPU_ISSET(target, &others)) ++target;
+      bool moved = false;
+      for (size_t i = 0; i < worker_pins.size(); ++i) {
+        if (worker_pins[i] != std::vector<int>{cpu} || workers[i]->tid <= 0) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(target, &one);
+        if (sched_setaffinity(workers[i]->tid, sizeof(one), &one) != 0) break;
+        worker_pins[i] = {target};
+        moved = true;
+        break;
+      }
+      if (moved) {
+        RecomputeWorkerCpus();
+        return;
+      }
+    }
     if (sched_setaffinity(0, sizeof(others), &others) == 0) sched_setaffinity(0, sizeof(mask), &mask);
 #endif
   }
@@ -268,9 +302,9 @@ ThreadPool::ThreadPool(const ThreadPoolOptions& options) : impl_(std::make_uniqu
   Impl& impl = *impl_;
   impl.options = options;
   impl.options.num_threads = n;
-  for (const auto& cpus : affinities) impl.worker_cpus.insert(impl.worker_cpus.end(), cpus.begin(), cpus.end());
-  std::sort(impl.worker_cpus.begin(), impl.worker_cpus.end());
-  impl.worker_cpus.erase(std::unique(impl.worker_cpus.begin(), impl.worker_cpus.end()), impl.worker_cpus.end());
+  impl.worker_pins = affinities;
+  impl.auto_pinned = !affinities.empty() && !options.affinities_required;
+  impl.RecomputeWorkerCpus();
 
   std::string error;
   for (int i = 0; i + 1 < n; ++i) {
@@ -330,7 +364,7 @@ ThreadPool::Stats ThreadPool::stats() const {
 
 void ThreadPool::WakeWorkers() {
   Impl& impl = *impl_;
-  impl.MoveCallerOffWorkerCpus();
+  impl.SeparateCallerFromWorkers();
   if (num_threads_ == 1 || !impl.options.allow_spinning || impl.options.spin_nanos == 0) return;
   {
     std::lock_guard<std::mutex> lock(impl.mutex);

@@ -76,8 +76,10 @@ class ThreadPool {
     pool->ParallelFor(n, cost_per_item, by_reference);
   }
 
-  // Called where a burst of loops is about to start (a Run). Moves the calling thread off a
-  // processor that a pinned worker owns (its affinity is left as it was), and wakes sleeping
+  // Called where a burst of loops is about to start (a Run). A caller on a pinned worker's
+  // processor is separated from it (the worker moves to a free processor when the pool's owner
+  // chose the pins, affinities_required false; else the caller moves, its affinity left as it
+  // was), and sleeping
   // workers so they spin (up to spin_nanos) for the next loop: a worker's wake-up (0.1-1 ms on
   // a VM after an idle gap) overlaps the caller's setup instead of stretching the first loop.
   // The wake is skipped without spinning (a woken worker would only sleep again).

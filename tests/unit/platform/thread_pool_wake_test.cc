@@ -81,5 +81,27 @@ TEST(ThreadPoolWake, MovesTheCallerOffAPinnedWorkersProcessorAndKeepsItsAffinity
   EXPECT_EQ(GetThreadAffinity(CurrentThreadId()), original);
 }
 
+TEST(ThreadPoolWake, MovesAnAutoPinnedWorkerOffTheCallersProcessor) {
+  const std::vector<int> cpus = AvailableProcessors();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two processors";
+  const std::vector<int> original = GetThreadAffinity(CurrentThreadId());
+  ThreadPoolOptions options;
+  options.num_threads = 2;
+  options.worker_affinities = {{cpus[1]}};
+  options.affinities_required = false;  // pins the pool's owner chose: the worker may move
+  ThreadPool pool(options);
+  ASSERT_TRUE(SetCurrentThreadAffinity({cpus[1]}));
+  ASSERT_TRUE(SetCurrentThreadAffinity(original));
+  pool.WakeWorkers();
+  EXPECT_EQ(GetThreadAffinity(CurrentThreadId()), original);
+  const std::vector<int> worker = GetThreadAffinity(pool.WorkerThreadIds()[0]);
+  EXPECT_EQ(worker, std::vector<int>{cpus[0]});  // the caller's lowest processor no worker held
+  std::vector<std::atomic<int>> hits(256);
+  pool.ParallelFor(256, 1e6, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+  });
+  for (const auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
 }  // namespace
 }  // namespace onyx
