@@ -61,7 +61,9 @@ std::shared_ptr<ThreadPool> MakePool(const ThreadPoolOptions& options, const cha
 // i is pinned to the (i + 1)-th of them and the calling thread stays free. Unpinned, a worker
 // woken after the session sat idle is placed on its waker's processor and shares it for the
 // first milliseconds (MobileNetV2 at 2 threads after 30 ms idle: 6.8-7.4 ms unpinned, 4.8-4.9
-// pinned, 3.7-4.0 back to back), as ONNX Runtime avoids by setting affinities itself.
+// pinned, 3.7-4.0 back to back). (ONNX Runtime 1.31 leaves its worker free on this 2-processor
+// machine.) A caller that the scheduler puts back on the worker's processor is handled at each
+// Run's start: ThreadPool::WakeWorkers moves the worker, these pins being Onyx's own choice.
 std::vector<std::vector<int>> AutoAffinities(int num_threads) {
   const std::vector<int> cpus = AvailableProcessors();
   const int n = num_threads == 0 ? GetCpuFeatures().physical_cores : num_threads;
