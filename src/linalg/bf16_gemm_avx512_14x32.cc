@@ -38,9 +38,6 @@ ONYX_BF16_TARGET void TileRows(const Bf16GemmTile& t) {
   const __m512 alpha = _mm512_set1_ps(t.alpha), beta = _mm512_set1_ps(t.beta);
   const __m512 zero = _mm512_setzero_ps();
   const __m512 lo = _mm512_set1_ps(t.act_alpha), hi = _mm512_set1_ps(t.act_beta);
-  const bool vector_act = t.activation == GemmEpilogue::kNone || t.activation == GemmEpilogue::kRelu ||
-                          t.activation == GemmEpilogue::kClip || t.activation == GemmEpilogue::kLeakyRelu ||
-                          t.activation == GemmEpilogue::kHardSigmoid;
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int r = 0; r < Rows; ++r) {
     for (int h = 0; h < 2; ++h) {
@@ -65,8 +62,6 @@ ONYX_BF16_TARGET void TileRows(const Bf16GemmTile& t) {
         default: break;
       }
       _mm512_mask_storeu_ps(c, mask, v);
-      if (!vector_act)
-        for (int j = 0; j < cols; ++j) c[j] = Bf16EpilogueActivation(c[j], t.activation, t.act_alpha, t.act_beta);
     }
   }
 }

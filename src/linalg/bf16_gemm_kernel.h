@@ -23,6 +23,8 @@ struct Bf16GemmTile {
   const float* bias_col = nullptr;
   const float* residual = nullptr;  // C's layout: rows ldr apart, 16-column blocks c_block apart
   int64_t ldr = 0;
+  // kNone, kRelu, kClip, kLeakyRelu or kHardSigmoid: the driver leaves the costly ones out and
+  // applies them over each task's finished block (bf16_gemm.cc, CostlyActivation).
   int activation = 0;
   float act_alpha = 0.0f;
   float act_beta = 0.0f;
@@ -52,8 +54,8 @@ extern const Bf16GemmKernel kBf16GemmAvx512_14x32;
 // The kernel in use; null when the family is not offered.
 const Bf16GemmKernel* SelectedBf16GemmKernel();
 
-// Applies the epilogue's activation (GemmEpilogue::Activation) to one value; shared by the
-// variants for the activations they do not vectorize.
+// Applies the epilogue's activation (GemmEpilogue::Activation) to one value: the scalar variant's
+// epilogue and the reference's.
 float Bf16EpilogueActivation(float v, int activation, float alpha, float beta);
 
 }  // namespace onyx::linalg
