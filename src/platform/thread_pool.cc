@@ -143,20 +143,18 @@ struct ThreadPool::Impl {
   std::atomic<uint64_t> found_work_spinning{0};
   std::atomic<uint64_t> sleeps{0};
 
-  // Processors some pinned worker is bound to (sorted; empty when none is pinned), and each
-  // worker's own; changed only under repin_mutex, after construction only for auto_pinned.
-  std::vector<int> worker_cpus;
+  // Each pinned worker's processors (empty when none is pinned); changed only under
+  // repin_mutex, after construction only for auto_pinned.
   std::vector<std::vector<int>> worker_pins;
   std::mutex repin_mutex;
   // Pinned by the pool's owner for spread (affinities_required false), not by the user: a
   // worker may then move to another processor the caller may use.
   bool auto_pinned = false;
 
-  void RecomputeWorkerCpus() {
-    worker_cpus.clear();
-    for (const auto& cpus : worker_pins) worker_cpus.insert(worker_cpus.end(), cpus.begin(), cpus.end());
-    std::sort(worker_cpus.begin(), worker_cpus.end());
-    worker_cpus.erase(std::unique(worker_cpus.begin(), worker_cpus.end()), worker_cpus.end());
+  bool WorkerHolds(int cpu) const {
+    for (const auto& cpus : worker_pins)
+      if (std::find(cpus.begin(), cpus.end(), cpu) != cpus.end()) return true;
+    return false;
   }
 
   // A caller found on a pinned worker's processor shares it no longer: the scheduler wakes a
@@ -169,20 +167,20 @@ struct ThreadPool::Impl {
   void SeparateCallerFromWorkers() {
 #if defined(__linux__)
     std::unique_lock<std::mutex> lock(repin_mutex, std::try_to_lock);
-    if (!lock.owns_lock() || worker_cpus.empty()) return;  // another Run is at it
+    if (!lock.owns_lock() || worker_pins.empty()) return;  // another Run is at it
     const int cpu = sched_getcpu();
-    if (cpu < 0 || !std::binary_search(worker_cpus.begin(), worker_cpus.end(), cpu)) return;
+    if (cpu < 0 || !WorkerHolds(cpu)) return;
     cpu_set_t mask;
     CPU_ZERO(&mask);
     if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
     cpu_set_t others = mask;
-    for (int c : worker_cpus)
-      if (c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &others);
+    for (const auto& cpus : worker_pins)
+      for (int c : cpus)
+        if (c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &others);
     if (CPU_COUNT(&others) == 0) return;  // the caller may run nowhere else
     if (auto_pinned) {
       int target = 0;
       while (target < CPU_SETSIZE && !CPU_ISSET(target, &others)) ++target;
-      bool moved = false;
       for (size_t i = 0; i < worker_pins.size(); ++i) {
         if (worker_pins[i] != std::vector<int>{cpu} || workers[i]->tid <= 0) continue;
         cpu_set_t one;
@@ -190,11 +188,6 @@ struct ThreadPool::Impl {
         CPU_SET(target, &one);
         if (sched_setaffinity(workers[i]->tid, sizeof(one), &one) != 0) break;
         worker_pins[i] = {target};
-        moved = true;
-        break;
-      }
-      if (moved) {
-        RecomputeWorkerCpus();
         return;
       }
     }
@@ -304,7 +297,6 @@ ThreadPool::ThreadPool(const ThreadPoolOptions& options) : impl_(std::make_uniqu
   impl.options.num_threads = n;
   impl.worker_pins = affinities;
   impl.auto_pinned = !affinities.empty() && !options.affinities_required;
-  impl.RecomputeWorkerCpus();
 
   std::string error;
   for (int i = 0; i + 1 < n; ++i) {
