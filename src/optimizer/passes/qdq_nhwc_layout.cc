@@ -13,9 +13,14 @@
 // Members (rank-4 images of known channels; symbolic batch and maps allowed):
 //   QLinearConv, 2-D, group 1, constant W and zero points as above
 //                                      -> com.microsoft.QLinearConv channels_last = 1
-//   com.microsoft.QLinearAdd of two images of the same dims, both members' outputs
-//                                      -> the same op on the channels-last images
+//   com.microsoft.QLinearAdd / QLinearMul of two images of the same dims (no broadcast), and
+//   com.microsoft.QLinearSigmoid / QLinearLeakyRelu of an image, both reading members' outputs
+//                                      -> the same op on the channels-last images (per element)
+//   com.microsoft.QLinearConcat of members' outputs on axis 1 -> the same op on axis 3
 //   com.microsoft.QLinearGlobalAveragePool of a member's output -> channels_last = 1
+//   Resize (opset 11+), mode nearest, of a member's output, constant scales or sizes
+//                                      -> the same op with them permuted to [N, H, W, C]
+// (YOLO's SiLU, QLinearSigmoid then QLinearMul, and its Concats join its convs into regions.)
 // Two members belong to one region when one reads the other's output as its image. A region of
 // at least kMinRegionConvs convs, and kConvsPerTranspose convs per Transpose it needs, is
 // rewritten: each outside value it reads as an image gets one
@@ -42,7 +47,11 @@ constexpr size_t kMinRegionConvs = 3;
 // 30 Transposes), which ran 1.5x slower than NCHW.
 constexpr size_t kConvsPerTranspose = 4;
 
-enum class Kind { kConv, kAdd, kGlobalPool };
+// kPointwise: an op per element (one image or two of the same dims), layout-agnostic.
+// Axis d of [N, H, W, C] is axis kToNhwc[d] of [N, C, H, W].
+constexpr size_t kToNhwc[4] = {0, 2, 3, 1};
+
+enum class Kind { kConv, kPointwise, kConcat, kGlobalPool, kResize };
 
 bool IsInt8(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
@@ -74,15 +83,50 @@ bool MatchConv(GraphEditor& editor, const ir::Node* n) {
   return std::all_of(z, z + wz->size(), [&](uint8_t v) { return v == symmetric; });
 }
 
+// Nearest Resize picks each output's source per axis, from that axis's scale or size alone (no
+// roi: tf_crop_and_resize excluded), so permuting the image and them permutes its output.
+bool MatchResize(GraphEditor& editor, const ir::Node* n) {
+  if (!IsOnnxOp(n, "Resize", 11) || n->outputs.size() != 1 || n->inputs.size() < 3) return false;
+  const ir::Attribute* mode = n->FindAttribute("mode");
+  const ir::Attribute* coord = n->FindAttribute("coordinate_transformation_mode");
+  const ir::Attribute* policy = n->FindAttribute("keep_aspect_ratio_policy");
+  if ((mode != nullptr && mode->s != "nearest") || (coord != nullptr && coord->s == "tf_crop_and_resize") ||
+      (policy != nullptr && policy->s != "stretch") || n->FindAttribute("axes") != nullptr)
+    return false;
+  if (Int8Image(editor, n->inputs[0]) == nullptr || Int8Image(editor, n->outputs[0]) == nullptr) return false;
+  const bool sized = n->inputs.size() > 3 && !n->inputs[3].empty();
+  const Tensor* c = editor.Constant(n->inputs[sized ? 3 : 2]);
+  return (sized || !n->inputs[2].empty()) && c != nullptr && c->size() == 4 &&
+         c->dtype() == (sized ? DataType::kInt64 : DataType::kFloat) &&
+         (!sized || n->inputs[2].empty() || (editor.Constant(n->inputs[2]) != nullptr &&
+                                             editor.Constant(n->inputs[2])->size() == 0));
+}
+
 std::optional<Kind> Match(GraphEditor& editor, const ir::Node* n) {
   if (MatchConv(editor, n)) return Kind::kConv;
+  if (MatchResize(editor, n)) return Kind::kResize;
   if (n->domain != kMsDomain || n->outputs.size() != 1) return std::nullopt;
-  if (n->op_type == "QLinearAdd" && (n->inputs.size() == 8 || n->inputs.size() == 7)) {
+  if ((n->op_type == "QLinearAdd" || n->op_type == "QLinearMul") && (n->inputs.size() == 8 || n->inputs.size() == 7)) {
     const auto* a = Int8Image(editor, n->inputs[0]);
     const auto* b = Int8Image(editor, n->inputs[3]);
     const auto* y = Int8Image(editor, n->outputs[0]);
-    if (a != nullptr && b != nullptr && y != nullptr && SameDims(*a, *b) && SameDims(*a, *y)) return Kind::kAdd;
+    if (a != nullptr && b != nullptr && y != nullptr && SameDims(*a, *b) && SameDims(*a, *y)) return Kind::kPointwise;
     return std::nullopt;
+  }
+  if ((n->op_type == "QLinearSigmoid" || n->op_type == "QLinearLeakyRelu") &&
+      (n->inputs.size() == 4 || n->inputs.size() == 5)) {
+    const auto* x = Int8Image(editor, n->inputs[0]);
+    const auto* y = Int8Image(editor, n->outputs[0]);
+    if (x != nullptr && y != nullptr && SameDims(*x, *y)) return Kind::kPointwise;
+    return std::nullopt;
+  }
+  if (n->op_type == "QLinearConcat" && n->inputs.size() >= 5 && (n->inputs.size() - 2) % 3 == 0) {
+    const ir::Attribute* axis = n->FindAttribute("axis");
+    if (axis == nullptr || (axis->i != 1 && axis->i != -3) || Int8Image(editor, n->outputs[0]) == nullptr)
+      return std::nullopt;
+    for (size_t i = 2; i < n->inputs.size(); i += 3)
+      if (Int8Image(editor, n->inputs[i]) == nullptr) return std::nullopt;
+    return Kind::kConcat;
   }
   if (n->op_type == "QLinearGlobalAveragePool" && Int8Image(editor, n->inputs[0]) != nullptr) {
     const ir::Attribute* cl = n->FindAttribute("channels_last");
@@ -92,8 +136,13 @@ std::optional<Kind> Match(GraphEditor& editor, const ir::Node* n) {
 }
 
 // Inputs of a member that are images (channels-last inside the region).
-std::vector<size_t> ImageInputs(Kind kind) {
-  if (kind == Kind::kAdd) return {0, 3};
+std::vector<size_t> ImageInputs(const ir::Node* n, Kind kind) {
+  if (kind == Kind::kConcat) {
+    std::vector<size_t> images;
+    for (size_t i = 2; i < n->inputs.size(); i += 3) images.push_back(i);
+    return images;
+  }
+  if (kind == Kind::kPointwise && n->inputs.size() >= 7) return {0, 3};  // the binary ops
   return {0};
 }
 
@@ -116,19 +165,20 @@ class QdqNhwcLayout final : public Pass {
       order.push_back(n);
       kinds[n] = *k;
     }
-    // Adds and pools join only on members' outputs: transposing a whole image in for them would
-    // cost what they save (until none is left: each drop can orphan another's input).
+    // Other members join only on a member's output (a binary op or concat on at least one, its
+    // other images transposed in): transposing every image in for them would cost what they save
+    // (until none is left: each drop can orphan another's input).
     for (bool changed = true; changed;) {
       changed = false;
       for (ir::Node* n : order) {
         if (kinds.at(n) == Kind::kConv) continue;
-        for (size_t i : ImageInputs(kinds.at(n))) {
-          ir::Node* p = editor.Producer(n->inputs[i]);
-          if (p == nullptr || !kinds.count(p)) {
-            kinds.erase(n);
-            changed = true;
-            break;
-          }
+        const auto images = ImageInputs(n, kinds.at(n));
+        if (std::none_of(images.begin(), images.end(), [&](size_t i) {
+              ir::Node* p = editor.Producer(n->inputs[i]);
+              return p != nullptr && kinds.count(p);
+            })) {
+          kinds.erase(n);
+          changed = true;
         }
       }
       std::erase_if(order, [&](ir::Node* n) { return !kinds.count(n); });
@@ -136,7 +186,7 @@ class QdqNhwcLayout final : public Pass {
     NodeSets regions;
     for (ir::Node* n : order) regions.parent[n] = n;
     for (ir::Node* n : order)
-      for (size_t i : ImageInputs(kinds.at(n))) {
+      for (size_t i : ImageInputs(n, kinds.at(n))) {
         ir::Node* p = editor.Producer(n->inputs[i]);
         if (p != nullptr && kinds.count(p)) regions.Join(n, p);
       }
@@ -186,7 +236,7 @@ class QdqNhwcLayout final : public Pass {
           plain = true;
           continue;
         }
-        const auto images = ImageInputs(kinds.at(reader));
+        const auto images = ImageInputs(reader, kinds.at(reader));
         for (size_t i = 0; i < reader->inputs.size(); ++i)
           if (reader->inputs[i] == out && std::find(images.begin(), images.end(), i) == images.end()) plain = true;
       }
@@ -201,7 +251,7 @@ class QdqNhwcLayout final : public Pass {
     const std::unordered_set<ir::Node*> inside(region.begin(), region.end());
     std::set<std::string> outside;
     for (ir::Node* n : region)
-      for (size_t i : ImageInputs(kinds.at(n))) {
+      for (size_t i : ImageInputs(n, kinds.at(n))) {
         ir::Node* p = editor.Producer(n->inputs[i]);
         if (p == nullptr || !inside.count(p)) outside.insert(n->inputs[i]);
       }
@@ -237,14 +287,27 @@ class QdqNhwcLayout final : public Pass {
       const Kind kind = kinds.at(n);
       editor.RemoveNode(n);
       std::vector<std::string> inputs = saved.inputs;
-      for (size_t i : ImageInputs(kind)) inputs[i] = nhwc_input(inputs[i]);
+      for (size_t i : ImageInputs(&saved, kind)) inputs[i] = nhwc_input(inputs[i]);
+      if (kind == Kind::kResize) {  // its scales or sizes as [N, H, W, C]
+        const size_t at = inputs.size() > 3 && !inputs[3].empty() ? 3 : 2;
+        Tensor permuted = editor.Constant(inputs[at])->Clone();
+        auto* bytes = static_cast<uint8_t*>(permuted.raw_data());
+        const auto all = static_cast<size_t>(permuted.byte_size()), item = all / 4;
+        const std::vector<uint8_t> nchw(bytes, bytes + all);
+        for (size_t d = 0; d < 4; ++d) std::copy_n(nchw.data() + kToNhwc[d] * item, item, bytes + d * item);
+        inputs[at] = editor.AddInitializer(inputs[at] + "_nhwc", std::move(permuted));
+      }
       const std::string& out = saved.outputs[0];
-      // QLinearConv moves to com.microsoft (version 1); the contrib ops keep theirs.
+      // QLinearConv moves to com.microsoft (version 1); the other ops keep their domain and opset.
       const int node_opset = kind == Kind::kConv ? 1 : saved.opset;
-      ir::Node* member = AddFusedNode(editor, saved.op_type, kMsDomain, node_opset, inputs, {nhwc.at(out)});
+      const std::string domain = kind == Kind::kConv ? std::string(kMsDomain) : saved.domain;
+      ir::Node* member = AddFusedNode(editor, saved.op_type, domain, node_opset, inputs, {nhwc.at(out)});
       for (const auto& a : saved.attributes)
-        if (a.name != "channels_last") member->attributes.push_back(a.Clone());
-      if (kind != Kind::kAdd) member->attributes.push_back(IntAttr("channels_last", 1));
+        if (a.name != "channels_last" && !(kind == Kind::kConcat && a.name == "axis"))
+          member->attributes.push_back(a.Clone());
+      if (kind == Kind::kConv || kind == Kind::kGlobalPool) member->attributes.push_back(IntAttr("channels_last", 1));
+      if (kind == Kind::kConcat) member->attributes.push_back(IntAttr("axis", 3));  // C of [N, H, W, C]
+
       if (read_nchw.count(out)) {
         AddTranspose(editor, opset, nhwc.at(out), out, {0, 3, 1, 2});
         ++ctx.counts["Transpose to NCHW"];
