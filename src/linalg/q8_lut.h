@@ -9,6 +9,14 @@
 
 namespace onyx::linalg {
 
+// The table of QLinearSigmoid (x params sx, zx; output sy, zy) then QLinearMul of x by that
+// output (the mul's output sc, zc): SiLU, x * sigmoid(x), as ONNX Runtime's two int8 ops compute
+// it (each code's sigmoid requantized, then the integer product times sx * sy / sc, rounded half
+// to even: linalg::Q8MulU8 / S8's arithmetic). Codes are bytes (an int8 code at its stored byte).
+void Q8SiluTable(bool is_signed, float sx, int32_t zx, float sy, int32_t zy, float sc, int32_t zc, uint8_t* table);
+// QLinearSigmoid's table alone: round(1 / (1 + exp(-sx (x - zx))) / sy) + zy, saturated.
+void Q8SigmoidTable(bool is_signed, float sx, int32_t zx, float sy, int32_t zy, uint8_t* table);
+
 // The variant follows the SGEMM's ISA (ForceIsa / ONYX_LINALG_ISA); AVX-512 adds VBMI where the
 // CPU has it.
 void Q8Lookup(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y);

@@ -220,6 +220,7 @@ struct Registrations {
     for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
       RegisterInferenceRule(ms, op, SameAsInput0);
     RegisterInferenceRule(ms, "QLinearConcat", QLinearConcatRule);
+    RegisterInferenceRule("com.onyx", "QLinearSiLU", SameAsInput0);  // QLinearSigmoid then QLinearMul
     RegisterInferenceRule(ms, "QLinearAveragePool", [](InferenceContext& ctx) { QLinearPoolRule(ctx, false); });
     RegisterInferenceRule(ms, "QLinearGlobalAveragePool", [](InferenceContext& ctx) { QLinearPoolRule(ctx, true); });
     RegisterInferenceRule("", "SimplifiedLayerNormalization", SimplifiedLayerNormRule);

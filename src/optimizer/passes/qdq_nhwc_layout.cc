@@ -14,13 +14,15 @@
 //   QLinearConv, 2-D, group 1, constant W and zero points as above
 //                                      -> com.microsoft.QLinearConv channels_last = 1
 //   com.microsoft.QLinearAdd / QLinearMul of two images of the same dims (no broadcast), and
-//   com.microsoft.QLinearSigmoid / QLinearLeakyRelu of an image, both reading members' outputs
+//   com.microsoft.QLinearSigmoid / QLinearLeakyRelu, com.onyx.QLinearSiLU of an image, all
+//   reading members' outputs
 //                                      -> the same op on the channels-last images (per element)
 //   com.microsoft.QLinearConcat of members' outputs on axis 1 -> the same op on axis 3
 //   com.microsoft.QLinearGlobalAveragePool of a member's output -> channels_last = 1
 //   Resize (opset 11+), mode nearest, of a member's output, constant scales or sizes
 //                                      -> the same op with them permuted to [N, H, W, C]
-// (YOLO's SiLU, QLinearSigmoid then QLinearMul, and its Concats join its convs into regions.)
+// (YOLO's SiLU, QLinearSiLU or QLinearSigmoid then QLinearMul, and its Concats join its convs
+// into regions.)
 // Two members belong to one region when one reads the other's output as its image. A region of
 // at least kMinRegionConvs convs, and kConvsPerTranspose convs per Transpose it needs, is
 // rewritten: each outside value it reads as an image gets one
@@ -105,6 +107,12 @@ bool MatchResize(GraphEditor& editor, const ir::Node* n) {
 std::optional<Kind> Match(GraphEditor& editor, const ir::Node* n) {
   if (MatchConv(editor, n)) return Kind::kConv;
   if (MatchResize(editor, n)) return Kind::kResize;
+  if (n->domain == kOnyxDomain && n->op_type == "QLinearSiLU" && n->outputs.size() == 1 && !n->inputs.empty()) {
+    const auto* x = Int8Image(editor, n->inputs[0]);
+    const auto* y = Int8Image(editor, n->outputs[0]);
+    if (x != nullptr && y != nullptr && SameDims(*x, *y)) return Kind::kPointwise;
+    return std::nullopt;
+  }
   if (n->domain != kMsDomain || n->outputs.size() != 1) return std::nullopt;
   if ((n->op_type == "QLinearAdd" || n->op_type == "QLinearMul") && (n->inputs.size() == 8 || n->inputs.size() == 7)) {
     const auto* a = Int8Image(editor, n->inputs[0]);
@@ -142,7 +150,7 @@ std::vector<size_t> ImageInputs(const ir::Node* n, Kind kind) {
     for (size_t i = 2; i < n->inputs.size(); i += 3) images.push_back(i);
     return images;
   }
-  if (kind == Kind::kPointwise && n->inputs.size() >= 7) return {0, 3};  // the binary ops
+  if (n->op_type == "QLinearAdd" || n->op_type == "QLinearMul") return {0, 3};
   return {0};
 }
 

@@ -1,5 +1,6 @@
-"""QdqNhwcLayout on YOLO's int8 ops (issue 15): SiLU as QLinearSigmoid then QLinearMul, QLinearConcat
-on channels, LeakyRelu, nearest Resize and a uint8 MaxPool beside the convs. The pointwise ops,
+"""QdqNhwcLayout on YOLO's int8 ops (issue 15): SiLU (QLinearSigmoid then QLinearMul, which
+QLinearSiluFusion makes one com.onyx.QLinearSiLU), QLinearConcat on channels, LeakyRelu, nearest
+Resize and a uint8 MaxPool beside the convs. The pointwise ops,
 channel concats and nearest Resizes join the convs' channels-last region (the Resize with its scales
 permuted, a concat's other inputs transposed in), so a YOLO-like net is one region; ops the region
 cannot take (linear Resize, a broadcast Mul, a concat on another axis, graph outputs) read NCHW
@@ -125,7 +126,7 @@ def test_yolo_ops_join_one_region(sizes):
         assert ops.get("com.microsoft.QLinearConv") == CONVS and "QLinearConv" not in ops, ops
         assert ops.get("Transpose") == 4, ops
         resize = _resize(model)
-        assert _producer(model, resize.input[0]).op_type == "QLinearMul"  # channels-last SiLU
+        assert _producer(model, resize.input[0]).op_type == "QLinearSiLU"  # channels-last SiLU, fused
         permuted = next(t for t in model.graph.initializer if t.name == resize.input[3 if sizes else 2])
         expect = [BATCH_FOR_SIZES, 12, 12, C] if sizes else [1, 2, 2, 1]
         assert list(numpy_helper.to_array(permuted)) == expect
@@ -134,6 +135,15 @@ def test_yolo_ops_join_one_region(sizes):
     else:
         assert ops.get("QLinearConv") == CONVS and "Transpose" not in ops, ops
     _check(path, batches=(BATCH_FOR_SIZES,) if sizes else (1, 2))
+
+
+def test_unfused_silu_joins_too():
+    # QLinearSigmoid and QLinearMul themselves (the fusion off) are members as well.
+    path = _net("nhwc_yolo_unfused")
+    ops = qm.op_counts(qm.onyx_optimize(path, "--disable", "QLinearSiluFusion"))
+    assert ops.get("com.microsoft.QLinearSigmoid") == CONVS - 2 and ops.get("com.microsoft.QLinearMul") == CONVS - 2, ops
+    if VNNI:
+        assert ops.get("com.microsoft.QLinearConv") == CONVS and ops.get("Transpose") == 4, ops
 
 
 def test_resize_without_mode_is_nearest_and_joins():
