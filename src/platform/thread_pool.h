@@ -59,7 +59,8 @@ class ThreadPool {
 
   using RangeFn = std::function<void(int64_t begin, int64_t end)>;
   // Runs fn over [0, n) split into ranges. cost_per_item is a rough cycle count for one item;
-  // loops whose total cost is too small to repay waking threads run on the caller alone.
+  // loops whose total cost is too small to repay waking threads run on the caller alone. A loop
+  // that is split first separates its caller from a pinned worker's processor, as WakeWorkers.
   void ParallelFor(int64_t n, double cost_per_item, const RangeFn& fn);
 
   // As above, but tolerates a null pool (runs inline).
