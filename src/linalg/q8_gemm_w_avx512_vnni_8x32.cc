@@ -95,12 +95,13 @@ void PanelSums(const uint8_t* panel, int64_t kg, __m512i* s0, __m512i* s1) {
 // from, GCC copied all 16 registers around on every step. kVecs = 1: the panel's first 16 pixels
 // only (a last panel of at most 16 pixels, as 14x14 and 20x20 maps end: half the
 // multiplies); acc's other half is then left as it was, outside the columns finish stores.
+// The accumulators start at init[r] (the row's constant terms), which the finish then skips.
 template <int kVecs>
-void MultiplyTile(int64_t kg, const int8_t* w, const uint8_t* xp, int32_t* acc) {
+void MultiplyTile(int64_t kg, const int8_t* w, const uint8_t* xp, const int32_t* init, int32_t* acc) {
   __m512i c[kMr][kVecs];
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r)
-    for (int v = 0; v < kVecs; ++v) c[r][v] = _mm512_setzero_si512();
+    for (int v = 0; v < kVecs; ++v) c[r][v] = _mm512_set1_epi32(init[r]);
   for (int64_t q = 0; q < kg; ++q, w += kMr * kGroup, xp += kNr * kGroup) {
     __m512i x[kVecs];
     for (int v = 0; v < kVecs; ++v) x[v] = _mm512_load_si512(xp + 64 * v);
@@ -117,9 +118,9 @@ void MultiplyTile(int64_t kg, const int8_t* w, const uint8_t* xp, int32_t* acc) 
     for (int v = 0; v < kVecs; ++v) _mm512_store_si512(acc + r * kNr + 16 * v, c[r][v]);
 }
 
-void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, int cols, int32_t* acc) {
-  if (cols <= 16) MultiplyTile<1>(kg, w, xp, acc);
-  else MultiplyTile<2>(kg, w, xp, acc);
+void Multiply(int64_t kg, const int8_t* w, const uint8_t* xp, int cols, const int32_t* init, int32_t* acc) {
+  if (cols <= 16) MultiplyTile<1>(kg, w, xp, init, acc);
+  else MultiplyTile<2>(kg, w, xp, init, acc);
 }
 
 }  // namespace
@@ -153,6 +154,16 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   const __m512i kz = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(k) * static_cast<uint32_t>(zx)));
+  // Each row's constant terms, where its accumulators start (wrapping as the int32 sums do):
+  // - zx' sum_k w', plus the int32 bias when requantizing. Rows past M: 0.
+  thread_local std::vector<int32_t> row_init;
+  row_init.assign(static_cast<size_t>(row_panels * kMr), 0);
+  for (int64_t i = 0; i < m; ++i) {
+    uint32_t v = 0u - static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i]);
+    if (quantized && out.bias_int != nullptr) v += static_cast<uint32_t>(out.bias_int[i]);
+    row_init[static_cast<size_t>(i)] = static_cast<int32_t>(v);
+  }
+  const int32_t* inits = row_init.data();  // the workers see this thread's vector through the pointer
   // Rows [rp * 8, +8) x columns [j0, j0 + cols) from the tile's acc; xs0/xs1: the columns'
   // sum_k x' - K zx'.
   // kFloat with out.range: each task keeps the running min / max of what it writes (from 0, NaN
@@ -172,17 +183,58 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     const __mmask16 m0 = static_cast<__mmask16>(cols >= 16 ? 0xFFFF : (1u << cols) - 1);
     const __mmask16 m1 = static_cast<__mmask16>(cols >= 32 ? 0xFFFF : cols <= 16 ? 0 : (1u << (cols - 16)) - 1);
     const int rows = static_cast<int>(std::min<int64_t>(kMr, m - rp * kMr));
-    for (int r = 0; r < rows; ++r) {
+    // Row r's sums (acc started at row_init: - zx' sum_k w', plus the bias when requantizing).
+    auto row_sums_of = [&](int r, __m512i& v0, __m512i& v1) {
       const int64_t i = rp * kMr + r;
-      const __m512i wz =
-          _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i])));
-      __m512i v0 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr), wz);
-      __m512i v1 = _mm512_sub_epi32(_mm512_load_si512(acc + r * kNr + 16), wz);
+      v0 = _mm512_load_si512(acc + r * kNr);
+      v1 = _mm512_load_si512(acc + r * kNr + 16);
       if (row_zero[i] != 0) {  // symmetric int8 weights (the common case) skip the multiplies
         const __m512i zw = _mm512_set1_epi32(row_zero[i]);
         v0 = _mm512_sub_epi32(v0, _mm512_mullo_epi32(zw, xs0));
         v1 = _mm512_sub_epi32(v1, _mm512_mullo_epi32(zw, xs1));
       }
+    };
+    if constexpr (!decltype(float_out)::value) {
+      if (quantized) {
+        // Two rows at a time: scaled, clamped in float first (as ORT does), rounded half to even
+        // (the default rounding mode), then narrowed by packs (exact: within [-255, 255], then
+        // with the zero point within the output type) and one vpermd that puts each row's 32
+        // codes together. With few input channels the epilogue is most of a conv's time: this
+        // and row_init made 16->96 channels at 112x112 1.3x faster than a vpmovdb per vector.
+        const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+        const __m512i zp = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
+        const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        const __mmask32 mask = static_cast<__mmask32>(cols >= 32 ? 0xFFFFFFFFu : (1u << cols) - 1);
+        auto scaled = [&](int64_t i, __m512i v) {
+          const __m512 sc = _mm512_set1_ps(out.scale[out.scale_per_column ? i : 0]);
+          const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sc);
+          return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(f, vlo), vhi));
+        };
+        for (int r = 0; r < rows; r += 2) {
+          const int64_t i = rp * kMr + r;
+          __m512i a0, a1, b0 = _mm512_setzero_si512(), b1 = _mm512_setzero_si512();
+          row_sums_of(r, a0, a1);
+          a0 = scaled(i, a0), a1 = scaled(i, a1);
+          if (r + 1 < rows) {
+            row_sums_of(r + 1, b0, b1);
+            b0 = scaled(i + 1, b0), b1 = scaled(i + 1, b1);
+          }
+          // Per 128-bit lane: a0, a1, b0, b1's four codes each (dwords 4L..4L+3).
+          const __m512i pa = _mm512_add_epi16(_mm512_packs_epi32(a0, a1), zp);
+          const __m512i pb = _mm512_add_epi16(_mm512_packs_epi32(b0, b1), zp);
+          const __m512i codes = _mm512_permutexvar_epi32(
+              order, out.out_signed ? _mm512_packs_epi16(pa, pb) : _mm512_packus_epi16(pa, pb));
+          auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;
+          _mm256_mask_storeu_epi8(c, mask, _mm512_castsi512_si256(codes));
+          if (r + 1 < rows) _mm256_mask_storeu_epi8(c + out.ldc, mask, _mm512_extracti64x4_epi64(codes, 1));
+        }
+        return;
+      }
+    }
+    for (int r = 0; r < rows; ++r) {
+      const int64_t i = rp * kMr + r;
+      __m512i v0, v1;
+      row_sums_of(r, v0, v1);
       if constexpr (decltype(float_out)::value) {
         // q8_to_float.h's value: the *_round_ forms are never contracted into an FMA, so the
         // product and the sum round once each, as the unfused graph's Mul and Add; max(lo, v)
@@ -207,26 +259,9 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
         }
         continue;
       }
-      if (!quantized) {
-        auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;
-        _mm512_mask_storeu_epi32(c, m0, v0);
-        _mm512_mask_storeu_epi32(c + 16, m1, v1);
-        continue;
-      }
-      const __m512i bias = _mm512_set1_epi32(out.bias_int != nullptr ? out.bias_int[i] : 0);
-      const __m512 sc = _mm512_set1_ps(out.scale[out.scale_per_column ? i : 0]);
-      const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-      const __m512i zp = _mm512_set1_epi32(out.zero_point);
-      auto requant = [&](__m512i v) {
-        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(v, bias)), sc);
-        f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);  // clamped in float first, as ORT does
-        // Rounded half to even (the default rounding mode), then the zero point: within [0, 255]
-        // or [-128, 127], so the low byte is the code.
-        return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
-      };
-      auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;
-      _mm_mask_storeu_epi8(c, m0, requant(v0));
-      _mm_mask_storeu_epi8(c + 16, m1, requant(v1));
+      auto* c = static_cast<int32_t*>(out.c) + i * out.ldc + j0;  // int32 out (quantized returned above)
+      _mm512_mask_storeu_epi32(c, m0, v0);
+      _mm512_mask_storeu_epi32(c + 16, m1, v1);
     }
   };
   const int64_t panel_bytes = std::max<int64_t>(1, kg) * kNr * kGroup;
@@ -260,7 +295,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       for (int64_t rp = r0; rp < r1; ++rp)
         for (int64_t cp = 0; cp < col_panels; ++cp) {
           const int cols = static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr));
-          Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, cols, acc);
+          Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, cols, inits + rp * kMr, acc);
           if (to_float) finish(std::true_type{}, rp, cp * kNr, cols, acc, sums[2 * cp], sums[2 * cp + 1], rlo, rhi);
           else finish(std::false_type{}, rp, cp * kNr, cols, acc, sums[2 * cp], sums[2 * cp + 1], rlo, rhi);
         }
@@ -293,7 +328,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
       }
       const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
       for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
-        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, cols, acc);
+        Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, cols, inits + rp * kMr, acc);
         if (to_float) finish(std::true_type{}, rp, j0, cols, acc, xs0, xs1, rlo, rhi);
         else finish(std::false_type{}, rp, j0, cols, acc, xs0, xs1, rlo, rhi);
       }
