@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 
-#include "linalg/gemm.h"
+#include "linalg/f32_gemm_kernel.h"
 #include "linalg/q8_quantize.h"
 
 namespace onyx::linalg {
@@ -40,8 +41,10 @@ void Q8LookupScalar(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* 
 void Q8Lookup(const uint8_t* table, const uint8_t* x, int64_t n, uint8_t* y) {
   auto fn = &Q8LookupScalar;
 #if defined(__x86_64__)
-  const std::string isa = SgemmIsa();
-  if (isa == "avx512") fn = Q8LookupVbmiSupported() ? &Q8LookupAvx512Vbmi : &Q8LookupAvx512;
+  // Called per row of a channels-last concat (tens of codes): the ISA read without a string copy.
+  const std::string_view isa = SelectedF32GemmKernel().isa;
+  static const bool vbmi = Q8LookupVbmiSupported();
+  if (isa == "avx512") fn = vbmi ? &Q8LookupAvx512Vbmi : &Q8LookupAvx512;
   if (isa == "avx2") fn = &Q8LookupAvx2;
 #endif
   fn(table, x, n, y);

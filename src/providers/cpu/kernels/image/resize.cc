@@ -254,6 +254,9 @@ void GatherNearest(const T* x, T* y, const Shape& in_shape, const std::vector<Ax
   for (size_t d = 0; d < rank; ++d)
     for (int64_t j = 0; j < taps[d].out; ++j)
       offsets[d].push_back(taps[d].outside[j] ? -1 : taps[d].index[taps[d].start[j]] * in_strides[d]);
+  // An innermost axis kept as it is (channels-last images scaled in H and W): whole rows copied.
+  bool same_last = taps[rank - 1].out == in_shape[rank - 1];
+  for (int64_t j = 0; same_last && j < inner_out; ++j) same_last = offsets[rank - 1][j] == j;
   ThreadPool::For(pool, rows, static_cast<double>(inner_out) * 2.0, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       int64_t rem = r, base = 0;
@@ -266,6 +269,10 @@ void GatherNearest(const T* x, T* y, const Shape& in_shape, const std::vector<Ax
       }
       T* row = y + r * inner_out;
       const auto& last = offsets[rank - 1];
+      if (same_last && !outside) {
+        std::copy_n(x + base, inner_out, row);
+        continue;
+      }
       for (int64_t j = 0; j < inner_out; ++j) row[j] = (outside || last[j] < 0) ? fill : x[base + last[j]];
     }
   });
