@@ -51,8 +51,14 @@ class PackedQ8Nhwc {
 
 bool Q8ConvNhwcAvailable();
 
-// out: kQuantized only (transposed false); image: int8 when x_signed else uint8.
+// out: kQuantized only (transposed false); image: int8 when x_signed else uint8. lut: null, or
+// 256 codes each output code is replaced by (lut[code], an int8 code at its stored byte): a
+// per-code op that follows the conv (com.onyx.QLinearConvSiLU's SiLU), applied in registers.
 void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
-                const Q8Output& out, ThreadPool* pool);
+                const Q8Output& out, ThreadPool* pool, const uint8_t* lut = nullptr);
+
+// For tests: false makes Q8ConvNhwc look a lut up after each tile, in memory (what CPUs without
+// AVX-512 VBMI run), instead of in registers.
+void Q8ConvNhwcLutInRegisters(bool allowed);
 
 }  // namespace onyx::linalg

@@ -22,105 +22,21 @@
 
 #include "base/int_math.h"
 #include "linalg/q8_conv_nhwc.h"
+#include "linalg/q8_conv_nhwc_tile.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
+
+using namespace q8_nhwc;
+
 namespace {
-
-constexpr int kRows = 6;
-constexpr int64_t kPanel = PackedQ8Nhwc::kPanel;
-// Tiles a task runs on one weight panel: the panel stays in L1 / L2 across them.
-constexpr int64_t kTilesPerTask = 16;
-
-// The per-tile requantization: per output channel of the panel (4 vectors of 16), the int32
-// offset bias - zx' * sum_k w' (the accumulators start from it) and the scale; the top of the
-// type's range less the zero point, the zero point, and which of a row's 64 codes are stored.
-struct Epilogue {
-  __m512i offset[4];
-  __m512 scale[4];
-  __m512 hi;
-  __m512i zp16;              // the zero point in 16-bit lanes
-  __mmask64 store = ~0ull;  // the panel's valid channels
-};
-
-// The 64 requantized codes of one pixel: two saturating packs to 16 bits (which interleave
-// 128-bit lanes: one permute restores the order) give 64 codes for one store (per 16 channels a
-// vpmovdb and a masked store cost twice as much).
-template <bool kSignedOut>
-inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
-  __m512i q[4];
-  for (int v = 0; v < 4; ++v) {
-    // Only the top is clamped in float (the conversion of a value past int32 gives INT_MIN, as
-    // for NaN, which min keeps): the saturating packs and add clamp the bottom, and as both
-    // bounds are whole numbers that equals rounding after clamping, as ORT does.
-    const __m512 f = _mm512_min_ps(e.hi, _mm512_mul_ps(_mm512_cvtepi32_ps(c[v]), e.scale[v]));
-    q[v] = _mm512_cvtps_epi32(f);
-  }
-  const __m512i ab = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
-  const __m512i cd = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
-  const __m512i bytes = kSignedOut ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
-  // Dword 4i + j of the packs holds codes 4i..4i+3 of vector j: back to vector-major order.
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  _mm512_mask_storeu_epi8(row, e.store, _mm512_permutexvar_epi32(order, bytes));
-}
-
-// One tile: acc[kRows][NV] (16 int32 each) = offset + sum over taps and C / 4 groups, finished in
-// registers into out[r] (rows r < rows); ptr[t * kRows + r]: the row of C codes pixel r reads at
-// tap t. kFlip: int8 codes, stored + 128.
-template <int NV, bool kFlip, bool kSignedOut>
-void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t* w, const Epilogue& e,
-          uint8_t* const* out, int rows) {
-  __m512i c[kRows][NV];
-#pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r)
-    for (int v = 0; v < NV; ++v) c[r][v] = e.offset[v];
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  for (int64_t t = 0; t < taps; ++t) {
-    const uint8_t* p[kRows];
-    for (int r = 0; r < kRows; ++r) p[r] = ptr[t * kRows + r];
-    for (int64_t q = 0; q < groups; ++q, w += kPanel * 4) {
-      __m512i b[NV];
-      for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(w + 64 * v);
-#pragma GCC unroll 6
-      for (int r = 0; r < kRows; ++r) {
-        int32_t quad;
-        std::memcpy(&quad, p[r] + 4 * q, sizeof(quad));
-        __m512i a = _mm512_set1_epi32(quad);
-        if (kFlip) a = _mm512_xor_si512(a, flip);
-        for (int v = 0; v < NV; ++v) c[r][v] = _mm512_dpbusd_epi32(c[r][v], a, b[v]);
-      }
-    }
-  }
-#pragma GCC unroll 6
-  for (int r = 0; r < kRows; ++r) {
-    if (r >= rows) break;
-    __m512i row[4];
-    for (int v = 0; v < 4; ++v) row[v] = v < NV ? c[r][v] : _mm512_setzero_si512();
-    StoreRow<kSignedOut>(e, row, out[r]);
-  }
-}
-
-using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, const Epilogue&, uint8_t* const*, int);
-
-template <bool kFlip, bool kSignedOut>
-TileFn PickTile(int nv) {
-  switch (nv) {
-    case 1: return &Tile<1, kFlip, kSignedOut>;
-    case 2: return &Tile<2, kFlip, kSignedOut>;
-    case 3: return &Tile<3, kFlip, kSignedOut>;
-    default: return &Tile<4, kFlip, kSignedOut>;
-  }
-}
-
-TileFn PickTile(int nv, bool x_signed, bool out_signed) {
-  if (x_signed) return out_signed ? PickTile<true, true>(nv) : PickTile<true, false>(nv);
-  return out_signed ? PickTile<false, true>(nv) : PickTile<false, false>(nv);
-}
-
+bool lut_in_registers = true;  // Q8ConvNhwcLutInRegisters
 }  // namespace
 
+void Q8ConvNhwcLutInRegisters(bool allowed) { lut_in_registers = allowed; }
+
 void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
-                const Q8Output& out, ThreadPool* pool) {
+                const Q8Output& out, ThreadPool* pool, const uint8_t* lut) {
   if (out.kind != Q8Output::kQuantized || out.transposed) throw std::invalid_argument("Q8ConvNhwc: unsupported output");
   if (w.empty() || w.channels() != s.channels || w.taps() != s.kh * s.kw)
     throw std::invalid_argument("Q8ConvNhwc: the packed weights do not match the shape");
@@ -145,6 +61,8 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
   std::vector<int64_t> tap_offset(static_cast<size_t>(taps));
   for (int64_t i = 0; i < s.kh; ++i)
     for (int64_t j = 0; j < s.kw; ++j) tap_offset[static_cast<size_t>(i * s.kw + j)] = (i * s.dy * s.iw + j * s.dx) * c;
+  // A table where the CPU has VBMI: looked up in registers; else after each tile, in memory.
+  const bool lut_in_tile = lut != nullptr && lut_in_registers && __builtin_cpu_supports("avx512vbmi");
   const double cost = 2.0 * kRows * kTilesPerTask * static_cast<double>(taps * c * kPanel);
   ThreadPool::For(pool, panels * blocks, cost, [&](int64_t t0, int64_t t1) {
     std::vector<const uint8_t*> ptr(static_cast<size_t>(taps * kRows));
@@ -153,7 +71,8 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
       const int64_t block = by_block ? task / panels : task % blocks;
       const int64_t m0 = panel * kPanel;
       const int nv = static_cast<int>(std::min<int64_t>(4, CeilDiv(m - m0, int64_t{16})));
-      const TileFn tile = PickTile(nv, x_signed, out.out_signed);
+      const TileFn tile = lut_in_tile ? PickTileLut(nv, x_signed, out.out_signed)
+                                      : PickTileOf<false>(nv, x_signed, out.out_signed);
       const int8_t* wp = w.data() + panel * taps * groups * kPanel * 4;
       Epilogue e;
       for (int v = 0; v < 4; ++v) {
@@ -170,6 +89,7 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
       e.store = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
       e.hi = _mm512_set1_ps(hi);
       e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
+      for (int v = 0; v < 4 && lut_in_tile; ++v) e.lut[v] = _mm512_loadu_si512(lut + 64 * v);
       const int64_t tile1 = std::min(tiles, (block + 1) * kTilesPerTask);
       for (int64_t ti = block * kTilesPerTask; ti < tile1; ++ti) {
         const int64_t p0 = ti * kRows;
@@ -202,6 +122,9 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
         for (int r = 0; r < kRows; ++r)
           rows_out[r] = static_cast<uint8_t*>(out.c) + (p0 + std::min(r, rows - 1)) * out.ldc + m0;
         tile(ptr.data(), taps, groups, wp, e, rows_out, rows);
+        if (lut != nullptr && !lut_in_tile)
+          for (int r = 0; r < rows; ++r)
+            for (int64_t ch = 0; ch < valid; ++ch) rows_out[r][ch] = lut[rows_out[r][ch]];
       }
     }
   });

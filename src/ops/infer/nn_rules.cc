@@ -319,6 +319,7 @@ struct Registrations {
     RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
     RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", DynamicQuantizeConvRule);  // float X in, float Y out
     RegisterInferenceRule("com.microsoft", "QLinearConv", MsQLinearConvRule);
+    RegisterInferenceRule("com.onyx", "QLinearConvSiLU", MsQLinearConvRule);  // its SiLU keeps the type
     RegisterInferenceRule("", "QLinearConv", MsQLinearConvRule);  // no channels_last there: NCHW
     RegisterInferenceRule("", "QuantizeLinear", QuantizeLinearRule);
     RegisterInferenceRule("", "DequantizeLinear", DequantizeLinearRule);

@@ -123,10 +123,12 @@ def test_yolo_ops_join_one_region(sizes):
     model, ops = _optimized(path)
     if VNNI:
         # In: x and MaxPool's output; out: s1 for the MaxPool and y.
-        assert ops.get("com.microsoft.QLinearConv") == CONVS and "QLinearConv" not in ops, ops
+        # Each conv followed by a SiLU runs as one com.onyx.QLinearConvSiLU (QLinearConvSiluFusion).
+        assert ops.get("com.onyx.QLinearConvSiLU") == CONVS - 2 and ops.get("com.microsoft.QLinearConv") == 2, ops
+        assert "QLinearConv" not in ops and "com.onyx.QLinearSiLU" not in ops, ops
         assert ops.get("Transpose") == 4, ops
         resize = _resize(model)
-        assert _producer(model, resize.input[0]).op_type == "QLinearSiLU"  # channels-last SiLU, fused
+        assert _producer(model, resize.input[0]).op_type == "QLinearConvSiLU"  # channels-last conv + SiLU
         permuted = next(t for t in model.graph.initializer if t.name == resize.input[3 if sizes else 2])
         expect = [BATCH_FOR_SIZES, 12, 12, C] if sizes else [1, 2, 2, 1]
         assert list(numpy_helper.to_array(permuted)) == expect
@@ -142,6 +144,7 @@ def test_unfused_silu_joins_too():
     path = _net("nhwc_yolo_unfused")
     ops = qm.op_counts(qm.onyx_optimize(path, "--disable", "QLinearSiluFusion"))
     assert ops.get("com.microsoft.QLinearSigmoid") == CONVS - 2 and ops.get("com.microsoft.QLinearMul") == CONVS - 2, ops
+    assert "com.onyx.QLinearConvSiLU" not in ops, ops
     if VNNI:
         assert ops.get("com.microsoft.QLinearConv") == CONVS and ops.get("Transpose") == 4, ops
 

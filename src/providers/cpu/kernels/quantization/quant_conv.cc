@@ -18,6 +18,7 @@
 #include "linalg/q8_conv_w.h"
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_lut.h"
 #include "linalg/q8_quantize.h"
 #include "linalg/q8_to_float.h"
 #include "platform/thread_pool.h"
@@ -459,9 +460,10 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const uint8_t* xb, bool
 // A 2-D convolution (group 1) of channels-last images on the int8 GEMM (com.microsoft.QLinearConv,
 // channels_last): rows of A are output pixels and C [pixels, M] is the channels-last output
 // itself. A pointwise conv reads the image as A (K = C contiguous: nothing gathered); others
-// gather im2col rows of whole C-code runs (Im2RowHwc), a tile of pixels at a time.
+// gather im2col rows of whole C-code runs (Im2RowHwc), a tile of pixels at a time. lut: null, or
+// 256 codes every output code is replaced by (com.onyx.QLinearConvSiLU's SiLU).
 void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
-              const linalg::Q8Output& out, ThreadPool* pool) {
+              const linalg::Q8Output& out, ThreadPool* pool, const uint8_t* lut = nullptr) {
   const int64_t c = g.channels, m = g.out_channels, depth = c * g.kernel_size;
   // The channels-last output from its pixel `first` on (images one after another): [pixels, M].
   auto output_from = [&](int64_t first) {
@@ -477,7 +479,7 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
     s.kh = g.kernel[0], s.kw = g.kernel[1], s.sy = g.stride[0], s.sx = g.stride[1];
     s.dy = g.dilation[0], s.dx = g.dilation[1], s.top = g.pad_begin[0], s.left = g.pad_begin[1];
     for (int64_t n = 0; n < g.batch; ++n)
-      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, output_from(n * g.out_size), pool);
+      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, output_from(n * g.out_size), pool, lut);
     return;
   }
   const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
@@ -498,6 +500,10 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
       const linalg::Q8Output o = output_from(n * g.out_size + p0);
       linalg::Q8Gemm(count, a, x_signed, pointwise ? c : depth, &x_zp, false, w.groups[0], o, pool);
     }
+  }
+  if (lut != nullptr) {
+    auto* y = static_cast<uint8_t*>(out.c);
+    linalg::Q8Lookup(lut, y, g.batch * g.out_size * m, y);
   }
 }
 
@@ -608,8 +614,9 @@ class QLinearConv : public OpKernel {
     QuantWeights scratch;
     const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch, channels_last_);
     if (channels_last_) {
+      uint8_t local[256];
       ConvNhwc(g, static_cast<const uint8_t*>(x.raw_data()), x.dtype() == DataType::kInt8,
-               static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, ctx.thread_pool());
+               static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, ctx.thread_pool(), Lut(ctx, local));
       return;
     }
     // Depthwise in other ranks than 2-D: the int32 result, requantized below.
@@ -635,11 +642,69 @@ class QLinearConv : public OpKernel {
   ConvAttrs attrs_;
   bool channels_last_;
   QuantWeights packed_w_;
+
+ protected:
+  // channels_last: a table every output code is replaced by (into `local` when made here), or null.
+  virtual const uint8_t* Lut(KernelContext&, uint8_t* /*local*/) const { return nullptr; }
 };
 
 class MsQLinearConv final : public QLinearConv {
  public:
   explicit MsQLinearConv(const KernelInfo& info) : QLinearConv(info, info.GetIntOr("channels_last", 0) != 0) {}
+};
+
+// com.onyx.QLinearConvSiLU(X, x_scale, x_zp, W, w_scale, w_zp, y_scale, y_zp, B, s_scale, s_zp,
+// z_scale, z_zp), channels_last = 1 only: com.microsoft.QLinearConv into (y_scale, y_zp), then
+// com.onyx.QLinearSiLU of that with the Sigmoid's (s_scale, s_zp) into (z_scale, z_zp) - what the
+// optimizer's QLinearConvSiluFusion makes of a channels-last conv and its SiLU. The SiLU is a
+// 256-entry table (linalg::Q8SiluTable) each requantized code is looked up in before it is stored.
+class QLinearConvSiLU final : public QLinearConv {
+ public:
+  explicit QLinearConvSiLU(const KernelInfo& info) : QLinearConv(info, info.GetIntOr("channels_last", 0) != 0) {
+    if (info.GetIntOr("channels_last", 0) == 0) info.Fail("supports channels_last = 1 only");
+    if (info.num_inputs() != 13)
+      info.Fail("inputs must be QLinearConv's 9 (B may be empty), then s_scale, s_zero_point, z_scale, z_zero_point");
+    std::vector<const Tensor*> params;
+    for (size_t i : {6, 7, 9, 10, 11, 12}) params.push_back(info.ConstantInput(i));
+    if (std::all_of(params.begin(), params.end(), [](const Tensor* t) { return t != nullptr; }) &&
+        MakeTable(params, table_, nullptr))
+      constant_ = true;
+  }
+
+ protected:
+  const uint8_t* Lut(KernelContext& ctx, uint8_t* local) const override {
+    if (constant_) return table_;
+    std::vector<const Tensor*> params;
+    for (size_t i : {6, 7, 9, 10, 11, 12}) params.push_back(ctx.input(i));
+    std::string error;
+    if (!MakeTable(params, local, &error)) ctx.Fail(error);
+    return local;
+  }
+
+ private:
+  // params: y_scale, y_zp, s_scale, s_zp, z_scale, z_zp (null: absent).
+  static bool MakeTable(const std::vector<const Tensor*>& params, uint8_t* table, std::string* error) {
+    static const char* kNames[] = {"y_scale", "y_zero_point", "s_scale", "s_zero_point", "z_scale", "z_zero_point"};
+    const Tensor* yz = params[1];
+    for (size_t k = 0; k < 6; ++k) {
+      const Tensor* t = params[k];
+      const bool scale = k % 2 == 0;
+      const bool ok = t != nullptr && t->size() == 1 &&
+                      (scale ? t->dtype() == DataType::kFloat : yz != nullptr && t->dtype() == yz->dtype() && IsInt8Type(t->dtype()));
+      if (!ok) {
+        if (error) *error = StrCat("input '", kNames[k], "' must be a ", scale ? "float scalar" : "scalar of y_zero_point's type (uint8 or int8)");
+        return false;
+      }
+    }
+    const bool is_signed = yz->dtype() == DataType::kInt8;
+    auto zp = [&](size_t k) { return is_signed ? int32_t{params[k]->data<int8_t>()[0]} : int32_t{params[k]->data<uint8_t>()[0]}; };
+    linalg::Q8SiluTable(is_signed, params[0]->data<float>()[0], zp(1), params[2]->data<float>()[0], zp(3),
+                        params[4]->data<float>()[0], zp(5), table);
+    return true;
+  }
+
+  uint8_t table_[256] = {};
+  bool constant_ = false;
 };
 
 // com.onyx DynamicQuantizeConv(X, W, w_scale, w_zero_point?, B?), Conv's attributes: what
@@ -818,6 +883,7 @@ ONYX_CPU_KERNEL("ConvInteger", 10, kOpsetMax, ConvInteger);
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "DynamicQuantizeConv", 1, kOpsetMax, DynamicQuantizeConv);
 ONYX_CPU_KERNEL("QLinearConv", 10, kOpsetMax, QLinearConv);
 ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "QLinearConv", 1, kOpsetMax, MsQLinearConv);
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "QLinearConvSiLU", 1, kOpsetMax, QLinearConvSiLU);
 
 }  // namespace
 }  // namespace onyx

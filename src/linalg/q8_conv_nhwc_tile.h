@@ -1,0 +1,126 @@
+// The tile of the direct channels-last int8 convolution (q8_conv_nhwc_avx512_vnni.cc), shared
+// with q8_conv_nhwc_avx512_vnni_lut.cc, which compiles it with AVX-512 VBMI for tiles that look
+// their codes up in a table: each including file instantiates the templates (internal linkage)
+// for its own target. Include only from *_avx512_vnni*.cc files.
+#pragma once
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "linalg/q8_conv_nhwc.h"
+
+namespace onyx::linalg::q8_nhwc {
+
+constexpr int kRows = 6;
+constexpr int64_t kPanel = PackedQ8Nhwc::kPanel;
+// Tiles a task runs on one weight panel: the panel stays in L1 / L2 across them.
+constexpr int64_t kTilesPerTask = 16;
+
+// The per-tile requantization: per output channel of the panel (4 vectors of 16), the int32
+// offset bias - zx' * sum_k w' (the accumulators start from it) and the scale; the top of the
+// type's range less the zero point, the zero point, which of a row's 64 codes are stored, and a
+// table of 256 codes for tiles that look their codes up (a following per-code op: SiLU).
+struct Epilogue {
+  __m512i offset[4];
+  __m512 scale[4];
+  __m512 hi;
+  __m512i zp16;              // the zero point in 16-bit lanes
+  __mmask64 store = ~0ull;  // the panel's valid channels
+  __m512i lut[4];            // kLut tiles: a table of 256 codes each stored code is looked up in
+};
+
+using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, const Epilogue&, uint8_t* const*, int);
+
+// Tiles that look their codes up in Epilogue::lut (q8_conv_nhwc_avx512_vnni_lut.cc; AVX-512 VBMI).
+TileFn PickTileLut(int nv, bool x_signed, bool out_signed);
+
+namespace {
+
+// The 64 requantized codes of one pixel: two saturating packs to 16 bits (which interleave
+// 128-bit lanes: one permute restores the order) give 64 codes for one store (per 16 channels a
+// vpmovdb and a masked store cost twice as much).
+template <bool kSignedOut, bool kLut>
+inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
+  __m512i q[4];
+  for (int v = 0; v < 4; ++v) {
+    // Only the top is clamped in float (the conversion of a value past int32 gives INT_MIN, as
+    // for NaN, which min keeps): the saturating packs and add clamp the bottom, and as both
+    // bounds are whole numbers that equals rounding after clamping, as ORT does.
+    const __m512 f = _mm512_min_ps(e.hi, _mm512_mul_ps(_mm512_cvtepi32_ps(c[v]), e.scale[v]));
+    q[v] = _mm512_cvtps_epi32(f);
+  }
+  const __m512i ab = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
+  const __m512i cd = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
+  const __m512i bytes = kSignedOut ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
+  // Dword 4i + j of the packs holds codes 4i..4i+3 of vector j: back to vector-major order.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i codes = _mm512_permutexvar_epi32(order, bytes);
+  if constexpr (kLut) {  // AVX-512 VBMI: entries 0-127 and 128-255 by two vpermi2b, picked by bit 7
+    const __m512i low = _mm512_permutex2var_epi8(e.lut[0], codes, e.lut[1]);
+    const __m512i high = _mm512_permutex2var_epi8(e.lut[2], codes, e.lut[3]);
+    codes = _mm512_mask_blend_epi8(_mm512_movepi8_mask(codes), low, high);
+  }
+  _mm512_mask_storeu_epi8(row, e.store, codes);
+}
+
+// One tile: acc[kRows][NV] (16 int32 each) = offset + sum over taps and C / 4 groups, finished in
+// registers into out[r] (rows r < rows); ptr[t * kRows + r]: the row of C codes pixel r reads at
+// tap t. kFlip: int8 codes, stored + 128.
+template <int NV, bool kFlip, bool kSignedOut, bool kLut>
+void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t* w, const Epilogue& e,
+          uint8_t* const* out, int rows) {
+  __m512i c[kRows][NV];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r)
+    for (int v = 0; v < NV; ++v) c[r][v] = e.offset[v];
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t t = 0; t < taps; ++t) {
+    const uint8_t* p[kRows];
+    for (int r = 0; r < kRows; ++r) p[r] = ptr[t * kRows + r];
+    for (int64_t q = 0; q < groups; ++q, w += kPanel * 4) {
+      __m512i b[NV];
+      for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(w + 64 * v);
+#pragma GCC unroll 6
+      for (int r = 0; r < kRows; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, p[r] + 4 * q, sizeof(quad));
+        __m512i a = _mm512_set1_epi32(quad);
+        if (kFlip) a = _mm512_xor_si512(a, flip);
+        for (int v = 0; v < NV; ++v) c[r][v] = _mm512_dpbusd_epi32(c[r][v], a, b[v]);
+      }
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+    __m512i row[4];
+    for (int v = 0; v < 4; ++v) row[v] = v < NV ? c[r][v] : _mm512_setzero_si512();
+    StoreRow<kSignedOut, kLut>(e, row, out[r]);
+  }
+}
+
+
+template <bool kFlip, bool kSignedOut, bool kLut>
+TileFn PickTileOf(int nv) {
+  switch (nv) {
+    case 1: return &Tile<1, kFlip, kSignedOut, kLut>;
+    case 2: return &Tile<2, kFlip, kSignedOut, kLut>;
+    case 3: return &Tile<3, kFlip, kSignedOut, kLut>;
+    default: return &Tile<4, kFlip, kSignedOut, kLut>;
+  }
+}
+
+template <bool kLut>
+TileFn PickTileOf(int nv, bool x_signed, bool out_signed) {
+  if (x_signed) return out_signed ? PickTileOf<true, true, kLut>(nv) : PickTileOf<true, false, kLut>(nv);
+  return out_signed ? PickTileOf<false, true, kLut>(nv) : PickTileOf<false, false, kLut>(nv);
+}
+
+}  // namespace
+}  // namespace onyx::linalg::q8_nhwc
+
+#endif  // __x86_64__
