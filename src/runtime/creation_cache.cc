@@ -30,6 +30,7 @@
 #include "onnx/model_writer.h"
 #include "platform/cpu_features.h"
 #include "platform/thread_pool.h"
+#include "runtime/creation_cache_hash_memo.h"
 
 extern char** environ;
 
@@ -337,7 +338,7 @@ uint64_t HashOpenFile(int fd, size_t size, const std::string& path, ThreadPool* 
 
 }  // namespace
 
-uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, bool by_stat) {
+uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, const FileHashOptions& how) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   ONYX_CHECK(fd >= 0, kNoSuchFile, "cannot open '", path, "': ", std::strerror(errno));
   struct stat st{};
@@ -346,8 +347,8 @@ uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, boo
     ONYX_THROW(kNoSuchFile, "'", path, "' is not a regular file");
   }
   *size = static_cast<uint64_t>(st.st_size);
-  if (by_stat) {
-    std::error_code ec;
+  std::error_code ec;
+  if (how.mode == FileKeyMode::kFileStat) {
     Hasher64 h(0x5354);
     h.Add(fs::absolute(path, ec).string()).AddU64(*size).AddU64(st.st_ino).AddU64(st.st_dev);
     h.AddU64(st.st_mtim.tv_sec).AddU64(st.st_mtim.tv_nsec).AddU64(st.st_ctim.tv_sec).AddU64(st.st_ctim.tv_nsec);
@@ -360,6 +361,16 @@ uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, boo
     ::close(fd);
     return h.Digest();
   }
+  const bool memo = how.mode == FileKeyMode::kContent && !how.memo_dir.empty();
+  const FileIdentity identity = IdentityOf(st);
+  const std::string abs_path = memo ? fs::absolute(path, ec).string() : "";
+  if (memo) {
+    if (const std::optional<uint64_t> known = RecallContentHash(how.memo_dir, abs_path, identity)) {
+      ::close(fd);
+      return *known;
+    }
+  }
+  const int64_t hashed_at = how.now_ns != 0 ? how.now_ns : RealtimeNowNs();
   uint64_t h = 0;
   try {
     h = HashOpenFile(fd, static_cast<size_t>(*size), path, pool);
@@ -367,7 +378,10 @@ uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, boo
     ::close(fd);
     throw;
   }
+  struct stat after{};
+  const bool still = ::fstat(fd, &after) == 0;
   ::close(fd);
+  if (memo && still) RememberContentHash(how.memo_dir, abs_path, identity, IdentityOf(after), h, hashed_at);
   return h;
 }
 
@@ -395,19 +409,25 @@ CreationCacheKey MakeCreationCacheKey(const void* model_bytes, size_t size, cons
   return KeyOf(HashFileBytes(model_bytes, size, pool), size, options);
 }
 
-static bool KeyByStat(const SessionOptions& options) {
+FileKeyMode FileKeyModeOf(const SessionOptions& options) {
   const auto it = options.config_entries.find(kConfigCreationCacheKey);
-  if (it == options.config_entries.end() || it->second == "content") return false;
+  if (it == options.config_entries.end() || it->second == "content") return FileKeyMode::kContent;
+  if (it->second == "content_always") return FileKeyMode::kContentAlways;
   ONYX_CHECK(it->second == "file_stat", kInvalidArgument, kConfigCreationCacheKey,
-             " must be 'content' or 'file_stat', got '", it->second, "'");
-  return true;
+             " must be 'content', 'content_always' or 'file_stat', got '", it->second, "'");
+  return FileKeyMode::kFileStat;
 }
 
 CreationCacheKey MakeCreationCacheKey(const std::string& model_path, const SessionOptions& options, ThreadPool* pool) {
+  FileHashOptions how;
+  how.mode = FileKeyModeOf(options);
+  if (const auto dir = options.config_entries.find(kConfigCreationCacheDir); dir != options.config_entries.end())
+    how.memo_dir = dir->second;
   uint64_t size = 0;
-  const uint64_t h = HashFile(model_path, pool, &size, KeyByStat(options));
+  const uint64_t h = HashFile(model_path, pool, &size, how);
   CreationCacheKey key = KeyOf(h, size, options);
-  key.by_stat = KeyByStat(options);
+  key.file_mode = how.mode;
+  key.memo_dir = how.memo_dir;
   return key;
 }
 
@@ -459,7 +479,7 @@ std::optional<CachedCreation> OpenCreationCache(const std::string& dir, const Cr
       const uint64_t size = r.U64(), hash = r.U64();
       uint64_t now_size = 0, now_hash = 0;
       try {
-        now_hash = HashFile(ext, pool, &now_size, key.by_stat);
+        now_hash = HashFile(ext, pool, &now_size, FileHashOptions{key.file_mode, key.memo_dir});
       } catch (const Error&) {
         return reject(StrCat("the model's external data file '", ext, "' cannot be read"));
       }
@@ -513,7 +533,7 @@ CreationCacheWriter::CreationCacheWriter(const std::string& dir, const CreationC
   tmp_path_ = (fs::path(tmp_dir_) / key.FileName()).string();
   for (const auto& ext : external_files) {
     External e{ext};
-    e.hash = HashFile(ext, pool, &e.size, key.by_stat);
+    e.hash = HashFile(ext, pool, &e.size, FileHashOptions{key.file_mode, key.memo_dir});
     externals_.push_back(e);
   }
   // The tensors go to the file itself (named as the final file, in the temporary folder), the

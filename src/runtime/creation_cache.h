@@ -36,18 +36,26 @@ namespace onyx {
 class ThreadPool;
 
 inline constexpr const char* kConfigCreationCacheDir = "session.onyx_creation_cache_dir";
-// How a model file (and its external data) enters the key: "content" (default: every byte
-// hashed) or "file_stat" (path, size, inode, device, modification and change times, and the
-// first and last 64 KB: no full read; a file rewritten in place changes its change time, which
-// no user call can set back, so only a file system without change times could fool it).
+// How a model file (and its external data) enters the key: "content" (default: the hash of
+// every byte, remembered in the cache folder by the file's identity and taken again only when
+// that changed: creation_cache_hash_memo.h says exactly what that guarantees), "content_always"
+// (every byte hashed on every creation) or "file_stat" (path, size, inode, device, modification
+// and change times, and the first and last 64 KB: no full read; a file rewritten in place
+// changes its change time, which no user call can set back, so only a file system without
+// change times could fool it).
 inline constexpr const char* kConfigCreationCacheKey = "session.onyx_creation_cache_key";
+
+enum class FileKeyMode { kContent, kContentAlways, kFileStat };
+// The mode the options ask for; throws Error(kInvalidArgument) naming a value that is none.
+FileKeyMode FileKeyModeOf(const SessionOptions& options);
 
 struct CreationCacheKey {
   uint64_t hash = 0;     // of the model's bytes and the three texts
   std::string build;     // Onyx version, cache format and the library file's identity
   std::string cpu;       // CPU features, the kernels chosen by them, ONYX_* kernel overrides
   std::string options;   // every session option that may change the optimized graph or packs
-  bool by_stat = false;  // files enter by their identity, not their bytes (kConfigCreationCacheKey)
+  FileKeyMode file_mode = FileKeyMode::kContent;  // how files enter (kConfigCreationCacheKey)
+  std::string memo_dir;  // where content hashes are remembered (kContent; empty: nowhere)
   std::string FileName() const;
 };
 
@@ -61,10 +69,17 @@ CreationCacheKey MakeCreationCacheKey(const void* model_bytes, size_t size, cons
 // The same for a model file.
 CreationCacheKey MakeCreationCacheKey(const std::string& model_path, const SessionOptions& options, ThreadPool* pool);
 uint64_t HashFileBytes(const void* data, size_t size, ThreadPool* pool);
-// A file's identity for the key: HashFileBytes of all its bytes, or with by_stat its path,
+// A file's identity for the key: HashFileBytes of all its bytes (kContent takes it from a record
+// in memo_dir while the file is unchanged, and writes the record), or with kFileStat its path,
 // size, inode, device, times and first and last 64 KB (kConfigCreationCacheKey); *size gets its
-// size. Throws Error naming the path.
-uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, bool by_stat = false);
+// size. Throws Error naming the path. now_ns (tests) replaces the clock the memo checks the
+// file's change time against.
+struct FileHashOptions {
+  FileKeyMode mode = FileKeyMode::kContentAlways;
+  std::string memo_dir;
+  int64_t now_ns = 0;
+};
+uint64_t HashFile(const std::string& path, ThreadPool* pool, uint64_t* size, const FileHashOptions& how = {});
 
 // What a creation did with the cache, for the log and tests.
 struct CreationCacheStats {

@@ -98,8 +98,9 @@ void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
   if (const auto it = entries.find(kConfigCreationCacheKey); it != entries.end()) {
     ONYX_CHECK(entries.count(kConfigCreationCacheDir), kInvalidArgument, kConfigCreationCacheKey, " needs ",
                kConfigCreationCacheDir, " (the cache's folder)");
-    ONYX_CHECK(it->second == "content" || it->second == "file_stat", kInvalidArgument, kConfigCreationCacheKey,
-               " must be 'content' or 'file_stat', got '", it->second, "'");
+    ONYX_CHECK(it->second == "content" || it->second == "content_always" || it->second == "file_stat",
+               kInvalidArgument, kConfigCreationCacheKey, " must be 'content', 'content_always' or 'file_stat', got '",
+               it->second, "'");
   }
 }
 

@@ -46,7 +46,8 @@ def create(path, cache=None, threads=1, severity=2):
 
 
 def cache_files(cache):
-    return sorted(glob.glob(os.path.join(str(cache), "*")))
+    # The cache files only (not the remembered model-file hashes, onyx-file-*.hash).
+    return sorted(glob.glob(os.path.join(str(cache), "*.cache")))
 
 
 @pytest.mark.parametrize("name", ["mobilenetv2", "bert_tiny"])
