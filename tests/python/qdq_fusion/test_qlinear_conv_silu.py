@@ -14,11 +14,11 @@ import qdq_models as qm
 M, C, H, W = 40, 8, 9, 7
 
 
-def _conv_inits(rng, np_act, lo):
+def _conv_inits(rng, np_act, lo, w_zero=0):
     return [numpy_helper.from_array(v, n) for v, n in [
         (np.array(0.05, np.float32), "xs"), (np.array(lo + 120, np_act), "xz"),
         (rng.integers(-100, 101, (M, C, 3, 3)).astype(np.int8), "w"),
-        (rng.uniform(0.001, 0.01, M).astype(np.float32), "ws"), (np.zeros(M, np.int8), "wz"),
+        (rng.uniform(0.001, 0.01, M).astype(np.float32), "ws"), (np.full(M, w_zero, np.int8), "wz"),
         (np.array(0.06, np.float32), "ys"), (np.array(lo + 100, np_act), "yz"),
         (rng.integers(-900, 900, M).astype(np.int32), "b")]]
 
@@ -35,8 +35,10 @@ def _model(name, nodes, inits, act, inputs_extra=(), domains=("com.microsoft",))
     return save_model(helper.make_model(graph, opset_imports=opsets), name + ".onnx")
 
 
-@pytest.mark.parametrize("signed", [False, True])
-def test_direct_op_with_runtime_silu_parameters_matches_onnxruntime(signed):
+# w_zero 3: asymmetric weights, which the direct kernel does not take: the im2col rows and the GEMM,
+# then the table over the output.
+@pytest.mark.parametrize("signed,w_zero", [(False, 0), (True, 0), (False, 3)])
+def test_direct_op_with_runtime_silu_parameters_matches_onnxruntime(signed, w_zero):
     rng = np.random.default_rng(7)
     act, np_act, lo = (TensorProto.INT8, np.int8, -128) if signed else (TensorProto.UINT8, np.uint8, 0)
     values = {n: (np.array(v, np.float32) if t else np.array(lo + v, np_act)) for n, (t, v) in PARAMS.items()}
@@ -44,14 +46,15 @@ def test_direct_op_with_runtime_silu_parameters_matches_onnxruntime(signed):
     ref_nodes = [helper.make_node("QLinearConv", CONV_INPUTS, ["y"], domain="com.microsoft", channels_last=1, pads=[1] * 4),
                  helper.make_node("QLinearSigmoid", ["y", "ys", "yz", "ss", "sz"], ["s"], domain="com.microsoft"),
                  helper.make_node("QLinearMul", ["y", "ys", "yz", "s", "ss", "sz", "zs", "zz"], ["z"], domain="com.microsoft")]
-    ref_inits = _conv_inits(rng, np_act, lo) + [numpy_helper.from_array(v, n) for n, v in values.items()]
-    ref = _model(f"conv_silu_ref_{signed}", ref_nodes, ref_inits, act)
+    ref_inits = _conv_inits(rng, np_act, lo, w_zero) + [numpy_helper.from_array(v, n) for n, v in values.items()]
+    ref = _model(f"conv_silu_ref_{signed}_{w_zero}", ref_nodes, ref_inits, act)
     # Onyx: the fused op, the SiLU's parameters fed at run time.
     rng = np.random.default_rng(7)
     node = helper.make_node("QLinearConvSiLU", CONV_INPUTS + list(PARAMS), ["z"], domain="com.onyx", channels_last=1,
                             pads=[1] * 4)
     extra = [helper.make_tensor_value_info(n, t or act, []) for n, (t, _) in PARAMS.items()]
-    fused = _model(f"conv_silu_direct_{signed}", [node], _conv_inits(rng, np_act, lo), act, extra, ("com.onyx",))
+    fused = _model(f"conv_silu_direct_{signed}_{w_zero}", [node], _conv_inits(rng, np_act, lo, w_zero), act, extra,
+                   ("com.onyx",))
     info = np.iinfo(np_act)
     x = np.random.default_rng(8).integers(info.min, info.max + 1, (1, H, W, C)).astype(np_act)
     expected = run_ort(ref, {"x": x})[0]
