@@ -135,23 +135,27 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
     f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
     _mm_mask_storeu_epi8(out8 + at, m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), qzp)));
   };
-  // Four rows' vectors requantized at once: narrowed by packs (exact: within [-255, 255], then
-  // with the zero point within the output type) and one vpermd that puts each row's 16 codes in
-  // a 128-bit lane, instead of a vpmovdb (2 uops) a vector.
+  // kG (2 or 4) rows' vectors requantized at once: narrowed by packs (exact: within [-255, 255],
+  // then with the zero point within the output type) and one vpermd that puts each row's 16 codes
+  // in a 128-bit lane, instead of a vpmovdb (2 uops) a vector.
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m512i qzp16 = _mm512_set1_epi16(static_cast<int16_t>(rq != nullptr ? rq->zero_point : 0));
-  auto finish4 = [&](const __m512i* v, int64_t at, __mmask16 m) {
-    __m512i r[4];
-    for (int g = 0; g < 4; ++g)
+  auto finish_rows = [&](auto g_tag, const __m512i* v, int64_t at, __mmask16 m) {
+    constexpr int kG = decltype(g_tag)::value;
+    __m512i r[kG];
+    for (int g = 0; g < kG; ++g)
       r[g] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(v[g]), scale), lo), hi));
     const __m512i p01 = _mm512_add_epi16(_mm512_packs_epi32(r[0], r[1]), qzp16);
-    const __m512i p23 = _mm512_add_epi16(_mm512_packs_epi32(r[2], r[3]), qzp16);
+    __m512i p23 = p01;  // 2 rows: lanes 2 and 3 repeat them, unstored
+    if constexpr (kG == 4) p23 = _mm512_add_epi16(_mm512_packs_epi32(r[2], r[3]), qzp16);
     const __m512i codes =
         _mm512_permutexvar_epi32(order, rq->out_signed ? _mm512_packs_epi16(p01, p23) : _mm512_packus_epi16(p01, p23));
     _mm_mask_storeu_epi8(out8 + at, m, _mm512_castsi512_si128(codes));
     _mm_mask_storeu_epi8(out8 + at + ow, m, _mm512_extracti32x4_epi32(codes, 1));
-    _mm_mask_storeu_epi8(out8 + at + 2 * ow, m, _mm512_extracti32x4_epi32(codes, 2));
-    _mm_mask_storeu_epi8(out8 + at + 3 * ow, m, _mm512_extracti32x4_epi32(codes, 3));
+    if constexpr (kG == 4) {
+      _mm_mask_storeu_epi8(out8 + at + 2 * ow, m, _mm512_extracti32x4_epi32(codes, 2));
+      _mm_mask_storeu_epi8(out8 + at + 3 * ow, m, _mm512_extracti32x4_epi32(codes, 3));
+    }
   };
   auto quads = [&](const uint8_t* p) {
     return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, _mm512_loadu_si512(p)), bytes);
@@ -176,13 +180,8 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
           v[g] = _mm512_dpbusd_epi32(v[g], q[g * kSy + 1], w1);
           v[g] = _mm512_dpbusd_epi32(v[g], q[g * kSy + 2], w2);
         }
-        if constexpr (kG == 4) {
-          if (rq != nullptr) {
-            finish4(v, y * ow + xo, m);
-            continue;
-          }
-        }
-        for (int g = 0; g < kG; ++g) finish(v[g], (y + g) * ow + xo, m);
+        if (rq != nullptr) finish_rows(g_tag, v, y * ow + xo, m);
+        else for (int g = 0; g < kG; ++g) finish(v[g], (y + g) * ow + xo, m);
       }
     return y;
   };
