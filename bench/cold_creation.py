@@ -68,7 +68,8 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--gap", type=float, default=4.0, help="idle seconds before each creation")
-    ap.add_argument("--models", default=DEFAULT_MODELS, help="comma-separated bench model names")
+    ap.add_argument("--models", default=DEFAULT_MODELS,
+                    help="comma-separated bench model names or model file paths (a variant's .onnx)")
     ap.add_argument("--models-dir", default="")
     ap.add_argument("--onyx-site", action="append", default=[], help="label=DIR; repeatable")
     ap.add_argument("--no-ort", action="store_true")
@@ -86,7 +87,9 @@ def main():
     print("| model | threads | " + " | ".join(label for label, _, _ in engines) + " |")
     print("|---|---:|" + "---:|" * len(engines))
     for name in args.models.split(","):
-        path = os.path.join(bench_dir, name + ".onnx")
+        # A name with a "/" or ending in .onnx is a model file (e.g. an int8 or float16 variant).
+        path = name if name.endswith(".onnx") or os.sep in name else os.path.join(bench_dir, name + ".onnx")
+        name = os.path.splitext(os.path.basename(name))[0] if path == name else name
         if not os.path.exists(path):
             print(f"| {name} | - | missing: {path} |")
             continue
