@@ -1,5 +1,6 @@
 // The int8 GEMM driver: packs B once into the selected microkernel's panels, packs each MR-row
-// panel of A per task, runs the MR x NR tiles over the whole K (8-bit products are cheap to
+// panel of A per task (or, for uint8 A with whole groups on a kernel with a direct tile, reads
+// A's rows in place), runs the MR x NR tiles over the whole K (8-bit products are cheap to
 // keep, so no K blocking: C is finished in one pass) and applies the zero points and the output
 // stage to each tile while it is in L1.
 //
@@ -59,6 +60,13 @@ inline int32_t StoredB(const void* b, bool b_signed, bool trans_b, int64_t ldb, 
 inline int32_t StoredA(const void* a, bool a_signed, int64_t lda, int64_t i, int64_t k) {
   const int64_t at = i * lda + k;
   return a_signed ? static_cast<int32_t>(static_cast<const int8_t*>(a)[at]) + 128 : static_cast<const uint8_t*>(a)[at];
+}
+
+// Sum of a row of uint8 codes (uint32: wraps as the int32 sums do).
+uint32_t RowSum(const uint8_t* row, int64_t k) {
+  uint32_t sum = 0;
+  for (int64_t p = 0; p < k; ++p) sum += row[p];
+  return sum;
 }
 
 template <typename T>
@@ -209,6 +217,12 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
                       static_cast<double>(per_chunk * nr);
   const uint64_t call = g_q8_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   const int64_t used_panels = std::min(block_panels, row_panels);
+  // uint8 A in whole groups: full row panels are read in place (the threads split N, and each
+  // packed all of A: at M = 128, K = 768 a tenth of a 2-thread product). A's row sums are then
+  // only made when some stored B zero point is not 0 (with zb' = 0 the term vanishes).
+  const bool direct = kr.tile_direct != nullptr && !a_signed && k > 0 && k % kr.group == 0;
+  const bool need_row_sums = !std::all_of(col_zero, col_zero + n, [](int32_t z) { return z == 0; });
+  const auto* a_bytes = static_cast<const uint8_t*>(a);
   ThreadPool::For(pool, row_blocks * chunks, cost, [&](int64_t t0, int64_t t1) {
     // The thread's packed A outlives the block: the pool hands a thread several blocks of one
     // call (column chunks of the same rows), which then pack A once, and a buffer kept from
@@ -240,7 +254,9 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
           const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
           uint8_t* panel = panels + (rp - rp0) * a_panel_bytes;
           int32_t* panel_sums = sums.data() + (rp - rp0) * mr;
-          if (kr.a_bytes == 1) PackAPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
+          if (direct && rows == mr) {
+            for (int r = 0; r < rows; ++r) panel_sums[r] = need_row_sums ? static_cast<int32_t>(RowSum(a_bytes + (i0 + r) * lda, k)) : 0;
+          } else if (kr.a_bytes == 1) PackAPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
           else PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<int16_t*>(panel), panel_sums);
           for (int r = 0; r < rows; ++r)
             zeros[static_cast<size_t>((rp - rp0) * mr + r)] =
@@ -255,7 +271,8 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
         for (int64_t rp = rp0; rp < rp1; ++rp) {
           const int64_t i0 = rp * mr;
           const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
-          kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc);
+          if (direct && rows == mr) kr.tile_direct(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, acc);
+          else kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc);
           kr.finish(out, k, acc, nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,
                     zeros.data() + (rp - rp0) * mr, col_sums + cp * nr, col_zero);
         }

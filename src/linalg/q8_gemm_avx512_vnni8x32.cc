@@ -48,9 +48,39 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
   }
 }
 
+// Tile with A's rows read where they are (Q8TileDirectFn): one pointer a row, each broadcast the
+// row's next 4 codes, as the packed panel would hold them.
+void TileDirect(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel, int32_t* acc) {
+  const auto* b = static_cast<const int8_t*>(b_panel);
+  const uint8_t* row[kMr];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) row[r] = a + r * lda;
+  __m512i c[kMr][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < k_groups; ++g, b += kNr * kGroup) {
+    const __m512i b0 = _mm512_load_si512(b);
+    const __m512i b1 = _mm512_load_si512(b + 64);
+#pragma GCC unroll 8
+    for (int r = 0; r < kMr; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, row[r] + g * kGroup, sizeof(quad));
+      const __m512i av = _mm512_set1_epi32(quad);
+      c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
+      c[r][1] = _mm512_dpbusd_epi32(c[r][1], av, b1);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) {
+    _mm512_storeu_si512(acc + r * kNr, c[r][0]);
+    _mm512_storeu_si512(acc + r * kNr + 16, c[r][1]);
+  }
+}
+
 }  // namespace
 
-const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr, kNr>};
+const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {
+    "avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr, kNr>, &TileDirect};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

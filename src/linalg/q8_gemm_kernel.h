@@ -16,6 +16,12 @@ namespace onyx::linalg {
 // acc[MR][NR] (row-major, NR int32 a row) = A panel x B panel over k_groups steps of g codes.
 using Q8TileFn = void (*)(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* acc);
 
+// The same tile with A read in place: MR rows of uint8 codes a row `lda` bytes apart, k_groups
+// whole groups each (no padding). Byte kernels whose A layout is A's own 4-byte groups offer it:
+// packing A then costs nothing, which matters when the threads split N and each would pack
+// all of A (BERT's 128-row products at 2 threads).
+using Q8TileDirectFn = void (*)(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel, int32_t* acc);
+
 struct Q8Output;
 
 // The zero-point terms and the output stage for rows [i0, i0 + rows) x columns [j0, j0 + cols)
@@ -36,6 +42,7 @@ struct Q8GemmKernel {
   int b_bytes;
   Q8TileFn tile;
   Q8FinishFn finish;
+  Q8TileDirectFn tile_direct = nullptr;  // null: A is always packed
 };
 
 extern const Q8GemmKernel kQ8GemmScalar4x16;

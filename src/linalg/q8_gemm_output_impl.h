@@ -72,8 +72,13 @@ inline void FinishTileBody(const Q8Output& out, int64_t k, const int32_t* acc, i
       alignas(64) float f[kMaxRows][kMaxCols];
       alignas(64) float bias[kMaxCols];
       for (int c = 0; c < cols; ++c) bias[c] = out.bias != nullptr ? out.bias[j0 + c] : 0.0f;
+      // Product and bias each rounded (as ONNX Runtime's MatMulIntegerToFloat adds its bias
+      // after the scaled product): two statements, so no compiler contracts them into one fma
+      // (GCC's ISO mode never does; clang's default contracts within one expression).
       for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) f[r][c] = static_cast<float>(v[r][c]) * sc[c] + bias[c];
+        for (int c = 0; c < cols; ++c) f[r][c] = static_cast<float>(v[r][c]) * sc[c];
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) f[r][c] += bias[c];
       StoreTile<kMr>(out, i0, rows, j0, cols, f);
       break;
     }

@@ -80,18 +80,11 @@ void Q8MatMulToFloat(KernelContext& ctx, const Tensor& a, bool quantize_a, float
   out.ldc = n;
   out.scale = mult.data();
   out.scale_per_column = true;
-  // The bias is added after the product is rounded, as ONNX Runtime does: the GEMM's output stage
-  // may contract the two into one fma, and one different rounding here flips quantized codes
-  // downstream (DynamicQuantizeLinear of the next layer).
+  // The bias is added in the GEMM's output stage after the product is rounded, as ONNX Runtime
+  // does (one fused multiply-add there would flip quantized codes downstream, in the next
+  // layer's DynamicQuantizeLinear); no second pass reads and writes all of Y.
+  out.bias = bias != nullptr ? bias->data<float>() : nullptr;
   linalg::Q8Gemm(rows, a_codes, a_signed, k, &a_zero, false, b, out, ctx.thread_pool());
-  if (bias != nullptr) {
-    const float* bv = bias->data<float>();
-    float* yd = y.data<float>();
-    ThreadPool::For(ctx.thread_pool(), rows, static_cast<double>(n), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t j = 0; j < n; ++j) yd[r * n + j] += bv[j];
-    });
-  }
 }
 
 }  // namespace onyx
