@@ -74,13 +74,15 @@ std::shared_ptr<const MappedFile> OpenExternal(const RawTensorFields& f, const s
   const fs::path rel(location);
   ONYX_CHECK(!location.empty() && rel.is_relative(), kInvalidModel, ctx.source, ": external data location '", location,
              "' of ", TensorLabel(f), " must be a path relative to the model's folder");
+  if (const auto known = ctx.external_by_location.find(location); known != ctx.external_by_location.end())
+    return known->second;
   const fs::path base = fs::weakly_canonical(fs::path(ctx.base_dir));
   const fs::path full = fs::weakly_canonical(base / rel);
   auto [mismatch, unused] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
   ONYX_CHECK(mismatch == base.end(), kInvalidModel, ctx.source, ": external data location '", location, "' of ",
              TensorLabel(f), " escapes the model's folder");
   auto it = ctx.external_files.find(full.string());
-  if (it != ctx.external_files.end()) return it->second;
+  if (it != ctx.external_files.end()) return ctx.external_by_location[location] = it->second;
   std::shared_ptr<const MappedFile> file;
   try {
     file = MappedFile::Open(full.string());
@@ -88,6 +90,7 @@ std::shared_ptr<const MappedFile> OpenExternal(const RawTensorFields& f, const s
     throw Error(e.code(), StrCat(ctx.source, ": external data of ", TensorLabel(f), ": ", e.what()));
   }
   ctx.external_files[full.string()] = file;
+  ctx.external_by_location[location] = file;
   return file;
 }
 
