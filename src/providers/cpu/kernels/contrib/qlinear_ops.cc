@@ -287,6 +287,50 @@ bool SoftmaxRowContiguous(const uint8_t* x, int64_t D, bool is_signed, const flo
   return true;
 }
 
+// kSoftmaxRows contiguous rows at once, each with SoftmaxRowContiguous's arithmetic: a row's sum
+// still runs in element order, but the rows' sums advance side by side in vector lanes (one row's
+// sum waited on each add's latency: half of BERT's int8 attention softmax). et holds the table
+// entries transposed (et[i * kSoftmaxRows + r]), e row by row. False (nothing written) when a
+// row's sum is not positive or a product could overflow; the caller then goes row by row.
+constexpr int kSoftmaxRows = 16;
+
+bool SoftmaxRowsContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
+                           float* et, float* e, uint8_t* y) {
+  for (int r = 0; r < kSoftmaxRows; ++r) {
+    const uint8_t* row = x + r * D;
+    float* er = e + r * D;
+    if (is_signed) {
+      const int8_t* xs = reinterpret_cast<const int8_t*>(row);
+      int8_t mx = -128;
+      for (int64_t i = 0; i < D; ++i) mx = xs[i] > mx ? xs[i] : mx;
+      for (int64_t i = 0; i < D; ++i) er[i] = table[static_cast<uint8_t>(127 - mx + xs[i])];
+    } else {
+      uint8_t mx = 0;
+      for (int64_t i = 0; i < D; ++i) mx = row[i] > mx ? row[i] : mx;
+      for (int64_t i = 0; i < D; ++i) er[i] = table[static_cast<uint8_t>(255 - mx + row[i])];
+    }
+    for (int64_t i = 0; i < D; ++i) et[i * kSoftmaxRows + r] = er[i];
+  }
+  float sum[kSoftmaxRows] = {};
+  for (int64_t i = 0; i < D; ++i)
+    for (int r = 0; r < kSoftmaxRows; ++r) sum[r] += et[i * kSoftmaxRows + r];
+  if (!(y_mult < 4194304.0f) || !std::isfinite(table[is_signed ? 127 : 255] * y_mult)) return false;
+  for (int r = 0; r < kSoftmaxRows; ++r)
+    if (!(sum[r] > 0.0f)) return false;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  for (int r = 0; r < kSoftmaxRows; ++r) {
+    const float* er = e + r * D;
+    uint8_t* yr = y + r * D;
+    const float s = sum[r];
+    for (int64_t i = 0; i < D; ++i) {
+      const int32_t q = static_cast<int32_t>(((er[i] * y_mult) / s + kMagic) - kMagic) + zy;
+      yr[i] = static_cast<uint8_t>(q < lo ? lo : (q > hi ? hi : q));
+    }
+  }
+  return true;
+}
+
 class QLinearSoftmax final : public OpKernel {
  public:
   explicit QLinearSoftmax(const KernelInfo& info) : opset_(info.GetInt("opset")) {
@@ -326,7 +370,20 @@ class QLinearSoftmax final : public OpKernel {
     ThreadPool::For(ctx.thread_pool(), rows, 4.0 * D, [&](int64_t begin, int64_t end) {
       std::vector<uint8_t> idx(static_cast<size_t>(D));
       std::vector<float> e(static_cast<size_t>(D));
+      std::vector<float> et, eb;
+      if (stride == 1 && end - begin >= kSoftmaxRows) {
+        et.resize(static_cast<size_t>(D * kSoftmaxRows));
+        eb.resize(et.size());
+      }
+      int64_t single_until = begin;  // rows a failed block left to the row-by-row paths
       for (int64_t r = begin; r < end; ++r) {
+        if (stride == 1 && r >= single_until && end - r >= kSoftmaxRows) {
+          if (SoftmaxRowsContiguous(xd + r * D, D, is_signed, table, y_mult, zy, et.data(), eb.data(), yd + r * D)) {
+            r += kSoftmaxRows - 1;
+            continue;
+          }
+          single_until = r + kSoftmaxRows;
+        }
         const int64_t base = (r / stride) * D * stride + r % stride;
         if (stride == 1 && SoftmaxRowContiguous(xd + base, D, is_signed, table, y_mult, zy, e.data(), yd + base))
           continue;
