@@ -117,7 +117,7 @@ struct ThreadPool::Impl {
   struct Worker {
     Impl* impl = nullptr;
     int index = 0;
-    int tid = 0;
+    std::atomic<int> tid{0};  // set by the worker once it runs (and pinned itself); read by repins
     std::thread thread;
     CustomThreadHandle handle = nullptr;
   };
@@ -188,11 +188,13 @@ struct ThreadPool::Impl {
       int target = 0;
       while (target < CPU_SETSIZE && !CPU_ISSET(target, &others)) ++target;
       for (size_t i = 0; i < worker_pins.size(); ++i) {
-        if (worker_pins[i] != std::vector<int>{cpu} || workers[i]->tid <= 0) continue;
+        if (worker_pins[i] != std::vector<int>{cpu}) continue;
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(target, &one);
-        if (sched_setaffinity(workers[i]->tid, sizeof(one), &one) != 0) break;
+        // A worker not yet running pins itself to worker_pins[i] when it starts.
+        const int tid = workers[i]->tid;
+        if (tid > 0 && sched_setaffinity(tid, sizeof(one), &one) != 0) break;
         worker_pins[i] = {target};
         return;
       }
@@ -209,9 +211,11 @@ struct ThreadPool::Impl {
     Impl& impl = *w->impl;
     tls_worker_of = &impl;
     bool pinned = true;
-    if (!impl.options.worker_affinities.empty())
-      pinned = SetCurrentThreadAffinity(impl.options.worker_affinities[static_cast<size_t>(w->index)]);
-    w->tid = CurrentThreadId();
+    {  // the pin as it is now: a repin may have come before this worker ran
+      std::lock_guard<std::mutex> lock(impl.repin_mutex);
+      if (!impl.worker_pins.empty()) pinned = SetCurrentThreadAffinity(impl.worker_pins[static_cast<size_t>(w->index)]);
+      w->tid = CurrentThreadId();
+    }
     {
       std::lock_guard<std::mutex> lock(impl.start_mutex);
       ++impl.num_started;
@@ -331,10 +335,12 @@ ThreadPool::ThreadPool(const ThreadPoolOptions& options) : impl_(std::make_uniqu
     }
     impl.workers.push_back(std::move(w));
   }
-  // Pinned workers are waited for, so a refused affinity fails the construction. Others start
-  // while the caller goes on (waiting cost a session's creation 2-17 ms on a busy VM): a loop
-  // queued before a worker runs is picked up when it does, or done by the caller alone.
-  if (!options.worker_affinities.empty() || !error.empty()) {
+  // Workers pinned as required (the user's pins) are waited for, so a refused affinity fails the
+  // construction. Others, auto-pinned ones too (a refused pin leaves them where they are), start
+  // while the caller goes on (waiting cost a session's creation 2-17 ms on a busy VM, a 2-thread
+  // creation-cache hit 3-4 ms of its ~1.5): a loop queued before a worker runs is picked up when
+  // it does, or done by the caller alone; a worker not yet running is not repinned (tid 0).
+  if ((!options.worker_affinities.empty() && options.affinities_required) || !error.empty()) {
     std::unique_lock<std::mutex> lock(impl.start_mutex);
     impl.started.wait(lock, [&] { return impl.num_started == impl.workers.size(); });
     if (error.empty()) error = impl.start_error;

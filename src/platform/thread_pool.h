@@ -47,8 +47,8 @@ class ThreadPool {
   // num_threads counts the caller; 0 means one per physical core.
   explicit ThreadPool(int num_threads);
   // Throws Error(kInvalidArgument) for inconsistent options and Error(kRuntime) when a thread
-  // cannot be started or pinned. Returns once pinned workers run; unpinned ones may still be
-  // starting (a loop queued meanwhile is theirs to join when they do).
+  // cannot be started or pinned. Returns once workers pinned as required (affinities_required)
+  // run; others may still be starting (a loop queued meanwhile is theirs to join when they do).
   explicit ThreadPool(const ThreadPoolOptions& options);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
