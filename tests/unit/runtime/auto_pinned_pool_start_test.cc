@@ -1,9 +1,11 @@
 // A session's intra-op pool pins its workers itself (affinities_required false) when it spans
 // every processor: such workers no longer hold up the pool's construction (a 2-thread
 // creation-cache hit waited 3-4 ms on a busy VM for its worker to be scheduled), while pins the
-// user asked for are still waited for, so a refused one fails the construction.
+// user asked for are still waited for, so a refused one fails the construction. A worker does not
+// spin before its first job (its spin could take the creating thread's processor).
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -72,6 +74,32 @@ TEST(AutoPinnedPool, UserPinsAreStillWaitedFor) {
   EXPECT_GE(ConstructMs(/*required=*/true, &ids), 290.0);
   ASSERT_EQ(ids.size(), 1u);
   EXPECT_GT(ids[0], 0);
+}
+
+// CPU time of thread `tid` of this process (the kernel's per-thread CPU clock).
+double ThreadCpuMs(int tid) {
+  const clockid_t clock = (~static_cast<clockid_t>(tid) << 3) | 6;  // CPUCLOCK_SCHED | per-thread
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return -1.0;
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+TEST(AutoPinnedPool, NewWorkerDoesNotSpinBeforeItsFirstJob) {
+  ThreadPoolOptions options;
+  options.num_threads = 2;
+  options.allow_spinning = true;
+  options.spin_nanos = 100'000'000;  // a spinning worker would burn most of the 150 ms below
+  ThreadPool pool(options);
+  const std::vector<int> ids = pool.WorkerThreadIds();
+  ASSERT_EQ(ids.size(), 1u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  const double idle_ms = ThreadCpuMs(ids[0]);
+  ASSERT_GE(idle_ms, 0.0);
+  EXPECT_LT(idle_ms, 10.0);
+  // After a job it spins as before (the loop gaps of a Run).
+  std::atomic<int64_t> total{0};
+  pool.ParallelFor(1000, 1e6, [&](int64_t b, int64_t e) { total += e - b; });
+  EXPECT_EQ(total.load(), 1000);
 }
 
 }  // namespace
