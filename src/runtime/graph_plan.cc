@@ -514,17 +514,21 @@ void GraphPlan::DropConstantsNoKernelReads() {
     if (constant_copy_source_[slot]) consumed[slot] = 1;
   for (int slot : output_slots_) read[slot] = 1;
   std::vector<std::pair<int, Value>> kept;
+  std::vector<char> dropped(num_slots_, 0);
   for (auto& [slot, value] : constants_) {
     if (consumed[slot] && !read[slot]) {
-      for (const auto& [name, s] : slot_of_name_)
-        if (s == slot) unread_initializers_.push_back(name);
       // Inputs of kernels that do not read them stay unbound; a step that still asks gets the
       // clear "input missing" error.
+      dropped[slot] = 1;
       continue;
     }
     kept.emplace_back(slot, std::move(value));
   }
   constants_ = std::move(kept);
+  // Their names in one pass (a pass per constant was quadratic: ~5% of a small model's cached
+  // creation).
+  for (const auto& [name, s] : slot_of_name_)
+    if (s >= 0 && s < num_slots_ && dropped[s]) unread_initializers_.push_back(name);
 }
 
 void GraphPlan::ComputeReleases() {
