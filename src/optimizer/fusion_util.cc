@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "base/check.h"
@@ -107,6 +108,14 @@ std::optional<double> ConstScalar(GraphEditor& editor, const std::string& value)
   auto v = ConstDoubles(editor, value);
   if (!v || v->size() != 1) return std::nullopt;
   return (*v)[0];
+}
+
+bool SameConstScalar(GraphEditor& editor, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const Tensor* x = editor.Constant(a);
+  const Tensor* y = editor.Constant(b);
+  return x != nullptr && y != nullptr && x->dtype() == y->dtype() && x->size() == 1 && y->size() == 1 &&
+         std::memcmp(x->raw_data(), y->raw_data(), static_cast<size_t>(x->byte_size())) == 0;
 }
 
 bool IsConstNear(GraphEditor& editor, const std::string& value, double expected, double rel_tol) {

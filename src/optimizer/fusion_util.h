@@ -24,6 +24,9 @@ std::optional<Tensor> ConstValue(GraphEditor& editor, const std::string& value);
 std::optional<std::vector<double>> ConstDoubles(GraphEditor& editor, const std::string& value);
 // A constant with exactly one element.
 std::optional<double> ConstScalar(GraphEditor& editor, const std::string& value);
+// Whether a and b name the same value, or constant one-element tensors of one dtype with the
+// same bytes (two absent names compare equal; an absent and a present one do not).
+bool SameConstScalar(GraphEditor& editor, const std::string& a, const std::string& b);
 // Whether `value` is a one-element constant within relative tolerance `rel_tol` of `expected`.
 bool IsConstNear(GraphEditor& editor, const std::string& value, double expected, double rel_tol = 1e-4);
 // The rank of a constant (or of any value with a known rank); -1 when unknown.

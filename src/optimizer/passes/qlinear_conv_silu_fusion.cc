@@ -5,7 +5,6 @@
 // when the SiLU reads y with the conv's own output parameters (equal constant scalars). The
 // direct kernel looks each requantized code up in the SiLU's table before storing it, so the
 // image is written once instead of written, read and written again (YOLO: 57 convs).
-#include <cstring>
 #include <unordered_set>
 
 #include "optimizer/fusion_util.h"
@@ -15,14 +14,6 @@ namespace onyx {
 namespace {
 
 using namespace fusion;
-
-bool SameScalar(GraphEditor& editor, const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  const Tensor* x = editor.Constant(a);
-  const Tensor* y = editor.Constant(b);
-  return x != nullptr && y != nullptr && x->dtype() == y->dtype() && x->size() == 1 && y->size() == 1 &&
-         std::memcmp(x->raw_data(), y->raw_data(), static_cast<size_t>(x->byte_size())) == 0;
-}
 
 class QLinearConvSiluFusion final : public Pass {
  public:
@@ -46,7 +37,8 @@ class QLinearConvSiluFusion final : public Pass {
       if (silu == nullptr || silu->domain != kOnyxDomain || silu->op_type != "QLinearSiLU" ||
           silu->outputs.size() != 1 || silu->inputs.size() != 7 || silu->inputs[0] != conv->outputs[0] ||
           silu->inputs[4].empty() || silu->inputs[6].empty() ||  // the fused op takes every zero point
-          !SameScalar(editor, silu->inputs[1], conv->inputs[6]) || !SameScalar(editor, silu->inputs[2], conv->inputs[7]))
+          !SameConstScalar(editor, silu->inputs[1], conv->inputs[6]) ||
+          !SameConstScalar(editor, silu->inputs[2], conv->inputs[7]))
         continue;
       std::vector<std::string> inputs = conv->inputs;
       inputs.resize(9);  // B may be absent: ""

@@ -6,7 +6,6 @@
 // fusion and ONNX Runtime's quantizer both make them so). y depends on x's code alone, so the
 // fused kernel is one 256-entry lookup (linalg::Q8SiluTable: the two ops' arithmetic per code,
 // bit for bit), where the two ops read and wrote the image three times.
-#include <cstring>
 #include <unordered_set>
 
 #include "optimizer/fusion_util.h"
@@ -16,16 +15,6 @@ namespace onyx {
 namespace {
 
 using namespace fusion;
-
-// Whether a and b are constant scalars with the same bytes (absent counts as a zero point of 0:
-// only two absent values compare equal here, as a missing and a zero-valued one have no type).
-bool SameScalar(GraphEditor& editor, const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  const Tensor* x = editor.Constant(a);
-  const Tensor* y = editor.Constant(b);
-  return x != nullptr && y != nullptr && x->dtype() == y->dtype() && x->size() == 1 && y->size() == 1 &&
-         std::memcmp(x->raw_data(), y->raw_data(), static_cast<size_t>(x->byte_size())) == 0;
-}
 
 const std::string& InputOr(const ir::Node* n, size_t i) {
   static const std::string kNone;
@@ -56,10 +45,10 @@ class QLinearSiluFusion final : public Pass {
             sig->inputs.size() < 4 || sig->inputs.size() > 5 || sig->inputs[0] != x || SoleReader(editor, s) != mul)
           continue;
         // The Mul's parameters of x and s are the Sigmoid's input and output parameters.
-        if (!SameScalar(editor, mul->inputs[side + 1], sig->inputs[1]) ||
-            !SameScalar(editor, mul->inputs[side + 2], InputOr(sig, 2)) ||
-            !SameScalar(editor, mul->inputs[4 - side], sig->inputs[3]) ||
-            !SameScalar(editor, mul->inputs[5 - side], InputOr(sig, 4)))
+        if (!SameConstScalar(editor, mul->inputs[side + 1], sig->inputs[1]) ||
+            !SameConstScalar(editor, mul->inputs[side + 2], InputOr(sig, 2)) ||
+            !SameConstScalar(editor, mul->inputs[4 - side], sig->inputs[3]) ||
+            !SameConstScalar(editor, mul->inputs[5 - side], InputOr(sig, 4)))
           continue;
         const std::vector<std::string> inputs = {x, sig->inputs[1], InputOr(sig, 2), sig->inputs[3], InputOr(sig, 4),
                                                  mul->inputs[6], mul->inputs[7]};
