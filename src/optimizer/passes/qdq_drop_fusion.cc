@@ -4,8 +4,8 @@
 //   GatherElements / Slice / MaxPool (opset 12+) / ReduceMax / ReduceMin / Resize (nearest)
 //   -> Q(s, z)  =>  the op on x, writing the Q's output.
 // MaxPool, ReduceMax and ReduceMin need a positive scale (a negative one reverses the order).
-// Resize only in "nearest" mode (ORT drops the pair for every mode; an integer linear resize
-// rounds differently from the float one, so Onyx keeps those float).
+// Resize only in "nearest" mode, as ONNX Runtime 1.31 (its optimized graphs keep the DQ and Q
+// around a linear Resize).
 // Split runs on the integers when every output is read only by a Q with the DQ's parameters
 // (ORT's SplitSelector with equal parameters), and ArgMax reads a DQ's integers directly (ORT's
 // "drop DQ" rule; Onyx also asks for a positive scale, which keeps the order of the values).

@@ -12,6 +12,8 @@
 // widens linear/cubic by 1/scale when downsampling), with edge clamping, exclude_outside
 // renormalisation and tf_crop_and_resize extrapolation. Linear/cubic run one separable pass per
 // resized axis (innermost first) in double; nearest is a single gather for any element type.
+// Linear on uint8 / int8 instead follows ONNX Runtime's own float / fixed-point arithmetic
+// (resize_linear_8bit.h) wherever ORT has a path, so quantized models match it code for code.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -20,21 +22,15 @@
 
 #include "base/type_traits.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/image/resize_coord.h"
+#include "providers/cpu/kernels/image/resize_linear_8bit.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Coord {
-  kHalfPixel,
-  kHalfPixelSymmetric,
-  kPytorchHalfPixel,
-  kAlignCorners,
-  kAsymmetric,
-  kTfHalfPixelForNn,
-  kTfCropAndResize
-};
+using Coord = ResizeCoord;
 enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kLegacy };
 enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
 
@@ -390,12 +386,14 @@ class Resize final : public OpKernel {
 
     // Per-axis scale and output size, as the reference computes them.
     std::vector<double> scale(static_cast<size_t>(rank), 1.0), roi_start(rank, 0.0), roi_end(rank, 1.0);
+    std::vector<float> ort_scale(static_cast<size_t>(rank), 1.0f);  // ORT's float scales (8-bit linear)
     Shape out_shape = x.shape();
     for (size_t i = 0; i < naxes; ++i) {
       const int64_t d = axes[i];
       const double in = static_cast<double>(x.dim(d));
       if (!roi.empty()) roi_start[d] = roi[i], roi_end[d] = roi[naxes + i];
       if (!scales.empty()) {
+        ort_scale[d] = static_cast<float>(scales[i]);
         scale[d] = scales[i];
         const double o = std::floor(scales[i] * in);
         if (o > 1e15) ctx.Fail("output is too large");
@@ -403,13 +401,17 @@ class Resize final : public OpKernel {
       } else {
         out_shape[d] = sizes[i];
         scale[d] = x.dim(d) > 0 ? static_cast<double>(sizes[i]) / in : 1.0;
+        ort_scale[d] = x.dim(d) > 0 ? static_cast<float>(sizes[i]) / static_cast<float>(x.dim(d)) : 1.0f;
       }
     }
     if (!sizes.empty() && policy_ != AspectPolicy::kStretch) {
       double s = policy_ == AspectPolicy::kNotLarger ? std::numeric_limits<double>::infinity() : 0.0;
       for (int64_t d : axes) s = policy_ == AspectPolicy::kNotLarger ? std::min(s, scale[d]) : std::max(s, scale[d]);
+      float fs = policy_ == AspectPolicy::kNotLarger ? std::numeric_limits<float>::max() : 0.0f;
+      for (int64_t d : axes) fs = policy_ == AspectPolicy::kNotLarger ? std::min(fs, ort_scale[d]) : std::max(fs, ort_scale[d]);
       for (int64_t d : axes) {
         scale[d] = s;
+        ort_scale[d] = fs;
         out_shape[d] = static_cast<int64_t>(s * static_cast<double>(x.dim(d)) + 0.5);
       }
     }
@@ -427,6 +429,24 @@ class Resize final : public OpKernel {
       }
     }
 
+    if (params_.mode == Mode::kLinear && !params_.antialias &&
+        (x.dtype() == DataType::kUInt8 || x.dtype() == DataType::kInt8)) {
+      Linear8BitResize r;
+      r.dtype = x.dtype();
+      r.x = x.raw_data();
+      r.y = y.raw_data();
+      r.in_dims.assign(x.shape().begin(), x.shape().end());
+      r.out_dims.assign(out_shape.begin(), out_shape.end());
+      r.scales = ort_scale;
+      r.roi.resize(static_cast<size_t>(2 * rank));
+      for (int64_t d = 0; d < rank; ++d) {
+        r.roi[d] = static_cast<float>(roi_start[d]);
+        r.roi[rank + d] = static_cast<float>(roi_end[d]);
+      }
+      r.coord = params_.coord;
+      r.extrapolation = static_cast<float>(params_.extrapolation);
+      if (ResizeLinear8Bit(r, ctx.thread_pool())) return;
+    }
     if (params_.mode == Mode::kNearest) {
       Dispatch(AllTypes{}, x.dtype(), ctx.node(), [&](auto tag) {
         using T = typename decltype(tag)::type;
