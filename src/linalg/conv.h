@@ -176,6 +176,14 @@ class DirectConv {
   // group's channel counts are multiples of the block)?
   bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
   void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+  // A 1x1 window and one group: what RunPointwiseSpan takes.
+  bool IsPointwise() const { return !empty() && kernel_h_ == 1 && kernel_w_ == 1 && group_ == 1; }
+  // On the calling thread, for an engine that makes the input a band at a time (a depthwise
+  // fused in front): `pixels` consecutive pixels of a blocked input whose channel blocks lie
+  // x_block_stride floats apart, into blocked y (and residual, laid out as y) whose blocks lie
+  // y_block_stride apart. padded_bias: whole blocks, or null. Needs IsPointwise().
+  void RunPointwiseSpan(const float* x, int64_t x_block_stride, int64_t pixels, float* y, int64_t y_block_stride,
+                        const float* residual, const float* padded_bias, const ConvActivation& act) const;
 
  private:
   // The input as the tiles read it: x itself, or a zero-padded (and maybe blocked) copy.
@@ -205,6 +213,11 @@ class DepthwiseConv {
   std::string name() const;
   bool Supports(const Conv2dShape& s, const ConvRunArgs& args) const;
   void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
+  // On the calling thread: output rows [oh0, oh1) of every channel block of one NCHWc image x,
+  // into `band` (block cb at band + cb * band_block_stride, row oh0 first). Multiplier 1 only
+  // (Supports with NCHWc layouts). padded_bias: whole blocks, or null.
+  void RunBlockedRows(const Conv2dShape& s, const float* x, int64_t oh0, int64_t oh1, float* band,
+                      int64_t band_block_stride, const float* padded_bias, const ConvActivation& act) const;
 
  private:
   static bool PreferRows(const Conv2dShape& s, int64_t block);

@@ -147,6 +147,37 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
   });
 }
 
+void DepthwiseConv::RunBlockedRows(const Conv2dShape& s, const float* x, int64_t oh0, int64_t oh1, float* band,
+                                   int64_t band_block_stride, const float* padded_bias,
+                                   const ConvActivation& act) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block, blocks = (channels_ + b - 1) / b, taps = kernel_h_ * kernel_w_;
+  DepthwiseBlockedArgs a;
+  a.in_h = s.in_h;
+  a.in_w = s.in_w;
+  a.out_h = s.out_h;
+  a.out_w = s.out_w;
+  a.oh_begin = oh0;
+  a.oh_end = oh1;
+  a.y_row0 = oh0;
+  a.kernel_h = s.kernel_h;
+  a.kernel_w = s.kernel_w;
+  a.stride_h = s.stride_h;
+  a.stride_w = s.stride_w;
+  a.dilation_h = s.dilation_h;
+  a.dilation_w = s.dilation_w;
+  a.pad_top = s.pad_top;
+  a.pad_left = s.pad_left;
+  a.act = &act;
+  for (int64_t cb = 0; cb < blocks; ++cb) {
+    a.x = x + cb * s.in_h * s.in_w * b;
+    a.w = blocked_.data() + cb * taps * b;
+    a.bias = padded_bias != nullptr ? padded_bias + cb * b : nullptr;
+    a.y = band + cb * band_block_stride;
+    k.depthwise_blocked(a);
+  }
+}
+
 bool DepthwiseConv::PreferRows(const Conv2dShape& s, int64_t block) {
   // Rows vectorize well when they are long enough (stride 2 loads twice the width); otherwise
   // the NCHWc kernel on a transposed copy keeps every lane busy.

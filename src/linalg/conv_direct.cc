@@ -288,6 +288,74 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   });
 }
 
+void DirectConv::RunPointwiseSpan(const float* x, int64_t x_block_stride, int64_t pixels, float* y,
+                                  int64_t y_block_stride, const float* residual, const float* padded_bias,
+                                  const ConvActivation& act) const {
+  const ConvKernelTable& k = *kernels_;
+  const int64_t b = k.block, cg = in_per_group_;
+  // Run's split: output blocks in even chunks of at most max_filter_blocks, input blocks in
+  // chunks whose weights stay in L1, pixels in segments.
+  const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
+  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
+  const int64_t w_fb_stride = in_blocks_per_group_ * b * b;
+  const int64_t chunk_bytes = b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes;
+  const int64_t chunk_blocks = std::clamp<int64_t>(
+      chunk_bytes / (per_chunk * b * b * static_cast<int64_t>(sizeof(float))), 1, in_blocks_per_group_);
+  const bool defer_act = act.kind != ConvActivation::kNone && act.kind != ConvActivation::kRelu &&
+                         act.kind != ConvActivation::kClip;
+  const int64_t tap_offset = 0;
+  const int32_t tap_index = 0;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t ob0 = chunk * out_blocks_per_group_ / chunks;
+    const int fb = static_cast<int>((chunk + 1) * out_blocks_per_group_ / chunks - ob0);
+    DirectTileArgs a;
+    a.x_pixel_stride = b;
+    a.x_channel_stride = 1;
+    a.x_block_stride = x_block_stride;
+    a.kernel_taps = 1;
+    a.tap_offsets = &tap_offset;
+    a.tap_index = &tap_index;
+    a.taps = 1;
+    a.w_fb_stride = w_fb_stride;
+    a.bias = padded_bias != nullptr ? padded_bias + ob0 * b : nullptr;
+    a.y_pixel_stride = b;
+    a.y_fb_stride = y_block_stride;
+    a.act = defer_act ? nullptr : &act;
+    float* y_chunk = y + ob0 * y_block_stride;
+    const float* r_chunk = residual != nullptr ? residual + ob0 * y_block_stride : nullptr;
+    for (int64_t s0 = 0; s0 < pixels; s0 += kSegmentPixels) {
+      const int64_t count = std::min(kSegmentPixels, pixels - s0);
+      // Tiles of at most max_pixels evened out: the first `extra` take one more pixel.
+      const int64_t max_px = k.max_pixels[fb];
+      const int64_t tiles = (count + max_px - 1) / max_px, base = count / tiles, extra = count % tiles;
+      for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks) {
+        const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
+        a.x = x + cb0 * x_block_stride;
+        a.w = packed_.data() + ob0 * w_fb_stride + cb0 * b * b;
+        a.in_blocks = cbn;
+        a.last_block_channels = cb0 + cbn == in_blocks_per_group_ ? cg - (in_blocks_per_group_ - 1) * b : b;
+        a.accumulate = cb0 > 0;
+        a.finish = cb0 + cbn == in_blocks_per_group_;
+        // Two runs of equal tiles, one call each.
+        for (int64_t part = 0, q = s0; part < 2; ++part) {
+          const int64_t n = part == 0 ? extra : tiles - extra;
+          const int px = static_cast<int>(part == 0 ? base + 1 : base);
+          if (n == 0) continue;
+          a.tiles = n;
+          a.x_base = q * b;
+          a.y = y_chunk + q * b;
+          a.residual = r_chunk != nullptr ? r_chunk + q * b : nullptr;
+          k.direct_tile(a, fb, px);
+          q += n * px;
+        }
+      }
+      if (defer_act)
+        for (int f = 0; f < fb; ++f)
+          k.epilogue_blocked(y_chunk + f * y_block_stride + s0 * b, count, nullptr, nullptr, &act);
+    }
+  }
+}
+
 DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const float* x, ConvLayout layout,
                                                    ThreadPool* pool) const {
   const ConvKernelTable& k = *kernels_;

@@ -92,6 +92,9 @@ struct DepthwiseBlockedArgs {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   const ConvActivation* act = nullptr;
+  // The output row that y's (and residual's) first row holds: 0 for a whole image, oh_begin
+  // for a band of rows computed into a buffer of its own (a depthwise fused into a pointwise).
+  int64_t y_row0 = 0;
 };
 
 // Winograd F(4x4, 3x3) input transform of `tiles` tiles of one tile row for one channel

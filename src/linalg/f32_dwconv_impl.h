@@ -316,7 +316,7 @@ inline void BlockedTile(const DepthwiseBlockedArgs& a, Vec bias, bool has_act, i
 #pragma GCC unroll 16
   for (int i = 0; i < T; ++i) {
     if (kEdge && i >= n) break;
-    const int64_t off = (oh * a.out_w + ow + i) * B;
+    const int64_t off = ((oh - a.y_row0) * a.out_w + ow + i) * B;
     Vec v = acc[i];
     if (a.residual != nullptr) v = Vec::Add(v, Vec::Load(a.residual + off));
     if (has_act) v = Activate(v, *a.act);
@@ -341,7 +341,7 @@ void BlockedRows(const DepthwiseBlockedArgs& a, Vec bias, bool has_act) {
       if (ow >= ow_lo && ow + T <= ow_hi) BlockedTile<KW, S, T, false>(a, bias, has_act, oh, ow, T);
       else BlockedTile<KW, S, T, true>(a, bias, has_act, oh, ow, std::min<int64_t>(T, a.out_w - ow));
     }
-    if (row_act) ActivateVectors(a.y + oh * a.out_w * Vec::kWidth, a.out_w, Vec::kWidth, *a.act);
+    if (row_act) ActivateVectors(a.y + (oh - a.y_row0) * a.out_w * Vec::kWidth, a.out_w, Vec::kWidth, *a.act);
   }
 }
 
@@ -368,7 +368,7 @@ void DepthwiseBlocked(const DepthwiseBlockedArgs& a) {
   if (ow_hi > a.out_w) ow_hi = a.out_w;
   if (ow_lo > ow_hi) ow_lo = ow_hi;
   auto finish = [&](Vec v, int64_t oh, int64_t ow) {
-    const int64_t off = (oh * a.out_w + ow) * B;
+    const int64_t off = ((oh - a.y_row0) * a.out_w + ow) * B;
     if (a.residual != nullptr) v = Vec::Add(v, Vec::Load(a.residual + off));
     if (has_act) v = Activate(v, *a.act);
     Vec::Store(a.y + off, v);

@@ -33,7 +33,7 @@ PackedQ8Nhwc::PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const v
 #if !defined(__x86_64__)
 bool Q8ConvNhwcAvailable() { return false; }
 void Q8ConvNhwc(const PackedQ8Nhwc&, const Q8ConvNhwcShape&, const void*, bool, int32_t, const Q8Output&, ThreadPool*,
-                const uint8_t*) {
+                const uint8_t*, const Q8ConvAddend*) {
   throw std::logic_error("Q8ConvNhwc: no AVX-512 VNNI on this build");
 }
 void Q8ConvNhwcLutInRegisters(bool) {}

@@ -51,11 +51,27 @@ class PackedQ8Nhwc {
 
 bool Q8ConvNhwcAvailable();
 
+// A com.microsoft.QLinearAdd that follows the conv (com.onyx.QLinearConvAdd): each requantized
+// code y is summed with the code r at the same place of another channels-last image of the
+// output's type, with QLinearAdd's arithmetic (linalg::Q8AddU8 / Q8AddS8), and only the sum is
+// stored:
+//   z = saturate(round_half_even(fma(a, ra, fma(b, rb, fixed)))),  (a, b) = conv_is_a ? (y, r) : (r, y)
+// ra = a_scale / c_scale, rb = b_scale / c_scale, fixed = zc - (ra za + rb zb), as QLinearAdd
+// computes them. other: row p of the image at other + p * ldo (channels 0..M-1).
+struct Q8ConvAddend {
+  const void* other = nullptr;
+  int64_t ldo = 0;
+  float ra = 0, rb = 0, fixed = 0;
+  bool conv_is_a = true;
+};
+
 // out: kQuantized only (transposed false); image: int8 when x_signed else uint8. lut: null, or
 // 256 codes each output code is replaced by (lut[code], an int8 code at its stored byte): a
 // per-code op that follows the conv (com.onyx.QLinearConvSiLU's SiLU), applied in registers.
+// add: null, or a QLinearAdd the stored codes are summed by (Q8ConvAddend; not with a lut).
 void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
-                const Q8Output& out, ThreadPool* pool, const uint8_t* lut = nullptr);
+                const Q8Output& out, ThreadPool* pool, const uint8_t* lut = nullptr,
+                const Q8ConvAddend* add = nullptr);
 
 // For tests: false makes Q8ConvNhwc look a lut up after each tile, in memory (what CPUs without
 // AVX-512 VBMI run), instead of in registers.

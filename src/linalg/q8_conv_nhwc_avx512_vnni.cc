@@ -36,8 +36,9 @@ bool lut_in_registers = true;  // Q8ConvNhwcLutInRegisters
 void Q8ConvNhwcLutInRegisters(bool allowed) { lut_in_registers = allowed; }
 
 void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
-                const Q8Output& out, ThreadPool* pool, const uint8_t* lut) {
+                const Q8Output& out, ThreadPool* pool, const uint8_t* lut, const Q8ConvAddend* add) {
   if (out.kind != Q8Output::kQuantized || out.transposed) throw std::invalid_argument("Q8ConvNhwc: unsupported output");
+  if (lut != nullptr && add != nullptr) throw std::invalid_argument("Q8ConvNhwc: a lut and an addend together");
   if (w.empty() || w.channels() != s.channels || w.taps() != s.kh * s.kw)
     throw std::invalid_argument("Q8ConvNhwc: the packed weights do not match the shape");
   const int64_t pixels = s.oh * s.ow, m = w.m(), c = w.channels(), taps = w.taps(), groups = c / 4;
@@ -71,8 +72,9 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
       const int64_t block = by_block ? task / panels : task % blocks;
       const int64_t m0 = panel * kPanel;
       const int nv = static_cast<int>(std::min<int64_t>(4, CeilDiv(m - m0, int64_t{16})));
-      const TileFn tile = lut_in_tile ? PickTileLut(nv, x_signed, out.out_signed)
-                                      : PickTileOf<false>(nv, x_signed, out.out_signed);
+      const TileFn tile = lut_in_tile   ? PickTileLut(nv, x_signed, out.out_signed)
+                          : add != nullptr ? PickTileOf<Post::kAdd>(nv, x_signed, out.out_signed)
+                                           : PickTileOf<Post::kNone>(nv, x_signed, out.out_signed);
       const int8_t* wp = w.data() + panel * taps * groups * kPanel * 4;
       Epilogue e;
       for (int v = 0; v < 4; ++v) {
@@ -90,6 +92,14 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
       e.hi = _mm512_set1_ps(hi);
       e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
       for (int v = 0; v < 4 && lut_in_tile; ++v) e.lut[v] = _mm512_loadu_si512(lut + 64 * v);
+      if (add != nullptr) {
+        e.ra = _mm512_set1_ps(add->ra), e.rb = _mm512_set1_ps(add->rb), e.fixed = _mm512_set1_ps(add->fixed);
+        e.type_lo = _mm512_set1_ps(out.out_signed ? -128.0f : 0.0f);
+        e.type_hi = _mm512_set1_ps(out.out_signed ? 127.0f : 255.0f);
+        e.q_lo = _mm512_set1_epi32((out.out_signed ? -128 : 0) - out.zero_point);
+        e.zp32 = _mm512_set1_epi32(out.zero_point);
+        e.conv_is_a = add->conv_is_a;
+      }
       const int64_t tile1 = std::min(tiles, (block + 1) * kTilesPerTask);
       for (int64_t ti = block * kTilesPerTask; ti < tile1; ++ti) {
         const int64_t p0 = ti * kRows;
@@ -119,9 +129,12 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
           }
         }
         uint8_t* rows_out[kRows];
+        const uint8_t* rows_other[kRows] = {};
         for (int r = 0; r < kRows; ++r)
           rows_out[r] = static_cast<uint8_t*>(out.c) + (p0 + std::min(r, rows - 1)) * out.ldc + m0;
-        tile(ptr.data(), taps, groups, wp, e, rows_out, rows);
+        for (int r = 0; r < kRows && add != nullptr; ++r)
+          rows_other[r] = static_cast<const uint8_t*>(add->other) + (p0 + std::min(r, rows - 1)) * add->ldo + m0;
+        tile(ptr.data(), taps, groups, wp, e, rows_out, rows_other, rows);
         if (lut != nullptr && !lut_in_tile)
           for (int r = 0; r < rows; ++r)
             for (int64_t ch = 0; ch < valid; ++ch) rows_out[r][ch] = lut[rows_out[r][ch]];

@@ -15,7 +15,7 @@
 
 namespace onyx::linalg::q8_nhwc {
 
-TileFn PickTileLut(int nv, bool x_signed, bool out_signed) { return PickTileOf<true>(nv, x_signed, out_signed); }
+TileFn PickTileLut(int nv, bool x_signed, bool out_signed) { return PickTileOf<Post::kLut>(nv, x_signed, out_signed); }
 
 }  // namespace onyx::linalg::q8_nhwc
 

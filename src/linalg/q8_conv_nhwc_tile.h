@@ -22,8 +22,9 @@ constexpr int64_t kTilesPerTask = 16;
 
 // The per-tile requantization: per output channel of the panel (4 vectors of 16), the int32
 // offset bias - zx' * sum_k w' (the accumulators start from it) and the scale; the top of the
-// type's range less the zero point, the zero point, which of a row's 64 codes are stored, and a
-// table of 256 codes for tiles that look their codes up (a following per-code op: SiLU).
+// type's range less the zero point, the zero point, which of a row's 64 codes are stored, a
+// table of 256 codes for tiles that look their codes up (a following per-code op: SiLU), and a
+// following QLinearAdd's parameters for tiles that add another image's codes.
 struct Epilogue {
   __m512i offset[4];
   __m512 scale[4];
@@ -31,20 +32,49 @@ struct Epilogue {
   __m512i zp16;              // the zero point in 16-bit lanes
   __mmask64 store = ~0ull;  // the panel's valid channels
   __m512i lut[4];            // kLut tiles: a table of 256 codes each stored code is looked up in
+  // kAdd tiles (Q8ConvAddend): QLinearAdd's ratios and fixed part, the type's range as floats,
+  // the conv's codes' lowest value less the zero point, and which operand the conv's codes are.
+  __m512 ra, rb, fixed, type_lo, type_hi;
+  __m512i q_lo, zp32;
+  bool conv_is_a = true;
 };
 
-using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, const Epilogue&, uint8_t* const*, int);
+// What a tile does to its requantized codes before storing them.
+enum class Post { kNone, kLut, kAdd };
+
+// (ptr, taps, groups, w, e, out rows, other rows (kAdd: the addend's rows, else unused), rows)
+using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, const Epilogue&, uint8_t* const*,
+                        const uint8_t* const*, int);
 
 // Tiles that look their codes up in Epilogue::lut (q8_conv_nhwc_avx512_vnni_lut.cc; AVX-512 VBMI).
 TileFn PickTileLut(int nv, bool x_signed, bool out_signed);
 
 namespace {
 
-// The 64 requantized codes of one pixel: two saturating packs to 16 bits (which interleave
-// 128-bit lanes: one permute restores the order) give 64 codes for one store (per 16 channels a
-// vpmovdb and a masked store cost twice as much).
-template <bool kSignedOut, bool kLut>
-inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
+// 4 x 16 int32 codes already in the type's range to 64 bytes in channel order: two saturating
+// packs to 16 bits (which interleave 128-bit lanes: one permute restores the order) give 64 codes
+// for one store (per 16 channels a vpmovdb and a masked store cost twice as much). zp16: added to
+// the 16-bit values between the packs (saturating).
+template <bool kSignedOut>
+inline __m512i PackCodes(const __m512i (&q)[4], __m512i zp16) {
+  const __m512i ab = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zp16);
+  const __m512i cd = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zp16);
+  const __m512i bytes = kSignedOut ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
+  // Dword 4i + j of the packs holds codes 4i..4i+3 of vector j: back to vector-major order.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_epi32(order, bytes);
+}
+
+// 16 codes of a row as floats (masked: channels past the panel's valid ones read nothing).
+template <bool kSigned>
+inline __m512 CodesToFloat(const uint8_t* p, __mmask16 m) {
+  const __m128i b = _mm_maskz_loadu_epi8(m, p);
+  return _mm512_cvtepi32_ps(kSigned ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b));
+}
+
+// The 64 requantized codes of one pixel, [then looked up | then added to `other`'s codes], stored.
+template <bool kSignedOut, Post kPost>
+inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row, const uint8_t* other) {
   __m512i q[4];
   for (int v = 0; v < 4; ++v) {
     // Only the top is clamped in float (the conversion of a value past int32 gives INT_MIN, as
@@ -53,13 +83,24 @@ inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
     const __m512 f = _mm512_min_ps(e.hi, _mm512_mul_ps(_mm512_cvtepi32_ps(c[v]), e.scale[v]));
     q[v] = _mm512_cvtps_epi32(f);
   }
-  const __m512i ab = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), e.zp16);
-  const __m512i cd = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), e.zp16);
-  const __m512i bytes = kSignedOut ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
-  // Dword 4i + j of the packs holds codes 4i..4i+3 of vector j: back to vector-major order.
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  __m512i codes = _mm512_permutexvar_epi32(order, bytes);
-  if constexpr (kLut) {  // AVX-512 VBMI: entries 0-127 and 128-255 by two vpermi2b, picked by bit 7
+  if constexpr (kPost == Post::kAdd) {
+    // The conv's code y (its bottom clamped in int32, as the packs clamp it, then its zero point),
+    // then QLinearAdd's two fmas in its operand order, its clamp and one rounding half to even
+    // (Q8AddAvx512Impl's steps); the sums are in the type's range, so the packs keep them.
+    __m512i z[4];
+    for (int v = 0; v < 4; ++v) {
+      const __m512 y = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_max_epi32(q[v], e.q_lo), e.zp32));
+      const __m512 r = CodesToFloat<kSignedOut>(other + 16 * v, static_cast<__mmask16>(e.store >> (16 * v)));
+      const __m512 a = e.conv_is_a ? y : r, b = e.conv_is_a ? r : y;
+      __m512 sum = _mm512_fmadd_ps(a, e.ra, _mm512_fmadd_ps(b, e.rb, e.fixed));
+      sum = _mm512_min_ps(_mm512_max_ps(sum, e.type_lo), e.type_hi);
+      z[v] = _mm512_cvt_roundps_epi32(sum, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    _mm512_mask_storeu_epi8(row, e.store, PackCodes<kSignedOut>(z, _mm512_setzero_si512()));
+    return;
+  }
+  __m512i codes = PackCodes<kSignedOut>(q, e.zp16);
+  if constexpr (kPost == Post::kLut) {  // AVX-512 VBMI: entries 0-127 and 128-255 by two vpermi2b, picked by bit 7
     const __m512i low = _mm512_permutex2var_epi8(e.lut[0], codes, e.lut[1]);
     const __m512i high = _mm512_permutex2var_epi8(e.lut[2], codes, e.lut[3]);
     codes = _mm512_mask_blend_epi8(_mm512_movepi8_mask(codes), low, high);
@@ -69,10 +110,10 @@ inline void StoreRow(const Epilogue& e, const __m512i (&c)[4], uint8_t* row) {
 
 // One tile: acc[kRows][NV] (16 int32 each) = offset + sum over taps and C / 4 groups, finished in
 // registers into out[r] (rows r < rows); ptr[t * kRows + r]: the row of C codes pixel r reads at
-// tap t. kFlip: int8 codes, stored + 128.
-template <int NV, bool kFlip, bool kSignedOut, bool kLut>
+// tap t. kFlip: int8 codes, stored + 128. other[r]: kAdd's addend row of out[r].
+template <int NV, bool kFlip, bool kSignedOut, Post kPost>
 void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t* w, const Epilogue& e,
-          uint8_t* const* out, int rows) {
+          uint8_t* const* out, const uint8_t* const* other, int rows) {
   __m512i c[kRows][NV];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r)
@@ -99,25 +140,25 @@ void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t*
     if (r >= rows) break;
     __m512i row[4];
     for (int v = 0; v < 4; ++v) row[v] = v < NV ? c[r][v] : _mm512_setzero_si512();
-    StoreRow<kSignedOut, kLut>(e, row, out[r]);
+    StoreRow<kSignedOut, kPost>(e, row, out[r], kPost == Post::kAdd ? other[r] : nullptr);
   }
 }
 
 
-template <bool kFlip, bool kSignedOut, bool kLut>
+template <bool kFlip, bool kSignedOut, Post kPost>
 TileFn PickTileOf(int nv) {
   switch (nv) {
-    case 1: return &Tile<1, kFlip, kSignedOut, kLut>;
-    case 2: return &Tile<2, kFlip, kSignedOut, kLut>;
-    case 3: return &Tile<3, kFlip, kSignedOut, kLut>;
-    default: return &Tile<4, kFlip, kSignedOut, kLut>;
+    case 1: return &Tile<1, kFlip, kSignedOut, kPost>;
+    case 2: return &Tile<2, kFlip, kSignedOut, kPost>;
+    case 3: return &Tile<3, kFlip, kSignedOut, kPost>;
+    default: return &Tile<4, kFlip, kSignedOut, kPost>;
   }
 }
 
-template <bool kLut>
+template <Post kPost>
 TileFn PickTileOf(int nv, bool x_signed, bool out_signed) {
-  if (x_signed) return out_signed ? PickTileOf<true, true, kLut>(nv) : PickTileOf<true, false, kLut>(nv);
-  return out_signed ? PickTileOf<false, true, kLut>(nv) : PickTileOf<false, false, kLut>(nv);
+  if (x_signed) return out_signed ? PickTileOf<true, true, kPost>(nv) : PickTileOf<true, false, kPost>(nv);
+  return out_signed ? PickTileOf<false, true, kPost>(nv) : PickTileOf<false, false, kPost>(nv);
 }
 
 }  // namespace

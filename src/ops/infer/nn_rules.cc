@@ -320,6 +320,7 @@ struct Registrations {
     RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", DynamicQuantizeConvRule);  // float X in, float Y out
     RegisterInferenceRule("com.microsoft", "QLinearConv", MsQLinearConvRule);
     RegisterInferenceRule("com.onyx", "QLinearConvSiLU", MsQLinearConvRule);  // its SiLU keeps the type
+    RegisterInferenceRule("com.onyx", "QLinearConvAdd", MsQLinearConvRule);  // its add keeps the shape and type
     RegisterInferenceRule("", "QLinearConv", MsQLinearConvRule);  // no channels_last there: NCHW
     RegisterInferenceRule("", "QuantizeLinear", QuantizeLinearRule);
     RegisterInferenceRule("", "DequantizeLinear", DequantizeLinearRule);

@@ -126,7 +126,9 @@ def _expect_region(ops, transposes):
     if not VNNI:  # the direct kernel's CPUs only
         assert ops.get("QLinearConv") == 12 and "Transpose" not in ops, ops
         return
-    assert ops.get("com.microsoft.QLinearConv") == 12 and "QLinearConv" not in ops, ops
+    # Each block's conv c and the add reading it run as one com.onyx.QLinearConvAdd (QLinearConvAddFusion).
+    assert ops.get("com.microsoft.QLinearConv") == 8 and ops.get("com.onyx.QLinearConvAdd") == 4, ops
+    assert "QLinearConv" not in ops and "com.microsoft.QLinearAdd" not in ops, ops
     assert ops.get("Transpose") == transposes, ops
 
 

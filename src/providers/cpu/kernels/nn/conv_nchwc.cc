@@ -20,6 +20,7 @@
 #include "linalg/conv.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
+#include "providers/cpu/kernels/nn/conv_activation_attrs.h"
 #include "providers/cpu/kernels/nn/conv_shape.h"
 #include "providers/cpu/kernels/nn/window_geometry.h"
 #include "providers/cpu/kernels/quantization/qdq_neighbours.h"
@@ -88,27 +89,7 @@ class ReorderFromNchwc final : public OpKernel {
   int64_t channels_;
 };
 
-ConvActivation ParseNchwcActivation(const KernelInfo& info) {
-  ConvActivation act;
-  if (!info.HasAttr("activation")) return act;
-  const std::string name = info.GetString("activation");
-  size_t params = 0;
-  if (name == "Relu") act.kind = ConvActivation::kRelu;
-  else if (name == "Tanh") act.kind = ConvActivation::kTanh;
-  else if (name == "Sigmoid") act.kind = ConvActivation::kSigmoid;
-  else if (name == "Silu") act.kind = ConvActivation::kSilu;
-  else if (name == "HardSwish") act.kind = ConvActivation::kHardSwish;
-  else if (name == "LeakyRelu") act.kind = ConvActivation::kLeakyRelu, params = 1;
-  else if (name == "Clip") act.kind = ConvActivation::kClip, params = 2;
-  else if (name == "HardSigmoid") act.kind = ConvActivation::kHardSigmoid, params = 2;
-  else info.Fail(StrCat("activation '", name, "' is not supported"));
-  const std::vector<float> values = info.GetFloatsOr("activation_params", {});
-  if (values.size() != params)
-    info.Fail(StrCat("activation ", name, " needs ", params, " activation_params, got ", values.size()));
-  if (params > 0) act.alpha = values[0];
-  if (params > 1) act.beta = values[1];
-  return act;
-}
+ConvActivation ParseNchwcActivation(const KernelInfo& info) { return nn::ParseConvActivation(info, ""); }
 
 class NchwcConv final : public OpKernel {
  public:

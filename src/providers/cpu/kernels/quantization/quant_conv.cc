@@ -461,9 +461,11 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const uint8_t* xb, bool
 // channels_last): rows of A are output pixels and C [pixels, M] is the channels-last output
 // itself. A pointwise conv reads the image as A (K = C contiguous: nothing gathered); others
 // gather im2col rows of whole C-code runs (Im2RowHwc), a tile of pixels at a time. lut: null, or
-// 256 codes every output code is replaced by (com.onyx.QLinearConvSiLU's SiLU).
+// 256 codes every output code is replaced by (com.onyx.QLinearConvSiLU's SiLU). add: null, or a
+// QLinearAdd of another [pixels, M] image the output is summed with (com.onyx.QLinearConvAdd).
 void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
-              const linalg::Q8Output& out, ThreadPool* pool, const uint8_t* lut = nullptr) {
+              const linalg::Q8Output& out, ThreadPool* pool, const uint8_t* lut = nullptr,
+              const linalg::Q8ConvAddend* add = nullptr) {
   const int64_t c = g.channels, m = g.out_channels, depth = c * g.kernel_size;
   // The channels-last output from its pixel `first` on (images one after another): [pixels, M].
   auto output_from = [&](int64_t first) {
@@ -478,8 +480,15 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
     s.channels = c, s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1];
     s.kh = g.kernel[0], s.kw = g.kernel[1], s.sy = g.stride[0], s.sx = g.stride[1];
     s.dy = g.dilation[0], s.dx = g.dilation[1], s.top = g.pad_begin[0], s.left = g.pad_begin[1];
-    for (int64_t n = 0; n < g.batch; ++n)
-      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, output_from(n * g.out_size), pool, lut);
+    for (int64_t n = 0; n < g.batch; ++n) {
+      linalg::Q8ConvAddend image_add;
+      if (add != nullptr) {
+        image_add = *add;
+        image_add.other = static_cast<const uint8_t*>(add->other) + n * g.out_size * add->ldo;
+      }
+      linalg::Q8ConvNhwc(w.direct, s, xb + n * g.in_size * c, x_signed, x_zp, output_from(n * g.out_size), pool, lut,
+                         add != nullptr ? &image_add : nullptr);
+    }
     return;
   }
   const bool pointwise = g.kernel_size == 1 && g.stride[0] == 1 && g.stride[1] == 1 && g.pad_begin[0] == 0 &&
@@ -504,6 +513,18 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
   if (lut != nullptr) {
     auto* y = static_cast<uint8_t*>(out.c);
     linalg::Q8Lookup(lut, y, g.batch * g.out_size * m, y);
+  }
+  if (add != nullptr) {  // QLinearAdd's own row over the whole output, in place (element by element)
+    auto* y = static_cast<uint8_t*>(out.c);
+    const auto* r = static_cast<const uint8_t*>(add->other);
+    const int64_t count = g.batch * g.out_size * m;
+    const uint8_t* a = add->conv_is_a ? y : r;
+    const uint8_t* b = add->conv_is_a ? r : y;
+    if (out.out_signed)
+      linalg::Q8AddS8(reinterpret_cast<const int8_t*>(a), add->ra, reinterpret_cast<const int8_t*>(b), 1, add->rb,
+                      add->fixed, count, reinterpret_cast<int8_t*>(y));
+    else
+      linalg::Q8AddU8(a, add->ra, b, 1, add->rb, add->fixed, count, y);
   }
 }
 
@@ -615,8 +636,11 @@ class QLinearConv : public OpKernel {
     const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch, channels_last_);
     if (channels_last_) {
       uint8_t local[256];
+      linalg::Q8ConvAddend add;
+      const bool adds = Addend(ctx, y, ys, yz, add);
       ConvNhwc(g, static_cast<const uint8_t*>(x.raw_data()), x.dtype() == DataType::kInt8,
-               static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, ctx.thread_pool(), Lut(ctx, local));
+               static_cast<int32_t>(AllAsInt64s(x_zp)[0]), qw, out, ctx.thread_pool(), Lut(ctx, local),
+               adds ? &add : nullptr);
       return;
     }
     // Depthwise in other ranks than 2-D: the int32 result, requantized below.
@@ -646,6 +670,12 @@ class QLinearConv : public OpKernel {
  protected:
   // channels_last: a table every output code is replaced by (into `local` when made here), or null.
   virtual const uint8_t* Lut(KernelContext&, uint8_t* /*local*/) const { return nullptr; }
+  // channels_last: whether the output is summed with another image (`add`, for output y, whose
+  // conv codes have scale ys and zero point yz).
+  virtual bool Addend(KernelContext&, const Tensor& /*y*/, float /*ys*/, int32_t /*yz*/,
+                      linalg::Q8ConvAddend& /*add*/) const {
+    return false;
+  }
 };
 
 class MsQLinearConv final : public QLinearConv {
@@ -705,6 +735,57 @@ class QLinearConvSiLU final : public QLinearConv {
 
   uint8_t table_[256] = {};
   bool constant_ = false;
+};
+
+// com.onyx.QLinearConvAdd(X, x_scale, x_zp, W, w_scale, w_zp, y_scale, y_zp, B, R, r_scale,
+// r_zp, c_scale, c_zp), attribute conv_input (0 or 1), channels_last = 1 only:
+// com.microsoft.QLinearConv into (y_scale, y_zp), then com.microsoft.QLinearAdd of that and R (R
+// its input B when conv_input = 0, its input A when 1) into (c_scale, c_zp) - what the optimizer's
+// QLinearConvAddFusion makes of a channels-last conv and the residual add reading it. R has Y's
+// shape and type; the zero points r_zp and c_zp may be absent (0).
+class QLinearConvAdd final : public QLinearConv {
+ public:
+  explicit QLinearConvAdd(const KernelInfo& info)
+      : QLinearConv(info, info.GetIntOr("channels_last", 0) != 0), conv_input_(info.GetIntOr("conv_input", 0)) {
+    if (info.GetIntOr("channels_last", 0) == 0) info.Fail("supports channels_last = 1 only");
+    if (conv_input_ != 0 && conv_input_ != 1) info.Fail("conv_input must be 0 or 1");
+    if (info.num_inputs() < 13 || info.num_inputs() > 14)
+      info.Fail("inputs must be QLinearConv's 9 (B may be empty), then R, r_scale, r_zero_point, c_scale[, c_zero_point]");
+  }
+
+ protected:
+  bool Addend(KernelContext& ctx, const Tensor& y, float ys, int32_t yz, linalg::Q8ConvAddend& add) const override {
+    const Tensor& r = ctx.required_input(9);
+    if (r.dtype() != y.dtype() || r.shape() != y.shape())
+      ctx.Fail(StrCat("R must have Y's type and shape ", y.Describe(), ", not ", r.Describe()));
+    const float rs = Scale(ctx, 10, "r_scale"), cs = Scale(ctx, 12, "c_scale");
+    const int32_t rz = Zero(ctx, 11, y.dtype(), "r_zero_point"), cz = Zero(ctx, 13, y.dtype(), "c_zero_point");
+    // QLinearAdd's ratios and fixed part, as its kernel computes them from its A and B.
+    const bool conv_is_a = conv_input_ == 0;
+    const float sa = conv_is_a ? ys : rs, sb = conv_is_a ? rs : ys;
+    const int32_t za = conv_is_a ? yz : rz, zb = conv_is_a ? rz : yz;
+    const float rac = sa / cs, rbc = sb / cs;
+    add.fixed = static_cast<float>(cz) - (rac * static_cast<float>(za) + rbc * static_cast<float>(zb));
+    add.ra = rac, add.rb = rbc, add.conv_is_a = conv_is_a;
+    add.other = r.raw_data();
+    add.ldo = y.dim(3);
+    return true;
+  }
+
+ private:
+  static float Scale(KernelContext& ctx, size_t i, const char* name) {
+    const Tensor& t = ctx.required_input(i);
+    if (t.dtype() != DataType::kFloat || t.size() != 1) ctx.Fail(StrCat("input '", name, "' must be a float scalar"));
+    return t.data<float>()[0];
+  }
+  static int32_t Zero(KernelContext& ctx, size_t i, DataType dt, const char* name) {
+    const Tensor* t = ctx.input(i);
+    if (t == nullptr) return 0;
+    if (t->dtype() != dt || t->size() != 1) ctx.Fail(StrCat("input '", name, "' must be a scalar of Y's type"));
+    return dt == DataType::kUInt8 ? int32_t{t->data<uint8_t>()[0]} : int32_t{t->data<int8_t>()[0]};
+  }
+
+  int64_t conv_input_;
 };
 
 // com.onyx DynamicQuantizeConv(X, W, w_scale, w_zero_point?, B?), Conv's attributes: what
@@ -884,6 +965,7 @@ ONYX_REGISTER_KERNEL("CPU", "com.onyx", "DynamicQuantizeConv", 1, kOpsetMax, Dyn
 ONYX_CPU_KERNEL("QLinearConv", 10, kOpsetMax, QLinearConv);
 ONYX_REGISTER_KERNEL("CPU", "com.microsoft", "QLinearConv", 1, kOpsetMax, MsQLinearConv);
 ONYX_REGISTER_KERNEL("CPU", "com.onyx", "QLinearConvSiLU", 1, kOpsetMax, QLinearConvSiLU);
+ONYX_REGISTER_KERNEL("CPU", "com.onyx", "QLinearConvAdd", 1, kOpsetMax, QLinearConvAdd);
 
 }  // namespace
 }  // namespace onyx
