@@ -177,6 +177,19 @@ void NchwcConvRule(InferenceContext& ctx) {
   ctx.set_output(0, DataType::kFloat, out);
 }
 
+// NchwcDepthwisePointwiseConv: the depthwise's window (W_dw, input 1) over the plain view of
+// X, then W's (input 3) channels, blocked like X.
+void NchwcDepthwisePointwiseConvRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  if (!x || x->size() != 5) return ctx.set_output(0, DataType::kFloat, std::nullopt);
+  const Dims plain(x->begin(), x->end() - 1);
+  Dims out = ConvLikeDims(ctx, &plain, false);
+  const Dims* w = ctx.input_dims(3);
+  out[1] = BlocksOf(w && !w->empty() ? (*w)[0] : Dim{}, x->back());
+  out.push_back(x->back());
+  ctx.set_output(0, DataType::kFloat, out);
+}
+
 // NchwcMaxPool / NchwcAveragePool: the pool's window over [N, C / B, H, W], then B.
 void NchwcPoolRule(InferenceContext& ctx) {
   const Dims* x = ctx.input_dims(0);
@@ -327,6 +340,7 @@ struct Registrations {
     RegisterInferenceRule("com.onyx", "ReorderToNchwc", ReorderToNchwcRule);
     RegisterInferenceRule("com.onyx", "ReorderFromNchwc", ReorderFromNchwcRule);
     RegisterInferenceRule("com.onyx", "NchwcConv", NchwcConvRule);
+    RegisterInferenceRule("com.onyx", "NchwcDepthwisePointwiseConv", NchwcDepthwisePointwiseConvRule);
     for (const char* op : {"NchwcMaxPool", "NchwcAveragePool"}) RegisterInferenceRule("com.onyx", op, NchwcPoolRule);
     for (const char* op : {"NchwcGlobalAveragePool", "NchwcGlobalMaxPool"})
       RegisterInferenceRule("com.onyx", op, NchwcGlobalPoolRule);
