@@ -23,20 +23,19 @@ namespace {
 
 constexpr int kMr = 8, kNr = 32, kGroup = 4;
 
-void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* acc) {
-  const auto* a = static_cast<const uint8_t*>(a_panel);
-  const auto* b = static_cast<const int8_t*>(b_panel);
+// The tile's body, whatever A's layout: quad(r, g) reads row r's 4 codes of k group g. Both
+// tiles below are this loop, inlined into each; only how A is addressed differs.
+template <typename Quad>
+__attribute__((always_inline)) inline void TileBody(int64_t k_groups, Quad quad, const int8_t* b, int32_t* acc) {
   __m512i c[kMr][2];
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < k_groups; ++g, a += kMr * kGroup, b += kNr * kGroup) {
+  for (int64_t g = 0; g < k_groups; ++g, b += kNr * kGroup) {
     const __m512i b0 = _mm512_load_si512(b);
     const __m512i b1 = _mm512_load_si512(b + 64);
 #pragma GCC unroll 8
     for (int r = 0; r < kMr; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, a + r * kGroup, sizeof(quad));
-      const __m512i av = _mm512_set1_epi32(quad);
+      const __m512i av = _mm512_set1_epi32(quad(r, g));
       c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
       c[r][1] = _mm512_dpbusd_epi32(c[r][1], av, b1);
     }
@@ -48,33 +47,27 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
   }
 }
 
+inline int32_t Quad(const uint8_t* p) {
+  int32_t quad;
+  std::memcpy(&quad, p, sizeof(quad));
+  return quad;
+}
+
+// The packed panel: k group g of all kMr rows is kMr * 4 consecutive codes.
+void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* acc) {
+  const auto* a = static_cast<const uint8_t*>(a_panel);
+  TileBody(k_groups, [a](int r, int64_t g) { return Quad(a + (g * kMr + r) * kGroup); },
+           static_cast<const int8_t*>(b_panel), acc);
+}
+
 // Tile with A's rows read where they are (Q8TileDirectFn): one pointer a row, each broadcast the
 // row's next 4 codes, as the packed panel would hold them.
 void TileDirect(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel, int32_t* acc) {
-  const auto* b = static_cast<const int8_t*>(b_panel);
   const uint8_t* row[kMr];
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) row[r] = a + r * lda;
-  __m512i c[kMr][2];
-#pragma GCC unroll 8
-  for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < k_groups; ++g, b += kNr * kGroup) {
-    const __m512i b0 = _mm512_load_si512(b);
-    const __m512i b1 = _mm512_load_si512(b + 64);
-#pragma GCC unroll 8
-    for (int r = 0; r < kMr; ++r) {
-      int32_t quad;
-      std::memcpy(&quad, row[r] + g * kGroup, sizeof(quad));
-      const __m512i av = _mm512_set1_epi32(quad);
-      c[r][0] = _mm512_dpbusd_epi32(c[r][0], av, b0);
-      c[r][1] = _mm512_dpbusd_epi32(c[r][1], av, b1);
-    }
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < kMr; ++r) {
-    _mm512_storeu_si512(acc + r * kNr, c[r][0]);
-    _mm512_storeu_si512(acc + r * kNr + 16, c[r][1]);
-  }
+  TileBody(k_groups, [&row](int r, int64_t g) { return Quad(row[r] + g * kGroup); },
+           static_cast<const int8_t*>(b_panel), acc);
 }
 
 }  // namespace
