@@ -2,11 +2,13 @@
 // which is the int8 GEMM's ISA (so ForceIsa / ForceQ8Isa / ONYX_LINALG_ISA test each one).
 #include "linalg/q8_gemv.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
 
 #include "linalg/q8_gemm_kernel.h"
+#include "platform/thread_pool.h"
 
 namespace onyx::linalg {
 
@@ -18,6 +20,8 @@ void Q8GemvPanelsAvx512Vnni(const uint8_t* a, const int8_t* packed, int64_t kp, 
 
 namespace {
 constexpr int64_t kCols = 16;  // columns per panel
+// Panels per item of the parallel loop: the kernels run four panels side by side.
+constexpr int64_t kPanelsPerItem = 4;
 }  // namespace
 
 PackedQ8Gemv::PackedQ8Gemv(bool trans_b, int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb,
@@ -46,7 +50,7 @@ PackedQ8Gemv::PackedQ8Gemv(bool trans_b, int64_t k, int64_t n, const void* b, bo
 
 const char* Q8GemvIsa() { return SelectedQ8GemmKernel().isa; }
 
-void Q8Gemv(const void* a, bool a_signed, int32_t a_zero, const PackedQ8Gemv& b, int32_t* acc) {
+void Q8Gemv(const void* a, bool a_signed, int32_t a_zero, const PackedQ8Gemv& b, int32_t* acc, ThreadPool* pool) {
   const int64_t k = b.k(), n = b.n(), kp = b.padded_k(), panels = (n + kCols - 1) / kCols;
   if (n == 0) return;
   // A as uint8 (int8 codes + 128, their zero point too), zero-padded to whole groups of four.
@@ -65,17 +69,24 @@ void Q8Gemv(const void* a, bool a_signed, int32_t a_zero, const PackedQ8Gemv& b,
   if (isa == "avx512vnni") fn = &Q8GemvPanelsAvx512Vnni;
   if (isa == "avx2") fn = &Q8GemvPanelsAvx2;
 #endif
-  fn(row.data(), b.data(), kp, panels, sums.data());
-  // sum (a - za)(b - zb) = sum ab - za sum b - zb sum a + K za zb, wrapping in uint32 as the
-  // GEMM does.
   const int32_t* col_sums = b.col_sums();
   const int32_t* col_zero = b.col_zero();
-  for (int64_t j = 0; j < n; ++j) {
-    const uint32_t zb = static_cast<uint32_t>(col_zero[j]);
-    const uint32_t v = static_cast<uint32_t>(sums[j]) - static_cast<uint32_t>(za) * static_cast<uint32_t>(col_sums[j]) -
-                       zb * static_cast<uint32_t>(a_sum) + static_cast<uint32_t>(k) * static_cast<uint32_t>(za) * zb;
-    acc[j] = static_cast<int32_t>(v);
-  }
+  // Cost of an item in cycles: its share of B streamed at about 8 bytes a cycle (the 1280 x 1000
+  // product, 1.3 MB, took ~50 us on one core).
+  const int64_t items = (panels + kPanelsPerItem - 1) / kPanelsPerItem;
+  const double item_cost = static_cast<double>(kPanelsPerItem * kp * kCols) / 8.0;
+  ThreadPool::For(pool, items, item_cost, [&](int64_t i0, int64_t i1) {
+    const int64_t p0 = i0 * kPanelsPerItem, p1 = std::min(panels, i1 * kPanelsPerItem);
+    fn(row.data(), b.data() + p0 * kp * kCols, kp, p1 - p0, sums.data() + p0 * kCols);
+    // sum (a - za)(b - zb) = sum ab - za sum b - zb sum a + K za zb, wrapping in uint32 as the
+    // GEMM does.
+    for (int64_t j = p0 * kCols; j < std::min(n, p1 * kCols); ++j) {
+      const uint32_t zb = static_cast<uint32_t>(col_zero[j]);
+      const uint32_t v = static_cast<uint32_t>(sums[j]) - static_cast<uint32_t>(za) * static_cast<uint32_t>(col_sums[j]) -
+                         zb * static_cast<uint32_t>(a_sum) + static_cast<uint32_t>(k) * static_cast<uint32_t>(za) * zb;
+      acc[j] = static_cast<int32_t>(v);
+    }
+  });
 }
 
 }  // namespace onyx::linalg

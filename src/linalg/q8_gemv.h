@@ -38,8 +38,12 @@ class PackedQ8Gemv {
   std::vector<int32_t> col_sums_, col_zero_;  // per column: sum of stored codes, stored zero point
 };
 
-// acc[j] for j < N; a is K codes (int8 when a_signed, else uint8).
-void Q8Gemv(const void* a, bool a_signed, int32_t a_zero, const PackedQ8Gemv& b, int32_t* acc);
+// acc[j] for j < N; a is K codes (int8 when a_signed, else uint8). With a pool, groups of
+// panels go to the threads (B, 1.3 MB for a 1280 x 1000 classifier, is read once: the product is
+// bound by memory, and two cores stream it about twice as fast); each column is the same sum on
+// any number of threads.
+void Q8Gemv(const void* a, bool a_signed, int32_t a_zero, const PackedQ8Gemv& b, int32_t* acc,
+            ThreadPool* pool = nullptr);
 
 // Which variant Q8Gemv runs now ("avx512vnni", "avx2", "scalar").
 const char* Q8GemvIsa();

@@ -1,8 +1,11 @@
 // q8_quantize.h's variant: the ISA the SGEMM runs now (so ForceIsa / ONYX_LINALG_ISA test each).
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "linalg/gemm.h"
 #include "linalg/q8_quantize.h"
+#include "platform/thread_pool.h"
 
 namespace onyx::linalg {
 
@@ -56,6 +59,21 @@ void Q8MinMax(const float* x, int64_t n, float* lo, float* hi) {
   if (isa == "avx2") fn = &Q8MinMaxAvx2;
 #endif
   fn(x, n, lo, hi);
+}
+
+void Q8MinMax(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool) {
+  constexpr int64_t kChunk = 16384;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (pool == nullptr || chunks <= 1) return Q8MinMax(x, n, lo, hi);
+  std::vector<float> los(static_cast<size_t>(chunks), 0.0f), his(static_cast<size_t>(chunks), 0.0f);
+  // About a cycle an element (a vector min and max per 16).
+  ThreadPool::For(pool, chunks, static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      Q8MinMax(x + c * kChunk, std::min(kChunk, n - c * kChunk), &los[static_cast<size_t>(c)],
+               &his[static_cast<size_t>(c)]);
+  });
+  *lo = *std::min_element(los.begin(), los.end());
+  *hi = *std::max_element(his.begin(), his.end());
 }
 
 void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out) {

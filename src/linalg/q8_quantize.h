@@ -5,10 +5,17 @@
 
 #include <cstdint>
 
+namespace onyx {
+class ThreadPool;
+}
+
 namespace onyx::linalg {
 
 // lo = min(0, x...), hi = max(0, x...): the range DynamicQuantizeLinear quantizes (NaNs skipped).
 void Q8MinMax(const float* x, int64_t n, float* lo, float* hi);
+// The same with chunks of x on the pool's threads (the minimum and maximum of the chunks' give
+// the same range in any split; a null pool runs on the caller).
+void Q8MinMax(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool);
 
 // out[i] = clamp(nearbyint(x[i] / scale) + zero_point, 0, 255), rounding half to even; NaN gives
 // zero_point. Exact like the scalar formula for |x / scale| < 2^22 (beyond it the clamp decides).

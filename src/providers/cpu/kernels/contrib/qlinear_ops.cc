@@ -18,6 +18,7 @@
 #include "linalg/q8_quantize.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/math/elementwise.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -120,29 +121,37 @@ class QLinearBinary final : public OpKernel {
         });
         return;
       }
-      ForEachBroadcastRun(out_shape, {a.shape(), b.shape()}, [&](const BroadcastRun& run) {
-        const T* ap = ad + run.in[0];
-        const T* bp = bd + run.in[1];
-        T* cp = cd + run.out;
+      // Broadcast shapes (BERT's bias adds): runs along which each input advances or stays put,
+      // split over the threads (2 cycles an element, as above). Which row function a run takes
+      // depends on the run, not on the piece of it a thread gets, so the results do not depend
+      // on the split. Dimensions of 1 are merged away, so every run is longer than one element
+      // unless the output is a single element.
+      const elementwise::BroadcastPlan plan(out_shape, {a.shape(), b.shape()});
+      const bool long_runs = size > 1;
+      plan.Run(pool, 2.0, [&](int64_t out, const int64_t* in, const bool* advances, int64_t count) {
+        const T* ap = ad + in[0];
+        const T* bp = bd + in[1];
+        T* cp = cd + out;
+        const bool a_const = !advances[0] && long_runs, b_const = !advances[1];
         if (mul_) {
           // zc joins before rounding, as ONNX Runtime; the product commutes, so the advancing
           // input goes first (both constant: one value for the run).
-          if (run.step[0] == 0 && run.count > 1) {
-            MulRow(bp, zb, ap, 0, za, ratio, zc, run.step[1] == 0 ? 1 : run.count, cp);
-            if (run.step[1] == 0) std::fill(cp + 1, cp + run.count, cp[0]);
+          if (a_const) {
+            MulRow(bp, zb, ap, 0, za, ratio, zc, b_const ? 1 : count, cp);
+            if (b_const) std::fill(cp + 1, cp + count, cp[0]);
           } else {
-            MulRow(ap, za, bp, run.step[1], zb, ratio, zc, run.count, cp);
+            MulRow(ap, za, bp, b_const ? 0 : 1, zb, ratio, zc, count, cp);
           }
-        } else if (run.step[0] == 0 && run.count > 1) {
+        } else if (a_const) {
           // A constant along the run joins the fixed part first (ONNX Runtime's scalar-A kernel).
-          if (run.step[1] == 0) {  // both constant: one value for the run
+          if (b_const) {  // both constant: one value for the run
             AddRow(bp, rbc, ap, 0, rac, fixed, 1, cp);
-            std::fill(cp + 1, cp + run.count, cp[0]);
+            std::fill(cp + 1, cp + count, cp[0]);
           } else {
-            AddRow(bp, rbc, ap, 0, rac, fixed, run.count, cp);
+            AddRow(bp, rbc, ap, 0, rac, fixed, count, cp);
           }
         } else {
-          AddRow(ap, rac, bp, run.step[1], rbc, fixed, run.count, cp);  // a advances (or count is 1)
+          AddRow(ap, rac, bp, b_const ? 0 : 1, rbc, fixed, count, cp);  // a advances (or one element)
         }
       });
     });
@@ -262,9 +271,9 @@ class QLinearConcat final : public OpKernel {
 // over bytes, and the rounding as adding and subtracting 1.5 * 2^23 (exact here: the quotient
 // is at most y_mult) instead of a nearbyint call per element. False (nothing written) for a
 // zero sum, which the general loop handles.
-bool SoftmaxRowContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
-                          float* e, uint8_t* y) {
-  float sum = 0.0f;
+// e[i] = the exp table's entry of x[i] for a contiguous row of D codes: the row shifted so its
+// maximum lands on the table's top entry (the max over bytes and the lookup both vectorize).
+inline void SoftmaxRowExp(const uint8_t* x, int64_t D, bool is_signed, const float* table, float* e) {
   if (is_signed) {
     const int8_t* xs = reinterpret_cast<const int8_t*>(x);
     int8_t mx = -128;
@@ -275,6 +284,12 @@ bool SoftmaxRowContiguous(const uint8_t* x, int64_t D, bool is_signed, const flo
     for (int64_t i = 0; i < D; ++i) mx = x[i] > mx ? x[i] : mx;
     for (int64_t i = 0; i < D; ++i) e[i] = table[static_cast<uint8_t>(255 - mx + x[i])];
   }
+}
+
+bool SoftmaxRowContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
+                          float* e, uint8_t* y) {
+  float sum = 0.0f;
+  SoftmaxRowExp(x, D, is_signed, table, e);
   for (int64_t i = 0; i < D; ++i) sum += e[i];
   // The largest e is the row maximum's entry; its product with y_mult must stay finite.
   if (!(sum > 0.0f) || !(y_mult < 4194304.0f) || !std::isfinite(table[is_signed ? 127 : 255] * y_mult)) return false;
@@ -297,18 +312,8 @@ constexpr int kSoftmaxRows = 16;
 bool SoftmaxRowsContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
                            float* et, float* e, uint8_t* y) {
   for (int r = 0; r < kSoftmaxRows; ++r) {
-    const uint8_t* row = x + r * D;
     float* er = e + r * D;
-    if (is_signed) {
-      const int8_t* xs = reinterpret_cast<const int8_t*>(row);
-      int8_t mx = -128;
-      for (int64_t i = 0; i < D; ++i) mx = xs[i] > mx ? xs[i] : mx;
-      for (int64_t i = 0; i < D; ++i) er[i] = table[static_cast<uint8_t>(127 - mx + xs[i])];
-    } else {
-      uint8_t mx = 0;
-      for (int64_t i = 0; i < D; ++i) mx = row[i] > mx ? row[i] : mx;
-      for (int64_t i = 0; i < D; ++i) er[i] = table[static_cast<uint8_t>(255 - mx + row[i])];
-    }
+    SoftmaxRowExp(x + r * D, D, is_signed, table, er);
     for (int64_t i = 0; i < D; ++i) et[i * kSoftmaxRows + r] = er[i];
   }
   float sum[kSoftmaxRows] = {};

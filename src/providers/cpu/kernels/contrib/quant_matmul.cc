@@ -352,7 +352,7 @@ class QGemm final : public OpKernel {
     // Otherwise int32 sums, C added, then scaled (C is scaled with the sum, as one int32).
     std::vector<int32_t> acc(static_cast<size_t>(M * N), 0);
     if (use_gemv) {
-      linalg::Q8Gemv(a_bytes, a_signed, za, gemv_b_, acc.data());
+      linalg::Q8Gemv(a_bytes, a_signed, za, gemv_b_, acc.data(), ctx.thread_pool());
     } else {
       linalg::Q8Output out;
       out.kind = linalg::Q8Output::kInt32;

@@ -50,17 +50,8 @@ void Q8MatMulToFloat(KernelContext& ctx, const Tensor& a, bool quantize_a, float
     const int64_t size = static_cast<int64_t>(a.size());
     const int64_t chunk = 16384;
     const int64_t chunks = (size + chunk - 1) / chunk;
-    std::vector<float> los(static_cast<size_t>(chunks), 0.0f), his(static_cast<size_t>(chunks), 0.0f);
-    ThreadPool::For(ctx.thread_pool(), chunks, static_cast<double>(chunk), [&](int64_t c0, int64_t c1) {
-      for (int64_t c = c0; c < c1; ++c)
-        linalg::Q8MinMax(d + c * chunk, std::min(chunk, size - c * chunk), &los[static_cast<size_t>(c)],
-                         &his[static_cast<size_t>(c)]);
-    });
     float lo = 0.0f, hi = 0.0f;
-    for (int64_t c = 0; c < chunks; ++c) {
-      lo = std::min(lo, los[static_cast<size_t>(c)]);
-      hi = std::max(hi, his[static_cast<size_t>(c)]);
-    }
+    linalg::Q8MinMax(d, size, &lo, &hi, ctx.thread_pool());
     a_scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     a_zero = static_cast<int32_t>(std::nearbyint(std::clamp(0.0f - lo / a_scale, 0.0f, 255.0f)));
     codes.resize(static_cast<size_t>(a.size()));

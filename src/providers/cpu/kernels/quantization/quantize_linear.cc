@@ -343,7 +343,7 @@ class DynamicQuantizeLinear final : public OpKernel {
     const float* px = x.data<float>();
     const int64_t n = x.size();
     float lo = 0.0f, hi = 0.0f;  // the range always includes 0
-    linalg::Q8MinMax(px, n, &lo, &hi);
+    linalg::Q8MinMax(px, n, &lo, &hi, ctx.thread_pool());
     const float scale = (hi - lo) / 255.0f;
     float zero_point = 0.0f;
     if (scale != 0.0f) zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
