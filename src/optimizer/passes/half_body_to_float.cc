@@ -12,6 +12,7 @@
 
 #include "base/float_types.h"
 #include "linalg/bf16_gemm.h"
+#include "linalg/f16_widen.h"
 #include "optimizer/pass.h"
 #include "optimizer/passes/half_body_ops.h"
 #include "optimizer/passes/half_widen.h"
@@ -31,35 +32,6 @@ ir::Attribute CastTo(DataType to) {
   return a;
 }
 
-// float16 bits -> float, branch-free so the widening loop below vectorizes (a call per value
-// was a tenth of a float16 BERT-base's creation): the half's exponent and mantissa shifted into
-// a float's and scaled by 2^-112 rebias a normal half; a subnormal half's mantissa is placed
-// under the exponent of 0.5 and 0.5 subtracted, which is exact. Equal to HalfBitsToFloat on all
-// 65536 inputs (unit test).
-inline float HalfToFloatBranchFree(uint16_t h) {
-  const uint32_t w = static_cast<uint32_t>(h) << 16;
-  const uint32_t sign = w & 0x80000000u;
-  const uint32_t twice = w + w;  // exponent and mantissa at the top, sign dropped
-  const uint32_t normal_bits = (twice >> 4) + (uint32_t{0xE0} << 23);
-  float normal;
-  __builtin_memcpy(&normal, &normal_bits, 4);
-  normal *= 0x1.0p-112f;
-  const uint32_t sub_bits = (twice >> 17) | (uint32_t{126} << 23);
-  float sub;
-  __builtin_memcpy(&sub, &sub_bits, 4);
-  sub -= 0.5f;
-  uint32_t nb, sb;
-  __builtin_memcpy(&nb, &normal, 4);
-  __builtin_memcpy(&sb, &sub, 4);
-  uint32_t bits = twice < (uint32_t{1} << 27) ? sb : nb;
-  // Inf and NaN by hand: the multiply would quiet a signaling NaN.
-  if ((h & 0x7C00u) == 0x7C00u) bits = 0x7F800000u | ((h & 0x3FFu) << 13);
-  bits |= sign;
-  float out;
-  __builtin_memcpy(&out, &bits, 4);
-  return out;
-}
-
 }  // namespace
 
 // On the default (huge) pages: small pages cost ResNet-50 float16 a fault per 4 KB at creation
@@ -70,7 +42,7 @@ Tensor WidenHalfToFloat(const Tensor& half) {
   const uint16_t* src = static_cast<const uint16_t*>(half.raw_data());
   const int64_t n = half.size();
   if (half.dtype() == DataType::kFloat16) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = HalfToFloatBranchFree(src[i]);
+    linalg::WidenHalf(src, dst, n);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = BFloat16BitsToFloat(src[i]);
   }
