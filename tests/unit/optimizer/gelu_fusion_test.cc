@@ -1,4 +1,7 @@
 // GeluFusion (erf form), FastGeluFusion (tanh form) and BiasGeluFusion.
+#include <cmath>
+
+#include "base/float_types.h"
 #include "optimizer/fusion_test_util.h"
 
 namespace onyx {
@@ -187,6 +190,23 @@ TEST(FastGeluFusion, FusesTheTanhFormInItsVariants) {
     EXPECT_EQ(run.ops_after.size(), 1u) << static_cast<int>(v);
     ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, kFeeds);
   }
+}
+
+// A float16 or bfloat16 model's constants, rounded (and widened to float by HalfBodyToFloat):
+// float16 0.044715 is 1.5e-4 off.
+TEST(FastGeluFusion, FusesCoefficientsRoundedToAHalfType) {
+  const float half_coef = HalfBitsToFloat(FloatToHalfBits(0.044715f));
+  const float bf16_coef = BFloat16BitsToFloat(FloatToBFloat16Bits(0.044715f));
+  ASSERT_GT(std::fabs(half_coef - 0.044715) / 0.044715, 1e-4);
+  for (float coef : {half_coef, bf16_coef}) {
+    const std::string bytes = TanhGelu(TanhVariant::kGpt2, coef);
+    auto run = RunFusion(bytes, "FastGeluFusion");
+    EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.FastGelu"), 1) << coef;
+  }
+  // One float16 step away is another coefficient.
+  const float next = HalfBitsToFloat(static_cast<uint16_t>(FloatToHalfBits(0.044715f) + 1));
+  auto run = RunFusion(TanhGelu(TanhVariant::kGpt2, next), "FastGeluFusion");
+  EXPECT_EQ(OpCount(run.ops_after, "Tanh"), 1);
 }
 
 TEST(FastGeluFusion, LeavesOtherCoefficientsAndSharedIntermediates) {
