@@ -138,7 +138,10 @@ class QdqConvMatMulFusion final : public Pass {
     ir::Node* dq_a = qdq::DequantizeOf(editor, matmul->inputs[0], &a);
     ir::Node* dq_b = qdq::DequantizeOf(editor, matmul->inputs[1], &b);
     if (dq_a == nullptr || dq_b == nullptr || !ActivationOk(a)) return 0;
-    const std::vector<Dim> b_dims = DimsOr(editor, dq_b->inputs[0]);
+    // b's dims only for per-column scales: an activation b's dims (attention's two products)
+    // need type inference, which reruns over the whole graph after each rewrite (a third of
+    // BERT-base int8's optimization).
+    const std::vector<Dim> b_dims = b.per_tensor ? std::vector<Dim>{} : DimsOr(editor, dq_b->inputs[0]);
     // Per-column b scales only for a 2-D b (axis 1, or -1).
     if (!WeightOk(b, a, static_cast<int64_t>(b_dims.size()), 1, b_dims.size() == 2 ? KnownDim(b_dims, 1) : -1))
       return 0;
@@ -181,7 +184,7 @@ class QdqConvMatMulFusion final : public Pass {
     // Gemm's selector has no int8-activation switch in ORT: only "int8 A needs int8 B".
     if (dq_a == nullptr || dq_b == nullptr || !a.per_tensor) return 0;
     const int64_t trans_b = AttrInt(*gemm, "transB", 0);
-    const std::vector<Dim> b_dims = DimsOr(editor, dq_b->inputs[0]);
+    const std::vector<Dim> b_dims = b.per_tensor ? std::vector<Dim>{} : DimsOr(editor, dq_b->inputs[0]);
     const int64_t n_axis = trans_b != 0 ? 0 : 1;
     if (!WeightOk(b, a, static_cast<int64_t>(b_dims.size()), n_axis, b_dims.size() == 2 ? KnownDim(b_dims, n_axis) : -1))
       return 0;
