@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "base/int_math.h"
+#include "linalg/q8_conv_nhwc_avx2.h"
 
 namespace onyx::linalg {
 
@@ -38,7 +39,7 @@ void Q8ConvNhwc(const PackedQ8Nhwc&, const Q8ConvNhwcShape&, const void*, bool, 
 }
 void Q8ConvNhwcLutInRegisters(bool) {}
 #else
-bool Q8ConvNhwcAvailable() { return Q8GemmWAvailable(); }
+bool Q8ConvNhwcAvailable() { return Q8GemmWAvailable() || Q8ConvNhwcAvx2Selected(); }
 #endif
 
 }  // namespace onyx::linalg

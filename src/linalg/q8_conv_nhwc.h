@@ -6,8 +6,8 @@
 // then requantized as Q8Output::kQuantized says (scale and bias_int per output channel m) into
 // C [oh * ow, M] with row stride ldc: the channels-last output. The weights' zero points must
 // be 0 as stored (int8 W with zero point 0, uint8 W with 128): the pixels' code sums are then
-// never needed. AVX-512 VNNI only (Q8ConvNhwcAvailable); elsewhere callers take the im2col
-// rows and Q8Gemm.
+// never needed. AVX-512 VNNI, or AVX2 (q8_conv_nhwc_avx2.h) where the int8 GEMM runs AVX2
+// (Q8ConvNhwcAvailable); elsewhere callers take the im2col rows and Q8Gemm.
 #pragma once
 
 #include <cstdint>
