@@ -112,3 +112,32 @@ def test_qlinear_global_average_pool_channels_first(qtype, shape):
     m = model([node], [helper.make_tensor_value_info("x", elem, list(shape))],
               [helper.make_tensor_value_info("y", elem, out_shape)], inits)
     expect_same_as_ort(m, f"qgap_{qtype}_{'x'.join(map(str, shape))}", {"x": r.integers(lo, hi, shape).astype(dtype)})
+
+
+# (x scale, w scale, y scale, zero points x/w/y): BERT's attention-mask add, whose ratio x_scale /
+# y_scale is subnormal (Onyx drops a negligible outer term, which must not change any output), and
+# a negligible but normal ratio with a varied other term.
+TINY_RATIOS = {"bert_mask": (0.01217246986925602, 1.3344405750530544e36, 1.3344405750530544e36, (128, 255, 255)),
+               "negligible": (1e-20, 0.03, 0.05, (121, 133, 127))}
+
+
+@pytest.mark.parametrize("qtype", ["uint8", "int8"])
+@pytest.mark.parametrize("w_first", [False, True], ids=["x_first", "w_first"])
+@pytest.mark.parametrize("shapes", [((1, 12, 128, 128), (1, 1, 1, 128)), ((1, 128, 768), (1, 128, 768)),
+                                    ((4, 300), (4, 1))], ids=["mask", "same_shape", "per_row"])
+@pytest.mark.parametrize("case", list(TINY_RATIOS))
+def test_qlinear_add_negligible_ratio(case, shapes, w_first, qtype):
+    sx, sw, sy, zps = TINY_RATIOS[case]
+    xs, ws = shapes
+    dtype, elem, lo, hi = QTYPES[qtype]
+    if qtype == "int8":
+        zps = tuple(z - 128 for z in zps)
+    r = np.random.default_rng(37)
+    inits = {"sx": np.array(sx, np.float32), "zx": np.array(zps[0], dtype), "sw": np.array(sw, np.float32),
+             "zw": np.array(zps[1], dtype), "sy": np.array(sy, np.float32), "zy": np.array(zps[2], dtype)}
+    x, w = ["x", "sx", "zx"], ["w", "sw", "zw"]
+    node = helper.make_node("QLinearAdd", (w + x if w_first else x + w) + ["sy", "zy"], ["y"], domain="com.microsoft")
+    m = model([node], [helper.make_tensor_value_info("x", elem, list(xs)), helper.make_tensor_value_info("w", elem, list(ws))],
+              [helper.make_tensor_value_info("y", elem, list(xs))], inits)
+    feeds = {"x": r.integers(lo, hi, xs).astype(dtype), "w": r.integers(lo, hi, ws).astype(dtype)}
+    expect_same_as_ort(m, f"tiny_{case}_{qtype}_{w_first}_{xs[-1]}_{ws[-1]}", feeds)
