@@ -4,6 +4,7 @@
 #include <string>
 
 #include "linalg/gemm.h"
+#include "platform/cpu_features.h"
 
 namespace onyx::linalg {
 namespace {
@@ -45,7 +46,8 @@ void WidenHalf(const uint16_t* src, float* dst, int64_t n) {
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
   if (isa == "avx512") return WidenHalfAvx512(src, dst, n);
-  if (isa == "avx2") return WidenHalfAvx2(src, dst, n);
+  // The AVX2 level asks only for AVX2 and FMA; every such CPU known has F16C, but it is checked.
+  if (isa == "avx2" && GetCpuFeatures().f16c) return WidenHalfAvx2(src, dst, n);
 #endif
   WidenHalfScalar(src, dst, n);
 }
