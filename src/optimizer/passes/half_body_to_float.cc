@@ -17,6 +17,7 @@
 #include "optimizer/passes/half_body_ops.h"
 #include "optimizer/passes/half_widen.h"
 #include "optimizer/pattern_util.h"
+#include "tensor/small_page_allocator.h"
 
 namespace onyx {
 namespace {
@@ -34,10 +35,8 @@ ir::Attribute CastTo(DataType to) {
 
 }  // namespace
 
-// On the default (huge) pages: small pages cost ResNet-50 float16 a fault per 4 KB at creation
-// (17k -> 49k faults, slower), and a widened embedding table is read at Run time.
-Tensor WidenHalfToFloat(const Tensor& half) {
-  Tensor out(DataType::kFloat, half.shape());
+Tensor WidenHalfToFloat(const Tensor& half, bool small_pages) {
+  Tensor out(DataType::kFloat, half.shape(), small_pages ? CpuSmallPageAllocator() : nullptr);
   float* dst = out.data<float>();
   const uint16_t* src = static_cast<const uint16_t*>(half.raw_data());
   const int64_t n = half.size();
@@ -203,8 +202,8 @@ class HalfBodyToFloat final : public Pass {
     // Cast(x -> half) entering the body become Cast(x -> float): (x, the float value).
     std::vector<std::pair<std::string, std::string>> direct_casts;
     std::vector<ir::Node*> folded_entry_casts;
-    // Float initializers to make from half constants: (name, the half tensor).
-    std::vector<std::pair<std::string, const Tensor*>> widened;
+    // Float initializers to make from half constants: (name, the half tensor, on small pages).
+    std::vector<std::tuple<std::string, const Tensor*, bool>> widened;
   };
 
   Plan MakePlan(PassContext& ctx) {
@@ -244,7 +243,7 @@ class HalfBodyToFloat final : public Pass {
         if (const Tensor* c = editor_->Constant(v)) {
           // Added when rewriting: a new initializer now would make the editor infer types again.
           plan.float_name[v] = editor_->UniqueName(v + "_float");
-          plan.widened.emplace_back(plan.float_name[v], c);
+          plan.widened.emplace_back(plan.float_name[v], c, OnlyMatMulWeight(v));
           ++ctx.counts["half initializers made float"];
           continue;
         }
@@ -307,6 +306,24 @@ class HalfBodyToFloat final : public Pass {
            (node.op_type == "FusedMatMul" || node.op_type == "FusedConv" || node.op_type == "Attention");
   }
 
+  // A constant read only as the B operand of MatMul / Gemm: its kernel packs it and drops the
+  // widened copy, so the copy goes on small pages (docs/memory.md: on a VM that hands freed memory
+  // back to its host, a fresh 2 MB page costs a host fault for all of it). Others (Conv weights,
+  // read again by BatchNormalization folding and the NCHWc / Winograd packs; embedding tables
+  // read at Run time) stay on the default huge pages. Cold creation, 5 fresh workers alternating,
+  // 1 thread, medians (CPU ms): all widened copies on small pages took BERT-base float16 1569 ->
+  // 1049 ms and gpt2_small float16 2491 -> 1374 ms, but ResNet-50 float16 328 -> 540 ms.
+  bool OnlyMatMulWeight(const std::string& value) {
+    if (editor_->IsGraphOutput(value)) return false;
+    const std::vector<ir::Node*> readers = editor_->Consumers(value);
+    for (const ir::Node* r : readers) {
+      if (!r->domain.empty() || (r->op_type != "MatMul" && r->op_type != "Gemm")) return false;
+      for (size_t i = 0; i < r->inputs.size(); ++i)
+        if (r->inputs[i] == value && i != 1) return false;
+    }
+    return !readers.empty();
+  }
+
   bool IsTensorNotHalf(const std::string& value) {
     const TypeInfo* t = editor_->TypeOf(value);
     return t && t->kind == TypeInfo::Kind::kTensor && t->elem_type != DataType::kUndefined && !IsHalf(t->elem_type) &&
@@ -337,7 +354,8 @@ class HalfBodyToFloat final : public Pass {
     GraphEditor& editor = *editor_;
     ir::Graph& graph = editor.graph();
     // The editor's producer map is not used after this point: Finish indexes the graph again.
-    for (const auto& [name, half] : plan.widened) graph.initializers[name] = WidenHalfToFloat(*half);
+    for (const auto& [name, half, small_pages] : plan.widened)
+      graph.initializers[name] = WidenHalfToFloat(*half, small_pages);
     for (const auto& [node, i, half] : plan.renamed_outputs) {
       const std::string v = node->outputs[i];
       const std::string& fv = plan.float_name.at(v);

@@ -1,11 +1,12 @@
-// The float copy HalfBodyToFloat makes of a float16 or bfloat16 initializer (exact, on small
-// pages): declared here for its unit test.
+// The float copy HalfBodyToFloat makes of a float16 or bfloat16 initializer (exact; a MatMul
+// weight on small pages): declared here for its unit test.
 #pragma once
 
 #include "onyx/tensor.h"
 
 namespace onyx {
 
-Tensor WidenHalfToFloat(const Tensor& half);
+// small_pages: on small pages (a copy that lives only until its kernel packs it).
+Tensor WidenHalfToFloat(const Tensor& half, bool small_pages = false);
 
 }  // namespace onyx

@@ -3,7 +3,10 @@
 // against the scalar conversion in base/float_types, signaling NaNs kept as they are.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "base/float_types.h"
 #include "optimizer/pass_test_util.h"
@@ -66,6 +69,57 @@ TEST(HalfWiden, AFloat16BodysMatMulWeightIsWidenedExactly) {
   EXPECT_EQ(wide->data<float>()[0], 0x1.0p-24f);
   EXPECT_EQ(wide->data<float>()[1], -65504.0f);
 }
+
+#if defined(__linux__)
+// The VmFlags of the mapping holding p (/proc/self/smaps), or "" when none is found.
+std::string VmFlagsOf(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(' ') > line.find('-')) {
+      inside = begin <= address && address < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+// A float16 weight only MatMul reads is widened onto small pages (its kernel packs it and drops
+// the copy: a fresh huge page costs a VM a host fault for all 2 MB); one another op reads stays
+// on the default pages.
+TEST(HalfWiden, AMatMulOnlyWeightGoesOnSmallPages) {
+  constexpr int64_t kK = 1024, kN = 1024;  // 4 MB widened: a mapping of its own on small pages
+  Tensor w16(DataType::kFloat16, {kK, kN});
+  Tensor b16(DataType::kFloat16, {kK, kN});
+  std::memset(w16.raw_data(), 0, w16.byte_size());
+  std::memset(b16.raw_data(), 0, b16.byte_size());
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {kK, kK}).Output("y", DataType::kFloat, {kK, kN});
+  b.Initializer("w", w16).Initializer("bias", b16);
+  b.Node("Cast", {"x"}, {"xh"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat16)));
+  b.Node("MatMul", {"xh", "w"}, {"m"});
+  b.Node("Add", {"m", "bias"}, {"yh"});
+  b.Node("Cast", {"yh"}, {"y"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat)));
+  const std::string bytes = b.Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  OptimizerOptions options;
+  options.level = OptLevel::kBasic;
+  options.only_passes = {"HalfBodyToFloat"};
+  OptimizeModel(*model, options);
+  const Tensor* weight = model->graph->FindInitializer("w_float");
+  const Tensor* bias = model->graph->FindInitializer("bias_float");
+  ASSERT_NE(weight, nullptr);
+  ASSERT_NE(bias, nullptr);
+  ASSERT_EQ(weight->dtype(), DataType::kFloat);
+  const std::string weight_flags = VmFlagsOf(weight->raw_data()), bias_flags = VmFlagsOf(bias->raw_data());
+  ASSERT_FALSE(weight_flags.empty());
+  EXPECT_NE(weight_flags.find(" nh"), std::string::npos) << weight_flags;  // MADV_NOHUGEPAGE
+  EXPECT_EQ(bias_flags.find(" nh"), std::string::npos) << bias_flags;
+}
+#endif
 
 }  // namespace
 }  // namespace onyx
