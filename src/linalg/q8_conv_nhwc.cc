@@ -1,11 +1,12 @@
 // PackedQ8Nhwc's packing (portable) and where the direct channels-last int8 convolution runs;
-// the kernel is q8_conv_nhwc_avx512_vnni.cc.
+// the kernels are q8_conv_nhwc_avx512_vnni.cc and q8_conv_nhwc_avx2.cc.
 #include "linalg/q8_conv_nhwc.h"
 
 #include <stdexcept>
 
 #include "base/int_math.h"
 #include "linalg/q8_conv_nhwc_avx2.h"
+#include "linalg/q8_conv_nhwc_avx512_vnni.h"
 
 namespace onyx::linalg {
 
@@ -40,6 +41,13 @@ void Q8ConvNhwc(const PackedQ8Nhwc&, const Q8ConvNhwcShape&, const void*, bool, 
 void Q8ConvNhwcLutInRegisters(bool) {}
 #else
 bool Q8ConvNhwcAvailable() { return Q8GemmWAvailable() || Q8ConvNhwcAvx2Selected(); }
+
+// Chosen here, in portable code: an AVX2-only CPU must never enter a function compiled for AVX-512.
+void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
+                const Q8Output& out, ThreadPool* pool, const uint8_t* lut, const Q8ConvAddend* add) {
+  if (Q8GemmWAvailable()) return Q8ConvNhwcAvx512Vnni(w, s, image, x_signed, x_zero, out, pool, lut, add);
+  Q8ConvNhwcAvx2(w, s, image, x_signed, x_zero, out, pool, lut, add);
+}
 #endif
 
 }  // namespace onyx::linalg

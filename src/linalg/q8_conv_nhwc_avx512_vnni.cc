@@ -22,7 +22,7 @@
 
 #include "base/int_math.h"
 #include "linalg/q8_conv_nhwc.h"
-#include "linalg/q8_conv_nhwc_avx2.h"
+#include "linalg/q8_conv_nhwc_avx512_vnni.h"
 #include "linalg/q8_conv_nhwc_tile.h"
 #include "platform/thread_pool.h"
 
@@ -36,9 +36,9 @@ bool lut_in_registers = true;  // Q8ConvNhwcLutInRegisters
 
 void Q8ConvNhwcLutInRegisters(bool allowed) { lut_in_registers = allowed; }
 
-void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
-                const Q8Output& out, ThreadPool* pool, const uint8_t* lut, const Q8ConvAddend* add) {
-  if (!Q8GemmWAvailable()) return Q8ConvNhwcAvx2(w, s, image, x_signed, x_zero, out, pool, lut, add);
+void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed,
+                          int32_t x_zero, const Q8Output& out, ThreadPool* pool, const uint8_t* lut,
+                          const Q8ConvAddend* add) {
   if (out.kind != Q8Output::kQuantized || out.transposed) throw std::invalid_argument("Q8ConvNhwc: unsupported output");
   if (lut != nullptr && add != nullptr) throw std::invalid_argument("Q8ConvNhwc: a lut and an addend together");
   if (w.empty() || w.channels() != s.channels || w.taps() != s.kh * s.kw)
