@@ -56,7 +56,7 @@ bool Q8ConvNhwcAvailable();
 // output's type, with QLinearAdd's arithmetic (linalg::Q8AddU8 / Q8AddS8), and only the sum is
 // stored:
 //   z = saturate(round_half_even(fma(a, ra, fma(b, rb, fixed)))),  (a, b) = conv_is_a ? (y, r) : (r, y)
-// ra = a_scale / c_scale, rb = b_scale / c_scale, fixed = zc - (ra za + rb zb), as QLinearAdd
+// ra = a_scale / c_scale, rb = b_scale / c_scale, fixed = zc - fma(ra, za, rb zb), as QLinearAdd
 // computes them. other: row p of the image at other + p * ldo (channels 0..M-1).
 struct Q8ConvAddend {
   const void* other = nullptr;

@@ -19,6 +19,7 @@
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/math/elementwise.h"
+#include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -105,7 +106,8 @@ class QLinearBinary final : public OpKernel {
       const T* bd = b.data<T>();
       T* cd = c.data<T>();
       const float rac = sa / sc, rbc = sb / sc;
-      const float fixed = static_cast<float>(zc) - (rac * static_cast<float>(za) + rbc * static_cast<float>(zb));
+      const float fixed = QLinearAddFixedPart(rac, za, rbc, zb, zc);
+      const float fixed_b_first = QLinearAddFixedPart(rbc, zb, rac, za, zc);  // runs where only A is constant
       // The outer operand's ratio (x in fma(x, rx, t)) as 0 when its whole term stays below
       // 255 * 2^-49 < 2^-41: the result is then t's (t exactly when |t| >= 2^-16, where half an
       // ulp is 2^-40; both round to 0 below), so no output changes. BERT's attention-mask add
@@ -153,10 +155,10 @@ class QLinearBinary final : public OpKernel {
         } else if (a_const) {
           // A constant along the run joins the fixed part first (ONNX Runtime's scalar-A kernel).
           if (b_const) {  // both constant: one value for the run
-            AddRow(bp, rbc_outer, ap, 0, rac, fixed, 1, cp);
+            AddRow(bp, rbc_outer, ap, 0, rac, fixed_b_first, 1, cp);
             std::fill(cp + 1, cp + count, cp[0]);
           } else {
-            AddRow(bp, rbc_outer, ap, 0, rac, fixed, count, cp);
+            AddRow(bp, rbc_outer, ap, 0, rac, fixed_b_first, count, cp);
           }
         } else {
           AddRow(ap, rac_outer, bp, b_const ? 0 : 1, rbc, fixed, count, cp);  // a advances (or one element)

@@ -2,6 +2,7 @@
 // loads of small parameter tensors, and a plain int32 GEMM.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,16 @@ std::vector<int64_t> AllAsInt64s(const Tensor& t);
 // C are split across the pool.
 void GemmInt32(int64_t m, int64_t n, int64_t k, const int32_t* a, int64_t lda, const int32_t* b, int64_t ldb,
                int32_t* c, int64_t ldc, ThreadPool* pool);
+
+// QLinearAdd's constant term zc - (r_first * z_first + r_second * z_second) as ONNX Runtime's
+// AVX2 kernel gets it: its compiler fuses the first product into the sum (one rounding less), and
+// the difference flips a code where the result lands on a half (MobileNetV2 int8: 1 in 25,088).
+// `first` is the operand the kernel takes as A: the add's A, except where A alone is constant,
+// which ORT hands its kernel as the scalar B (then first = B).
+inline float QLinearAddFixedPart(float r_first, int32_t z_first, float r_second, int32_t z_second, int32_t zc) {
+  return static_cast<float>(zc) -
+         std::fma(r_first, static_cast<float>(z_first), r_second * static_cast<float>(z_second));
+}
 
 // Rounds half to even, as ONNX's quantizers do, then saturates to [lo, hi]; NaN gives `nan_value`.
 int64_t RoundAndSaturate(double v, int64_t lo, int64_t hi, int64_t nan_value);

@@ -765,7 +765,7 @@ class QLinearConvAdd final : public QLinearConv {
     const float sa = conv_is_a ? ys : rs, sb = conv_is_a ? rs : ys;
     const int32_t za = conv_is_a ? yz : rz, zb = conv_is_a ? rz : yz;
     const float rac = sa / cs, rbc = sb / cs;
-    add.fixed = static_cast<float>(cz) - (rac * static_cast<float>(za) + rbc * static_cast<float>(zb));
+    add.fixed = QLinearAddFixedPart(rac, za, rbc, zb, cz);
     add.ra = rac, add.rb = rbc, add.conv_is_a = conv_is_a;
     add.other = r.raw_data();
     add.ldo = y.dim(3);
