@@ -11,6 +11,7 @@
 #if defined(__x86_64__)
 
 #include "linalg/q8_conv_nhwc_avx2.h"
+#include "linalg/q8_conv_nhwc_window.h"
 
 #include <immintrin.h>
 
@@ -190,20 +191,13 @@ void Q8ConvNhwcAvx2(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void*
     throw std::invalid_argument("Q8ConvNhwc: the packed weights do not match the shape");
   const int64_t pixels = s.oh * s.ow, m = w.m(), c = w.channels(), taps = w.taps(), groups = c / 4;
   if (pixels <= 0) return;
-  const auto* img = static_cast<const uint8_t*>(image);
-  const std::vector<uint8_t> zero_row(static_cast<size_t>(c), static_cast<uint8_t>(x_zero));
+  const Q8NhwcTapRows tap_rows(s, static_cast<const uint8_t*>(image), c, x_zero);
   const int64_t panels = CeilDiv(m, kPanel), tiles = CeilDiv(pixels, int64_t{kRows});
   const int64_t blocks = CeilDiv(tiles, kTilesPerTask);
   const int32_t zx = x_zero + (x_signed ? 128 : 0);  // stored x codes: int8 + 128
   const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   // As the VNNI driver: small weights, every panel of a pixel block in turn; large, a panel at a time.
   const bool by_block = panels * taps * groups * kPanel * 4 <= (int64_t{256} << 10);
-  const bool pointwise =
-      taps == 1 && s.sy == 1 && s.sx == 1 && s.top == 0 && s.left == 0 && s.oh == s.ih && s.ow == s.iw;
-  const int64_t reach_y = (s.kh - 1) * s.dy, reach_x = (s.kw - 1) * s.dx;
-  std::vector<int64_t> tap_offset(static_cast<size_t>(taps));
-  for (int64_t i = 0; i < s.kh; ++i)
-    for (int64_t j = 0; j < s.kw; ++j) tap_offset[static_cast<size_t>(i * s.kw + j)] = (i * s.dy * s.iw + j * s.dx) * c;
   const TileFn tile = PickTile(x_signed, out.out_signed, add != nullptr, Q8ConvNhwcAvx2UsesVnni());
   const double cost = 2.0 * kRows * kTilesPerTask * static_cast<double>(taps * c * kPanel);
   ThreadPool::For(pool, panels * blocks, cost, [&](int64_t t0, int64_t t1) {
@@ -247,28 +241,7 @@ void Q8ConvNhwcAvx2(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void*
       for (int64_t ti = block * kTilesPerTask; ti < tile1; ++ti) {
         const int64_t p0 = ti * kRows;
         const int rows = static_cast<int>(std::min<int64_t>(kRows, pixels - p0));
-        // Rows past the end repeat the last pixel (as the VNNI driver walks them).
-        int64_t oy = p0 / s.ow, ox = p0 % s.ow;
-        for (int r = 0; r < kRows && pointwise; ++r)
-          ptr[static_cast<size_t>(r)] = img + (p0 + std::min(r, rows - 1)) * c;
-        for (int r = 0; r < kRows && !pointwise; ++r) {
-          if (r > 0 && r < rows && ++ox == s.ow) ox = 0, ++oy;
-          const int64_t y0 = oy * s.sy - s.top, x0 = ox * s.sx - s.left;
-          if (y0 >= 0 && y0 + reach_y < s.ih && x0 >= 0 && x0 + reach_x < s.iw) {
-            const uint8_t* base = img + (y0 * s.iw + x0) * c;
-            for (int64_t t = 0; t < taps; ++t)
-              ptr[static_cast<size_t>(t * kRows + r)] = base + tap_offset[static_cast<size_t>(t)];
-            continue;
-          }
-          for (int64_t i = 0; i < s.kh; ++i) {
-            const int64_t y = y0 + i * s.dy;
-            for (int64_t j = 0; j < s.kw; ++j) {
-              const int64_t x = x0 + j * s.dx;
-              const bool inside = y >= 0 && y < s.ih && x >= 0 && x < s.iw;
-              ptr[static_cast<size_t>((i * s.kw + j) * kRows + r)] = inside ? img + (y * s.iw + x) * c : zero_row.data();
-            }
-          }
-        }
+        tap_rows.Gather(p0, rows, kRows, ptr.data());
         uint8_t* rows_out[kRows];
         const uint8_t* rows_other[kRows] = {};
         for (int sub = 0; sub < subs; ++sub) {
