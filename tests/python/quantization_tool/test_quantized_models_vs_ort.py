@@ -156,12 +156,11 @@ def test_real_classifier_dynamic():
     np.testing.assert_allclose(got[0], expected[0], atol=1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason="Onyx's QLinearAdd rounds an exact tie half to even (0), ONNX Runtime's "
-                   "gives -1; static QDQ/QOperator models of PaddleOCR's classifier hit it (HardSwish's +3 before a "
-                   "folded Clip(0, 6)): reported with issue 15, item 4")
 def test_qlinearadd_tie_rounds_like_ort():
-    """The smallest model showing the one integer difference found between the runtimes on models
-    this quantizer writes: (0 + 3.0) / (6/255) - 128 = -0.5 exactly."""
+    """The smallest model showing the one integer difference once found between the runtimes on
+    models this quantizer writes (HardSwish's +3 before a folded Clip(0, 6) in PaddleOCR's
+    classifier): (0 + 3.0) / (6/255) - 128 is -0.5 exactly, but ONNX Runtime's constant term
+    zc - fma(ra, za, rb zb) lands just below it and gives -1, as Onyx's now does."""
     c = onnx.numpy_helper.from_array
     inits = [c(np.array(0.0452469177544117, np.float32), "sa"), c(np.array(-34, np.int8), "za"),
              c(np.array([127], np.int8), "b"), c(np.array(3 / 255, np.float32), "sb"), c(np.array(-128, np.int8), "zb"),
