@@ -137,12 +137,14 @@ class QLinearBinary final : public OpKernel {
       // on the split. Dimensions of 1 are merged away, so every run is longer than one element
       // unless the output is a single element.
       const elementwise::BroadcastPlan plan(out_shape, {a.shape(), b.shape()});
+      // A single-element output counts as A constant: ONNX Runtime takes a one-element A as its
+      // scalar-A case before anything else, which builds the constant term with B first.
       const bool long_runs = size > 1;
       plan.Run(pool, 2.0, [&](int64_t out, const int64_t* in, const bool* advances, int64_t count) {
         const T* ap = ad + in[0];
         const T* bp = bd + in[1];
         T* cp = cd + out;
-        const bool a_const = !advances[0] && long_runs, b_const = !advances[1];
+        const bool a_const = long_runs ? !advances[0] : true, b_const = !advances[1];
         if (mul_) {
           // zc joins before rounding, as ONNX Runtime; the product commutes, so the advancing
           // input goes first (both constant: one value for the run).
