@@ -20,6 +20,25 @@ namespace {
 constexpr int64_t kRowPathMinWidth = 12;
 constexpr int64_t kRowPathMinWidthStride2 = 48;
 
+// The blocked kernel's arguments that come from the conv's shape alone (the window and the
+// image sizes); callers add the pointers, the rows and the activation.
+DepthwiseBlockedArgs BlockedGeometry(const Conv2dShape& s) {
+  DepthwiseBlockedArgs a;
+  a.in_h = s.in_h;
+  a.in_w = s.in_w;
+  a.out_h = s.out_h;
+  a.out_w = s.out_w;
+  a.kernel_h = s.kernel_h;
+  a.kernel_w = s.kernel_w;
+  a.stride_h = s.stride_h;
+  a.stride_w = s.stride_w;
+  a.dilation_h = s.dilation_h;
+  a.dilation_w = s.dilation_w;
+  a.pad_top = s.pad_top;
+  a.pad_left = s.pad_left;
+  return a;
+}
+
 }  // namespace
 
 DepthwiseConv::DepthwiseConv(const Conv2dShape& s, const float* w, const PackSource* source)
@@ -83,26 +102,14 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
     ThreadPool::For(pool, planes * row_chunks, cost, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t rc = i % row_chunks, nb = i / row_chunks, cb = nb % blocks;
-        DepthwiseBlockedArgs a;
+        DepthwiseBlockedArgs a = BlockedGeometry(s);
         a.x = x + nb * in_plane * b;
-        a.in_h = s.in_h;
-        a.in_w = s.in_w;
         a.w = blocked_.data() + cb * taps * b;
         a.bias = bias.empty() ? nullptr : bias.data() + cb * b;
         a.residual = args.residual != nullptr ? args.residual + nb * out_plane * b : nullptr;
         a.y = y + nb * out_plane * b;
-        a.out_h = s.out_h;
-        a.out_w = s.out_w;
         a.oh_begin = rc * s.out_h / row_chunks;
         a.oh_end = (rc + 1) * s.out_h / row_chunks;
-        a.kernel_h = s.kernel_h;
-        a.kernel_w = s.kernel_w;
-        a.stride_h = s.stride_h;
-        a.stride_w = s.stride_w;
-        a.dilation_h = s.dilation_h;
-        a.dilation_w = s.dilation_w;
-        a.pad_top = s.pad_top;
-        a.pad_left = s.pad_left;
         a.act = &args.activation;
         k.depthwise_blocked(a);
       }
@@ -152,22 +159,10 @@ void DepthwiseConv::RunBlockedRows(const Conv2dShape& s, const float* x, int64_t
                                    const ConvActivation& act) const {
   const ConvKernelTable& k = *kernels_;
   const int64_t b = k.block, blocks = (channels_ + b - 1) / b, taps = kernel_h_ * kernel_w_;
-  DepthwiseBlockedArgs a;
-  a.in_h = s.in_h;
-  a.in_w = s.in_w;
-  a.out_h = s.out_h;
-  a.out_w = s.out_w;
+  DepthwiseBlockedArgs a = BlockedGeometry(s);
   a.oh_begin = oh0;
   a.oh_end = oh1;
   a.y_row0 = oh0;
-  a.kernel_h = s.kernel_h;
-  a.kernel_w = s.kernel_w;
-  a.stride_h = s.stride_h;
-  a.stride_w = s.stride_w;
-  a.dilation_h = s.dilation_h;
-  a.dilation_w = s.dilation_w;
-  a.pad_top = s.pad_top;
-  a.pad_left = s.pad_left;
   a.act = &act;
   for (int64_t cb = 0; cb < blocks; ++cb) {
     a.x = x + cb * s.in_h * s.in_w * b;
