@@ -45,6 +45,10 @@ bool Q8ConvNhwcAvailable() { return Q8GemmWAvailable() || Q8ConvNhwcAvx2Selected
 // Chosen here, in portable code: an AVX2-only CPU must never enter a function compiled for AVX-512.
 void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
                 const Q8Output& out, ThreadPool* pool, const uint8_t* lut, const Q8ConvAddend* add) {
+  if (out.kind != Q8Output::kQuantized || out.transposed) throw std::invalid_argument("Q8ConvNhwc: unsupported output");
+  if (lut != nullptr && add != nullptr) throw std::invalid_argument("Q8ConvNhwc: a lut and an addend together");
+  if (w.empty() || w.channels() != s.channels || w.taps() != s.kh * s.kw)
+    throw std::invalid_argument("Q8ConvNhwc: the packed weights do not match the shape");
   if (Q8GemmWAvailable()) return Q8ConvNhwcAvx512Vnni(w, s, image, x_signed, x_zero, out, pool, lut, add);
   Q8ConvNhwcAvx2(w, s, image, x_signed, x_zero, out, pool, lut, add);
 }

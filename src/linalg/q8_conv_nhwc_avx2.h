@@ -20,7 +20,8 @@ void Q8ConvNhwcAvx2AllowVnni(bool allowed);
 // Whether Q8ConvNhwcAvx2 runs the AVX-VNNI tile now.
 bool Q8ConvNhwcAvx2UsesVnni();
 
-// Q8ConvNhwc's contract (lut looked up in memory after each tile; add supported).
+// Q8ConvNhwc's contract, its arguments already checked there (lut looked up in memory after each tile; add
+// supported).
 void Q8ConvNhwcAvx2(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed,
                     int32_t x_zero, const Q8Output& out, ThreadPool* pool, const uint8_t* lut,
                     const Q8ConvAddend* add);

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <vector>
 
 #include "base/int_math.h"
@@ -40,10 +39,6 @@ void Q8ConvNhwcLutInRegisters(bool allowed) { lut_in_registers = allowed; }
 void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed,
                           int32_t x_zero, const Q8Output& out, ThreadPool* pool, const uint8_t* lut,
                           const Q8ConvAddend* add) {
-  if (out.kind != Q8Output::kQuantized || out.transposed) throw std::invalid_argument("Q8ConvNhwc: unsupported output");
-  if (lut != nullptr && add != nullptr) throw std::invalid_argument("Q8ConvNhwc: a lut and an addend together");
-  if (w.empty() || w.channels() != s.channels || w.taps() != s.kh * s.kw)
-    throw std::invalid_argument("Q8ConvNhwc: the packed weights do not match the shape");
   const int64_t pixels = s.oh * s.ow, m = w.m(), c = w.channels(), taps = w.taps(), groups = c / 4;
   if (pixels <= 0) return;
   const Q8NhwcTapRows tap_rows(s, static_cast<const uint8_t*>(image), c, x_zero);

@@ -9,7 +9,8 @@
 
 namespace onyx::linalg {
 
-// Q8ConvNhwc's contract (lut looked up in registers where the CPU has VBMI; add supported).
+// Q8ConvNhwc's contract, its arguments already checked there (lut looked up in registers where the CPU
+// has VBMI; add supported).
 void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed,
                           int32_t x_zero, const Q8Output& out, ThreadPool* pool, const uint8_t* lut,
                           const Q8ConvAddend* add);
