@@ -125,6 +125,17 @@ TEST_F(Q8GemmWTest, SmallWFewPixelsTwoThreads) {
   Check({72, 17, 35, false, true, false}, 107, &pool);
 }
 
+// A W no taller than deep with pixel panels enough for every thread (MobileNetV2's narrowing 1x1
+// convs at 14x14 and 7x7): whole pixel panels per task, no row split, at 2 and 3 threads.
+TEST_F(Q8GemmWTest, NarrowingWWholePixelPanels) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    Check({64, 196, 384, true, false, true, true}, 108, &pool);
+    Check({160, 49, 960, true, false, false}, 109, &pool);
+    Check({24, 97, 35, false, true, true}, 110, &pool);
+  }
+}
+
 TEST_F(Q8GemmWTest, EmptyK) { Check({5, 19, 0, true, false, true}, 103); }
 
 }  // namespace
