@@ -187,9 +187,11 @@ class DirectConv {
 
  private:
   // The input as the tiles read it: x itself, or a zero-padded (and maybe blocked) copy.
+  // bounded: x itself although s has padding (NCHWc input): the tiles take only the taps
+  // inside the input (see BorderTaps in conv_direct.cc) instead of reading a padded copy.
   struct PreparedInput {
     const float* data = nullptr;
-    bool blocked = false;
+    bool blocked = false, bounded = false;
     int64_t rows = 0, cols = 0, pad_top = 0, pad_left = 0;
     std::unique_ptr<ConvScratch> storage;  // the thread's kept buffer (see conv_scratch.h)
   };

@@ -29,6 +29,8 @@ ConvScratch::ConvScratch(ScratchSlot slot, size_t floats) {
   data_ = k.buffer.data();
 }
 
+size_t ConvScratch::KeptFloats(ScratchSlot slot) { return SlotOf(slot).buffer.size(); }
+
 ConvScratch::~ConvScratch() {
   if (in_use_ != nullptr) *in_use_ = false;
 }

@@ -39,6 +39,9 @@ class ConvScratch {
   ConvScratch& operator=(const ConvScratch&) = delete;
 
   float* get() const { return data_; }
+  // Floats this thread keeps for `slot` (0 before its first lease): tests check that an
+  // engine did not stage a copy.
+  static size_t KeptFloats(ScratchSlot slot);
 
  private:
   float* data_ = nullptr;

@@ -105,7 +105,9 @@ void DirectTileT(const DirectTileArgs& a) {
   // added to the running output, as ONNX Runtime's NCHWc kernels do per channel block: one long
   // float32 chain loses about sqrt(K / kPartialSumTerms) times more than partial sums (measured
   // 5.9e-7 -> 2.2e-7 relative error on a 128-channel 3x3 layer against float64).
-  const int64_t group_blocks = std::max<int64_t>(1, (kPartialSumTerms + a.taps * B - 1) / (a.taps * B));
+  // (A border tile of a padding read in place may take no tap: bias, residual and activation.)
+  const int64_t group_blocks =
+      a.taps > 0 ? std::max<int64_t>(1, (kPartialSumTerms + a.taps * B - 1) / (a.taps * B)) : a.in_blocks;
   // A run of equal tiles side by side (stride form) in one call: the dispatch and setup are paid
   // once per run instead of once per few pixels.
   const int64_t x_step = kSpan ? 0 : PX * a.x_pixel_stride, y_step = PX * a.y_pixel_stride;
