@@ -5,7 +5,7 @@ function(onyx_layer name dir)
   cmake_parse_arguments(ARG "" "" "DEPS;EXTRA_SOURCES" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${dir}/*.cc)
   # Also <dtype>_<op>_<isa>_<tile>.cc microkernels (f32_gemm_avx2_6x16.cc).
-  list(FILTER sources EXCLUDE REGEX ".*_avx2\\.cc$|.*_avx512\\.cc$|.*_fma\\.cc$|.*_avx2_[0-9a-z]+\\.cc$|.*_avx512_[0-9a-z]+\\.cc$")
+  list(FILTER sources EXCLUDE REGEX ".*_avx2\\.cc$|.*_avx512\\.cc$|.*_fma\\.cc$|.*_avx2_[0-9a-z]+\\.cc$|.*_avx512_[0-9a-z]+\\.cc$|.*_amx_[0-9a-z]+\\.cc$")
   if(NOT sources)
     # A layer with nothing in it yet: an interface target keeps the dependency chain intact.
     add_library(${name} INTERFACE)
@@ -38,5 +38,13 @@ function(onyx_layer name dir)
                                   "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni")
     endif()
     target_sources(${name} PRIVATE ${avx512_sources})
+  endif()
+  # *_amx_<tile>.cc: AMX tiles on top of the AVX-512 flags (the chain runs them only where the
+  # CPU has AMX and Linux grants the tile state).
+  file(GLOB_RECURSE amx_sources CONFIGURE_DEPENDS ${dir}/*_amx_*.cc)
+  if(amx_sources)
+    set_source_files_properties(${amx_sources} PROPERTIES COMPILE_OPTIONS
+                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;-mamx-tile;-mamx-int8")
+    target_sources(${name} PRIVATE ${amx_sources})
   endif()
 endfunction()

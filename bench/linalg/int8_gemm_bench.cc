@@ -1,7 +1,7 @@
 // int8 GEMM (Q8Gemm, uint8 A x int8 packed B, int32 output) microbenchmarks: GOPS per ISA
 // variant (one multiply-add = 2 ops) and the percentage of the machine's int8 dot-product peak
 // measured here by a loop of independent dot-product instructions of the same kind the kernel
-// uses (vpdpbusd on AVX-512 VNNI, vpmaddwd + vpaddd on AVX2). Shapes are MxNxK. Q8ConvW/...:
+// uses (tdpbusd on AMX, vpdpbusd on AVX-512 VNNI, vpmaddwd + vpaddd on AVX2). Shapes are MxNxK. Q8ConvW/...:
 // ResNet-50 convolutions on the NCHW weight-stationary path (Q8ConvW / Q8GemmW), requantized.
 //
 //   build/release/bench/int8_gemm_bench --benchmark_filter='avx512vnni/1024'
@@ -61,14 +61,47 @@ __attribute__((target("avx2"), noinline)) double PeakLoopAvx2(int64_t iterations
   return static_cast<double>(iterations) * kChains * 16 * 2;  // 16 int16 products a vector
 }
 
+// AMX: four independent 16 x 16 accumulator tiles, each tdpbusd 16 x 16 x 64 byte products (the
+// kernel's step without its loads). The caller has the tile permission (ForceQ8Isa("amx")).
+__attribute__((target("amx-tile,amx-int8"), noinline)) double PeakLoopAmx(int64_t iterations) {
+  struct alignas(64) {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+  } cfg;
+  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));  // GCC 12's _tile_loadconfig reads only 8 bytes
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  _tile_zero(6);
+  _tile_zero(7);
+  for (int64_t i = 0; i < iterations; ++i) {
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
+  alignas(64) int32_t sink[16 * 16];
+  _tile_stored(0, sink, 64);
+  _tile_release();
+  benchmark::DoNotOptimize(sink[0]);
+  return static_cast<double>(iterations) * 4 * 16 * 16 * 64 * 2;
+}
+
 // Best-of-5 GOPS of one core's peak loop for the ISA (0 when it has none).
 double PeakGops(const std::string& isa) {
   static std::map<std::string, double> cache;
   if (cache.count(isa)) return cache[isa];
   double best = 0.0;
+  if (isa == "amx" && !linalg::ForceQ8Isa("amx")) return 0.0;  // asks Linux for the tiles
   for (int rep = 0; rep < 5 && isa != "scalar"; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
-    const double ops = isa == "avx512vnni" ? PeakLoopVnni(20'000'000) : PeakLoopAvx2(20'000'000);
+    const double ops = isa == "amx"          ? PeakLoopAmx(2'000'000)
+                       : isa == "avx512vnni" ? PeakLoopVnni(20'000'000)
+                                             : PeakLoopAvx2(20'000'000);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, ops / s * 1e-9);
   }
@@ -169,7 +202,7 @@ const Shape kShapes[] = {
 };
 
 int Register() {
-  for (const char* isa : {"avx512vnni", "avx2", "scalar"})
+  for (const char* isa : {"amx", "avx512vnni", "avx2", "scalar"})
     for (const Shape& s : kShapes)
       for (int threads : {1, 2}) {
         if (std::string(isa) == "scalar" && (s.m * s.n * s.k > (int64_t{1} << 28) || threads > 1)) continue;

@@ -48,7 +48,11 @@ std::atomic<uint64_t> g_q8_gemm_calls{0};
 
 int64_t RoundUp(int64_t v, int64_t m) { return CeilDiv(v, m) * m; }
 
-int64_t PaddedK(int64_t k, int group) { return CeilDiv(k, int64_t{group}) * group; }
+// K rounded up to the kernel's K step (the group, or AMX's 64-code tile row).
+int64_t PaddedK(int64_t k, const Q8GemmKernel& kr) {
+  const int64_t align = kr.k_align > 0 ? kr.k_align : kr.group;
+  return CeilDiv(k, align) * align;
+}
 
 // Code of B at (k, j) as stored (int8 range).
 inline int32_t StoredB(const void* b, bool b_signed, bool trans_b, int64_t ldb, int64_t k, int64_t j) {
@@ -69,11 +73,30 @@ uint32_t RowSum(const uint8_t* row, int64_t k) {
   return sum;
 }
 
+// The row-major A panel (kernels with a_rows): each row's codes, then zeros to K_padded.
+void PackARowsPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t lda, int64_t row0, int rows,
+                    int64_t k, uint8_t* out, int32_t* row_sums) {
+  const int64_t kp = PaddedK(k, kr);
+  std::fill_n(out, kp * kr.mr, uint8_t{0});
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* src = static_cast<const uint8_t*>(a) + (row0 + r) * lda;
+    uint8_t* dst = out + r * kp;
+    uint32_t sum = 0;
+    for (int64_t p = 0; p < k; ++p) {
+      const uint8_t v = src[p] ^ flip;
+      dst[p] = v;
+      sum += v;
+    }
+    row_sums[r] = static_cast<int32_t>(sum);
+  }
+}
+
 template <typename T>
 void PackAPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t lda, int64_t row0, int rows, int64_t k,
                 T* out, int32_t* row_sums) {
   const int g = kr.group, mr = kr.mr;
-  const int64_t kp = PaddedK(k, g), whole = k / g;
+  const int64_t kp = PaddedK(k, kr), whole = k / g;
   // fill_n, not memset: with K = 0 the panel is empty and out may be null (memset's UB).
   std::fill_n(out, kp * mr, T{0});
   const uint8_t flip = a_signed ? 0x80 : 0;  // int8 + 128 as uint8 is the byte with its top bit flipped
@@ -105,7 +128,7 @@ template <typename T>
 void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans_b, int64_t ldb, int64_t col0,
                 int cols, int64_t k, T* out, int32_t* col_sums) {
   const int g = kr.group, nr = kr.nr;
-  const int64_t kp = PaddedK(k, g);
+  const int64_t kp = PaddedK(k, kr);
   std::fill_n(out, kp * nr, T{0});  // out may be null when K = 0
   if (!trans_b) {
     // Row by row: B's rows are read contiguously (a column walk strides ldb per code, which
@@ -161,7 +184,7 @@ PackedQ8B::PackedQ8B(bool trans_b, int64_t k, int64_t n, const void* b, bool b_s
     : kernel_(&SelectedQ8GemmKernel()), k_(k), n_(n) {
   if (k < 0 || n < 0) throw std::invalid_argument("PackedQ8B: negative dimension");
   const Q8GemmKernel& kr = *kernel_;
-  const int64_t panels = CeilDiv(n, int64_t{kr.nr}), kp = PaddedK(k, kr.group);
+  const int64_t panels = CeilDiv(n, int64_t{kr.nr}), kp = PaddedK(k, kr);
   const int64_t panel_bytes = kp * kr.nr * kr.b_bytes;
   data_ = AlignedFloats(static_cast<size_t>(CeilDiv(panels * panel_bytes, int64_t{4})));
   col_sums_.assign(static_cast<size_t>(panels * kr.nr), 0);
@@ -194,7 +217,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
   if (m <= 0 || n <= 0) return;
   const Q8GemmKernel& kr = Q8PackedAccess::Kernel(b);
   const int mr = kr.mr, nr = kr.nr;
-  const int64_t kp = PaddedK(k, kr.group), k_groups = kp / kr.group;
+  const int64_t kp = PaddedK(k, kr), k_groups = kp / kr.group;
   const int64_t row_panels = CeilDiv(m, int64_t{mr}), col_panels = CeilDiv(n, int64_t{nr});
   const int64_t panel_bytes = kp * nr * kr.b_bytes;
   const int64_t a_panel_bytes = RoundUp(kp * mr * kr.a_bytes, 64);
@@ -220,7 +243,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
   // uint8 A in whole groups: full row panels are read in place (the threads split N, and each
   // packed all of A: at M = 128, K = 768 a tenth of a 2-thread product). A's row sums are then
   // only made when some stored B zero point is not 0 (with zb' = 0 the term vanishes).
-  const bool direct = kr.tile_direct != nullptr && !a_signed && k > 0 && k % kr.group == 0;
+  const bool direct = kr.tile_direct != nullptr && !a_signed && k > 0 && k == kp;
   const bool need_row_sums = !std::all_of(col_zero, col_zero + n, [](int32_t z) { return z == 0; });
   const auto* a_bytes = static_cast<const uint8_t*>(a);
   ThreadPool::For(pool, row_blocks * chunks, cost, [&](int64_t t0, int64_t t1) {
@@ -244,6 +267,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
     std::vector<int32_t>& zeros = cache.zeros;
     alignas(64) int32_t acc[32 * 32];
     int64_t& packed_block = cache.block;
+    if (kr.begin_task != nullptr) kr.begin_task();
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / chunks, chunk = t % chunks;
       const int64_t rp0 = rb * block_panels, rp1 = std::min(row_panels, rp0 + block_panels);
@@ -256,7 +280,8 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
           int32_t* panel_sums = sums.data() + (rp - rp0) * mr;
           if (direct && rows == mr) {
             for (int r = 0; r < rows; ++r) panel_sums[r] = need_row_sums ? static_cast<int32_t>(RowSum(a_bytes + (i0 + r) * lda, k)) : 0;
-          } else if (kr.a_bytes == 1) PackAPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
+          } else if (kr.a_rows) PackARowsPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
+          else if (kr.a_bytes == 1) PackAPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
           else PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<int16_t*>(panel), panel_sums);
           for (int r = 0; r < rows; ++r)
             zeros[static_cast<size_t>((rp - rp0) * mr + r)] =
@@ -278,6 +303,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
         }
       }
     }
+    if (kr.end_task != nullptr) kr.end_task();
   });
 }
 

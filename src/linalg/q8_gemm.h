@@ -87,7 +87,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
 // not null, each rounded, never one fused multiply-add; then clamped to [lo, hi]), so a
 // dynamically quantized conv's float output needs no int32 pass. One
 // microkernel, AVX-512 VNNI (q8_gemm_w_avx512_vnni_8x32.cc): Q8GemmWAvailable says whether the
-// int8 selection runs it now; elsewhere the callers use Q8Gemm.
+// int8 selection runs it now (AVX-512 VNNI or AMX selected); elsewhere the callers use Q8Gemm.
 class PackedQ8W {
  public:
   PackedQ8W() = default;
@@ -113,10 +113,12 @@ bool Q8GemmWAvailable();
 void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_t ldx, int32_t x_zero,
              const Q8Output& out, ThreadPool* pool);
 
-// Microkernel selection, best first: "avx512vnni", "avx2", "scalar". The default follows the
-// SGEMM's ISA (ForceIsa / ONYX_LINALG_ISA), taking the best int8 kernel within it; ForceQ8Isa
-// picks one by name (false, changing nothing, when unknown or unsupported; "" or "auto" restores
-// the default). Meant for tests and benchmarks; packs keep the kernel they were made with.
+// Microkernel selection, best first: "amx" (AMX-INT8 tiles, where Linux grants the tile state),
+// "avx512vnni", "avx2", "scalar". The default follows the SGEMM's ISA (ForceIsa /
+// ONYX_LINALG_ISA), taking the best int8 kernel within it (AMX counts as AVX-512); ONYX_Q8_ISA
+// names one for the whole process, ForceQ8Isa one from now on (false, changing nothing, when
+// unknown or unsupported; "" or "auto" restores the default). Meant for tests and benchmarks;
+// packs keep the kernel they were made with.
 bool ForceQ8Isa(std::string_view isa);
 std::string Q8GemmKernelName();
 std::vector<std::string> SupportedQ8Isas();

@@ -48,7 +48,7 @@ void Q8ConvW(const PackedQ8W&, const Q8ConvShape&, const void*, bool, int32_t, c
   throw std::logic_error("Q8ConvW: no AVX-512 VNNI on this build");
 }
 #else
-bool Q8GemmWAvailable() { return std::string_view(SelectedQ8GemmKernel().isa) == "avx512vnni"; }
+bool Q8GemmWAvailable() { return std::string_view(SelectedQ8VectorIsa()) == "avx512vnni"; }
 #endif
 
 }  // namespace onyx::linalg

@@ -48,7 +48,7 @@ PackedQ8Gemv::PackedQ8Gemv(bool trans_b, int64_t k, int64_t n, const void* b, bo
   }
 }
 
-const char* Q8GemvIsa() { return SelectedQ8GemmKernel().isa; }
+const char* Q8GemvIsa() { return SelectedQ8VectorIsa(); }
 
 void Q8Gemv(const void* a, bool a_signed, int32_t a_zero, const PackedQ8Gemv& b, int32_t* acc, ThreadPool* pool) {
   const int64_t k = b.k(), n = b.n(), kp = b.padded_k(), panels = (n + kCols - 1) / kCols;

@@ -1,8 +1,11 @@
 #include "platform/cpu_features.h"
 
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -25,6 +28,19 @@ int CountPhysicalCores(int logical) {
   return std::min<int>(static_cast<int>(cores.size()), logical);
 }
 
+#if defined(__x86_64__)
+// XCR0 bits 17 (XTILECFG) and 18 (XTILEDATA): the OS saves the tile state (OSXSAVE first, or
+// xgetbv faults).
+bool OsEnabledAmx() {
+  unsigned eax, ebx, ecx, edx;
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+  if (((ecx >> 27) & 1u) == 0) return false;
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return ((lo >> 17) & 3u) == 3u;
+}
+#endif
+
 CpuFeatures Detect() {
   CpuFeatures f;
 #if defined(__x86_64__)
@@ -41,6 +57,9 @@ CpuFeatures Detect() {
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
   f.avx_vnni = (eax >> 4) & 1u;
   f.avx512_bf16 = f.avx512f && f.avx512bw && f.avx512vl && ((eax >> 5) & 1u);
+  __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+  const bool amx_cpuid = ((edx >> 24) & 1u) && ((edx >> 25) & 1u);  // AMX-TILE, AMX-INT8
+  f.amx_int8 = amx_cpuid && OsEnabledAmx();
 #endif
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -56,6 +75,19 @@ CpuFeatures Detect() {
 const CpuFeatures& GetCpuFeatures() {
   static const CpuFeatures features = Detect();
   return features;
+}
+
+bool RequestAmxPermission() {
+  static std::once_flag once;
+  static bool granted = false;
+  std::call_once(once, [] {
+#if defined(__x86_64__) && defined(__linux__)
+    if (!GetCpuFeatures().amx_int8) return;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtileData = 18;
+    granted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
+#endif
+  });
+  return granted;
 }
 
 }  // namespace onyx

@@ -159,7 +159,7 @@ TEST_P(Int8GemmVariant, FloatAndQuantizedOutputStages) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, Int8GemmVariant, ::testing::Values("avx512vnni", "avx2", "scalar"),
+INSTANTIATE_TEST_SUITE_P(AllIsas, Int8GemmVariant, ::testing::Values("amx", "avx512vnni", "avx2", "scalar"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -106,7 +106,7 @@ TEST_P(Q8GemmDirectA, FloatBiasAddedAfterTheRoundedProduct) {
   EXPECT_GT(differs_from_fma, 0) << "the data should tell a fused multiply-add from two roundings";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, Q8GemmDirectA, ::testing::Values("avx512vnni", "avx2", "scalar"),
+INSTANTIATE_TEST_SUITE_P(AllIsas, Q8GemmDirectA, ::testing::Values("amx", "avx512vnni", "avx2", "scalar"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
