@@ -140,7 +140,8 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
   // in a 128-bit lane, instead of a vpmovdb (2 uops) a vector.
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   const __m512i qzp16 = _mm512_set1_epi16(static_cast<int16_t>(rq != nullptr ? rq->zero_point : 0));
-  auto finish_rows = [&](auto g_tag, const __m512i* v, int64_t at, __mmask16 m) {
+  // Vector g's codes go to out8 + at + g * step, under mask m (`last` for the last vector).
+  auto finish_rows = [&](auto g_tag, const __m512i* v, int64_t at, int64_t step, __mmask16 m, __mmask16 last) {
     constexpr int kG = decltype(g_tag)::value;
     __m512i r[kG];
     for (int g = 0; g < kG; ++g)
@@ -151,10 +152,10 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
     const __m512i codes =
         _mm512_permutexvar_epi32(order, rq->out_signed ? _mm512_packs_epi16(p01, p23) : _mm512_packus_epi16(p01, p23));
     _mm_mask_storeu_epi8(out8 + at, m, _mm512_castsi512_si128(codes));
-    _mm_mask_storeu_epi8(out8 + at + ow, m, _mm512_extracti32x4_epi32(codes, 1));
+    _mm_mask_storeu_epi8(out8 + at + step, kG == 2 ? last : m, _mm512_extracti32x4_epi32(codes, 1));
     if constexpr (kG == 4) {
-      _mm_mask_storeu_epi8(out8 + at + 2 * ow, m, _mm512_extracti32x4_epi32(codes, 2));
-      _mm_mask_storeu_epi8(out8 + at + 3 * ow, m, _mm512_extracti32x4_epi32(codes, 3));
+      _mm_mask_storeu_epi8(out8 + at + 2 * step, m, _mm512_extracti32x4_epi32(codes, 2));
+      _mm_mask_storeu_epi8(out8 + at + 3 * step, last, _mm512_extracti32x4_epi32(codes, 3));
     }
   };
   auto quads = [&](const uint8_t* p) {
@@ -180,9 +181,48 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
           v[g] = _mm512_dpbusd_epi32(v[g], q[g * kSy + 1], w1);
           v[g] = _mm512_dpbusd_epi32(v[g], q[g * kSy + 2], w2);
         }
-        if (rq != nullptr) finish_rows(g_tag, v, y * ow + xo, m);
+        if (rq != nullptr) finish_rows(g_tag, v, y * ow + xo, ow, m, m);
         else for (int g = 0; g < kG; ++g) finish(v[g], (y + g) * ow + xo, m);
       }
+    return y;
+  };
+  // 3-row kernels over vectors of `rows` > 1 whole output rows (small planes: 7x7 is 4 vectors of
+  // 2 rows): 4 vectors a pass with no per-vector bookkeeping, codes narrowed together, and with 2
+  // input rows between vectors (stride 1) the row two of them share loaded and shuffled once (9
+  // loads for 4 vectors, not 12). The 4th vector may hold fewer rows; every load is one the
+  // vector-at-a-time loop below makes too. Returns the first row left.
+  auto multi_row_groups = [&] {
+    const __m512i w0 = wq[0], w1 = wq[1], w2 = wq[2];
+    const int64_t vector_rows = rows * s.sy;  // input rows from one vector to the next
+    const __mmask16 full = mask(rows * ow);
+    int64_t y = 0;
+    for (; y + 3 * rows < oh; y += 4 * rows) {
+      const uint8_t* base = padded + y * row_step;
+      __m512i v[4];
+      if (vector_rows == 2 && s.dy == 1) {
+        __m512i q[9];
+        for (int r = 0; r < 9; ++r) q[r] = quads(base + r * pw);
+        for (int g = 0; g < 4; ++g) {
+          v[g] = _mm512_dpbusd_epi32(add, q[2 * g], w0);
+          v[g] = _mm512_dpbusd_epi32(v[g], q[2 * g + 1], w1);
+          v[g] = _mm512_dpbusd_epi32(v[g], q[2 * g + 2], w2);
+        }
+      } else {
+        for (int g = 0; g < 4; ++g) {
+          const uint8_t* b = base + g * vector_rows * pw;
+          v[g] = _mm512_dpbusd_epi32(add, quads(b), w0);
+          v[g] = _mm512_dpbusd_epi32(v[g], quads(b + tap_step), w1);
+          v[g] = _mm512_dpbusd_epi32(v[g], quads(b + 2 * tap_step), w2);
+        }
+      }
+      const __mmask16 last = mask(std::min(rows, oh - y - 3 * rows) * ow);
+      if (rq != nullptr) {
+        finish_rows(std::integral_constant<int, 4>(), v, y * ow, rows * ow, full, last);
+      } else {
+        for (int g = 0; g < 3; ++g) finish(v[g], (y + g * rows) * ow, full);
+        finish(v[3], (y + 3 * rows) * ow, last);
+      }
+    }
     return y;
   };
   int64_t y = 0;
@@ -191,6 +231,8 @@ void ChannelSums(const Q8DepthwiseShape& s, int64_t pw, const QuadLanes& lanes, 
       y = row_groups(std::integral_constant<int, 4>(), std::integral_constant<int, 1>());
     else if (rows == 1 && s.dy == 1 && s.sy == 2)
       y = row_groups(std::integral_constant<int, 2>(), std::integral_constant<int, 2>());
+    else if (rows > 1)
+      y = multi_row_groups();
   }
   for (; y < oh; y += rows) {
     for (int64_t xo = 0; xo < ow; xo += xstep) {

@@ -149,6 +149,20 @@ TEST_P(Q8DepthwiseVariant, MobileNetShapes) {
   Check({6, 40, 4, 3, 1, 4, 1, 1, 2, 1, 1, 1, false}, seed++);   // stride 4
 }
 
+// Vectors of several whole output rows (ow <= 8) four at a time: passes that share input rows
+// (stride 1, 2 rows a vector) or not (stride 2; 4 rows a vector), a last vector of fewer rows,
+// and the rows left after the passes.
+TEST_P(Q8DepthwiseVariant, SmallPlanesFourVectorsAPass) {
+  uint32_t seed = 300;
+  for (bool x_signed : {false, true}) {
+    Check({20, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, x_signed}, seed++);  // 8-wide rows: 2 a vector
+    Check({15, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, x_signed}, seed++);  // 7-wide rows: last vector 1 row
+    Check({16, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, x_signed}, seed++);  // 4 rows a vector
+    Check({29, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, x_signed}, seed++); // 7-wide rows at stride 2
+    Check({13, 9, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, x_signed}, seed++);  // stride 1 down, 2 across
+  }
+}
+
 // One output position per dimension reads one window whatever the stride: the plane's stride
 // phases must not grow with it.
 TEST_P(Q8DepthwiseVariant, HugeStridesWithOneOutputPosition) {
