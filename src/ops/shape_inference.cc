@@ -1,6 +1,7 @@
 #include "ops/shape_inference.h"
 
 #include <map>
+#include <set>
 
 #include "base/check.h"
 
@@ -136,6 +137,47 @@ TypeMap InferGraphTypes(const ir::Graph& graph) {
   return InferNodeTypes(graph, nodes);
 }
 
+namespace {
+
+// What to keep of a declared dim and an inferred one for the same axis.
+Dim MergeDim(const Dim& declared, const Dim& inferred, const std::set<std::string>& input_symbols) {
+  if (declared.known()) return declared;  // two different numbers: the declaration wins, as before
+  if (inferred.known()) return inferred;  // a declared symbol stands for any number
+  if (declared.param.empty()) return inferred;
+  if (inferred.param.empty() || declared.param == inferred.param) return declared;
+  // Two symbols. One that no graph input uses is a fresh name (converters write unk__N) that ties
+  // this value to nothing the rules know; the inferred symbol ties it to the values it was
+  // computed from, which is what fusions compare.
+  return input_symbols.count(declared.param) ? declared : inferred;
+}
+
+std::set<std::string> InputSymbols(const ir::Graph& graph) {
+  std::set<std::string> symbols;
+  for (const auto& in : graph.inputs)
+    if (in.type && in.type->kind == TypeInfo::Kind::kTensor && in.type->shape)
+      for (const Dim& d : *in.type->shape)
+        if (!d.known() && !d.param.empty()) symbols.insert(d.param);
+  return symbols;
+}
+
+}  // namespace
+
+std::shared_ptr<const TypeInfo> MergeDeclaredType(const std::shared_ptr<const TypeInfo>& declared,
+                                                  const std::shared_ptr<const TypeInfo>& inferred,
+                                                  const std::set<std::string>& input_symbols) {
+  if (!declared) return inferred;
+  if (!inferred || declared->kind != TypeInfo::Kind::kTensor || inferred->kind != TypeInfo::Kind::kTensor)
+    return declared;
+  if (declared->elem_type != DataType::kUndefined && declared->elem_type != inferred->elem_type) return declared;
+  if (!declared->shape) return TypeInfo::Tensor(inferred->elem_type, inferred->shape);
+  if (!inferred->shape || inferred->shape->size() != declared->shape->size())
+    return TypeInfo::Tensor(inferred->elem_type, declared->shape);
+  std::vector<Dim> dims;
+  for (size_t i = 0; i < declared->shape->size(); ++i)
+    dims.push_back(MergeDim((*declared->shape)[i], (*inferred->shape)[i], input_symbols));
+  return TypeInfo::Tensor(inferred->elem_type, std::move(dims));
+}
+
 TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes) {
   TypeMap known;
   std::map<std::string, std::vector<Dim>> values;  // small integer tensors' elements
@@ -143,6 +185,7 @@ TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*
   for (const auto& in : graph.inputs)
     if (in.type) known[in.name] = in.type;
   for (const auto& [name, t] : graph.value_types) known.emplace(name, t);
+  const std::set<std::string> input_symbols = InputSymbols(graph);
   for (const ir::Node* node : nodes) {
     const InferenceRule* rule = FindInferenceRule(node->domain, node->op_type);
     if (rule == nullptr) continue;
@@ -175,7 +218,12 @@ TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*
     for (size_t i = 0; i < node->outputs.size(); ++i) {
       const auto& out = ctx.outputs()[i];
       if (!out || node->outputs[i].empty()) continue;
-      known.emplace(node->outputs[i], out);  // declared value_info wins
+      // A declared value_info is merged with the inferred type (MergeDeclaredType); graph
+      // inputs and initializers keep their own types.
+      auto [it, added] = known.emplace(node->outputs[i], out);
+      if (!added && graph.value_types.count(node->outputs[i]) && !graph.IsGraphInput(node->outputs[i]) &&
+          graph.initializers.count(node->outputs[i]) == 0)
+        it->second = MergeDeclaredType(it->second, out, input_symbols);
     }
   }
   for (const auto& out : graph.outputs)

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,14 @@ using TypeMap = std::map<std::string, std::shared_ptr<const TypeInfo>>;
 TypeMap InferGraphTypes(const ir::Graph& graph);
 // The same over `nodes`, which must be in topological order (a subset of graph.nodes).
 TypeMap InferNodeTypes(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes);
+// A value's declared type (value_info) merged with the one its rule inferred, per dim: a number
+// wins over a symbol or nothing (two different numbers: the declared one); of two different
+// symbols the inferred one wins unless the declared one is a graph input's symbol (a fresh name
+// such as float16 converters' unk__N says nothing the rules do not know); a declared type of
+// another dtype, rank or kind wins whole.
+std::shared_ptr<const TypeInfo> MergeDeclaredType(const std::shared_ptr<const TypeInfo>& declared,
+                                                  const std::shared_ptr<const TypeInfo>& inferred,
+                                                  const std::set<std::string>& input_symbols);
 
 // The elements of a node's small integer outputs as dims (known numbers or symbols), computed
 // from its inputs' values: Shape, Constant, Gather, Slice, Concat, Unsqueeze, Squeeze, Cast,

@@ -91,3 +91,64 @@ TEST(ShapeInference, SplitWithRuntimeSizesIsUnknown) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+std::shared_ptr<const TypeInfo> FloatType(std::vector<Dim> dims) { return TypeInfo::Tensor(DataType::kFloat, std::move(dims)); }
+
+// Declared value_info merged with what the rules infer, dim by dim.
+TEST(ShapeInference, MergeDeclaredTypeKeepsWhatEachSideKnows) {
+  const std::set<std::string> inputs = {"batch", "seq"};
+  const Dim batch{-1, "batch"}, seq{-1, "seq"}, unk{-1, "unk__4"}, open{};
+  auto merged = [&](std::vector<Dim> declared, std::vector<Dim> inferred) {
+    return MergeDeclaredType(FloatType(std::move(declared)), FloatType(std::move(inferred)), inputs)->ToString();
+  };
+  // A converter's fresh symbol yields to an inferred symbol or number; nothing yields to anything.
+  EXPECT_EQ(merged({unk, Dim{768, ""}}, {seq, Dim{768, ""}}), "tensor(float)[seq,768]");
+  EXPECT_EQ(merged({unk, open}, {Dim{1, ""}, seq}), "tensor(float)[1,seq]");
+  // A declared number wins over an inferred symbol or nothing.
+  EXPECT_EQ(merged({Dim{4, ""}, Dim{2, ""}}, {batch, open}), "tensor(float)[4,2]");
+  // A declared graph-input symbol stays; a declared symbol beats an unknown inferred dim.
+  EXPECT_EQ(merged({seq, unk}, {batch, open}), "tensor(float)[seq,unk__4]");
+  // Two different numbers, another rank or another dtype: the declaration, as before.
+  EXPECT_EQ(merged({Dim{3, ""}}, {Dim{5, ""}}), "tensor(float)[3]");
+  EXPECT_EQ(merged({unk}, {seq, seq}), "tensor(float)[unk__4]");
+  EXPECT_EQ(MergeDeclaredType(TypeInfo::Tensor(DataType::kFloat16, std::vector<Dim>{unk}), FloatType({seq}), inputs)
+                ->ToString(),
+            "tensor(float16)[unk__4]");
+  // No declared shape: the inferred one; nothing inferred: the declaration.
+  EXPECT_EQ(MergeDeclaredType(TypeInfo::Tensor(DataType::kFloat, std::nullopt), FloatType({seq}), inputs)->ToString(),
+            "tensor(float)[seq]");
+  EXPECT_EQ(MergeDeclaredType(FloatType({unk}), nullptr, inputs)->ToString(), "tensor(float)[unk__4]");
+}
+
+// As the float16 converter writes them: value_info with fresh symbols (unk__N) where the rules
+// derive the graph inputs' symbols. Downstream values see the merged dims.
+TEST(ShapeInference, DeclaredFreshSymbolsYieldToInferredDims) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {-1, 8}).Output("z", DataType::kFloat, {-1, -1});
+  b.Initializer("w", test::FloatTensor({8, 8}));
+  b.Node("Relu", {"x"}, {"y"});
+  b.Node("MatMul", {"y", "w"}, {"m"});
+  b.Node("Add", {"m", "x"}, {"z"});
+  b.model().graph->value_types["y"] = FloatType({Dim{-1, "unk__1"}, Dim{-1, "unk__2"}});
+  b.model().graph->value_types["m"] = FloatType({Dim{-1, "unk__1"}, Dim{}});
+  const auto types = Infer(b);
+  EXPECT_EQ(TypeOf(types, "y"), "tensor(float)[d0,8]");
+  EXPECT_EQ(TypeOf(types, "m"), "tensor(float)[d0,8]");
+  EXPECT_EQ(TypeOf(types, "z"), "tensor(float)[d0,8]");
+}
+
+TEST(ShapeInference, DeclaredNumbersStillWinOverInferredOnes) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {-1, 8}).Output("y", DataType::kFloat, {-1, -1});
+  b.Node("Relu", {"x"}, {"y0"});
+  b.Node("Relu", {"y0"}, {"y"});
+  b.model().graph->value_types["y0"] = FloatType({Dim{2, ""}, Dim{9, ""}});
+  const auto types = Infer(b);
+  EXPECT_EQ(TypeOf(types, "y0"), "tensor(float)[2,9]");
+}
+
+}  // namespace
+}  // namespace onyx
