@@ -187,8 +187,8 @@ class DirectConv {
 
  private:
   // The input as the tiles read it: x itself, or a zero-padded (and maybe blocked) copy.
-  // bounded: x itself although s has padding (NCHWc input): the tiles take only the taps
-  // inside the input (see BorderTaps in conv_direct.cc) instead of reading a padded copy.
+  // bounded: x itself although s has padding: the tiles take only the taps inside the input
+  // (see BorderTaps in conv_direct.cc) instead of reading a padded copy.
   struct PreparedInput {
     const float* data = nullptr;
     bool blocked = false, bounded = false;

@@ -1,10 +1,10 @@
 // DirectConv: weights packed once into output-channel blocks of the ISA's vector width; each
 // task computes one output row, a few short rows (or, for pointwise convolutions, a run of the
 // flattened image) of a few output blocks, in register tiles of up to max_pixels pixels that may
-// span rows. An NCHW input is first copied into a zero-padded (and, with enough channels,
+// span rows. The input is first copied into a zero-padded (and, with enough channels,
 // NCHWc-blocked) image when it has padding or is big, so every tile takes every kernel tap with
-// no edge cases; a padded NCHWc input with long output rows is read in place instead, the pixels
-// at its border taking only the taps inside it (BorderTaps). NCHW output goes through a small blocked strip that is transposed into the
+// no edge cases; a padded input that needs no blocking, with long output rows, is read in place
+// instead, the pixels at its border taking only the taps inside it (BorderTaps). NCHW output goes through a small blocked strip that is transposed into the
 // output rows with the residual and activation applied while it is in L1.
 #include <algorithm>
 #include <cstdint>
@@ -35,12 +35,13 @@ constexpr int64_t kMaxColParts = 8, kMinPartPixels = 16;
 // Padded NCHWc inputs are read in place when the border classes' tap lists (at most (2 kh + 1)
 // x (2 kw + 1) classes of kh * kw taps) take at most this many slots; else they are copied.
 constexpr int64_t kMaxBorderTapSlots = int64_t{1} << 16;
-// ... and when output rows have at least this many pixels: a row's few border pixels run as
-// short tiles at a fraction of the full tiles' speed, and split the row's tiles, which on short
-// rows costs more than the copy (measured: 3x3 stride 2 with 20-pixel rows 10% slower, 7x7
-// maps 5%; 80-pixel rows 10% faster, 160-pixel rows 30%). A ratio of tile speeds, not a
-// cache size: it holds on any CPU.
-constexpr int64_t kMinInPlaceRowPixels = 64;
+// ... and when output rows have at least this many pixels per border column (pixels whose window
+// crosses the left or right padding): those run as short tiles at a fraction of the full tiles'
+// speed and split the row's tiles, which on short rows costs more than the copy (3x3 stride 2,
+// one border column: 20-pixel rows 10% slower in place, 40 level, 80 10% faster, 160 30%; 7x7
+// maps 5% slower; ResNet's 7x7 stem, 3 of 112, level; YOLO's 6x6 stem, 2 of 320, 15% faster).
+// A ratio of tile speeds, not a cache size: it holds on any CPU.
+constexpr int64_t kMinRowPixelsPerBorderColumn = 48;
 
 // Kernel positions k in [lo, hi) with 0 <= origin + k * dilation < size.
 std::pair<int64_t, int64_t> InsideRange(int64_t origin, int64_t dilation, int64_t size, int64_t kernel) {
@@ -91,8 +92,13 @@ struct BorderTaps {
       }
   }
   static bool Pays(const Conv2dShape& s) {
-    return s.out_w >= kMinInPlaceRowPixels &&
-           (2 * s.kernel_h + 1) * (2 * s.kernel_w + 1) * s.kernel_h * s.kernel_w <= kMaxBorderTapSlots;
+    if ((2 * s.kernel_h + 1) * (2 * s.kernel_w + 1) * s.kernel_h * s.kernel_w > kMaxBorderTapSlots) return false;
+    int64_t border_cols = 0;
+    for (int64_t ow = 0; ow < s.out_w; ++ow) {
+      const auto r = InsideRange(ow * s.stride_w - s.pad_left, s.dilation_w, s.in_w, s.kernel_w);
+      border_cols += r.first > 0 || r.second < s.kernel_w ? 1 : 0;
+    }
+    return border_cols * kMinRowPixelsPerBorderColumn <= s.out_w;
   }
 };
 
@@ -472,10 +478,10 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   const bool block = !in.blocked && cg >= b / 2 && (group_ == 1 || cg % b == 0) &&
                      s.in_h * s.in_w * taps_per_input_ >= kBlockInputMinWork;
   if (!padded && !block) return in;  // read as given
-  // A blocked input with long rows is read in place, the tiles skipping the taps in the padding:
-  // a padded copy of a big map is a pass over memory, about a third of the time of YOLO's 3x3
-  // stride-2 32->64 at 320x320.
-  if (in.blocked && BorderTaps::Pays(s)) {
+  // An input that needs no blocking, with long rows, is read in place, the tiles skipping the
+  // taps in the padding: a padded copy of a big map is a pass over memory, about a third of the
+  // time of YOLO's 3x3 stride-2 32->64 at 320x320 and a fifth of its 6x6 stem on RGB planes.
+  if (!block && BorderTaps::Pays(s)) {
     in.bounded = true;
     return in;
   }

@@ -1,8 +1,9 @@
-// DirectConv on padded NCHWc inputs with long output rows, which it reads in place (no padded
-// copy): border pixels take only the taps inside the input. Every ISA against the reference: each side's border, strides,
-// dilations, pads wider than the kernel's reach (pixels with no tap: bias, residual and activation
-// only), tiles spanning rows, rows longer than a segment, tap chunks of a single input block, NCHW
-// output, one to three threads; and the check that no input copy is staged.
+// DirectConv on padded inputs with long output rows that need no blocking (NCHWc ones, RGB
+// planes), which it reads in place (no padded copy): border pixels take only the taps inside it.
+// Every ISA against the reference: each side's border, strides, dilations, pads wider than the
+// kernel's reach (pixels with no tap: bias, residual and activation only), rows longer than a
+// segment, tap chunks of a single input block, NCHW output, one to three threads; and the check
+// that no input copy is staged.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -42,19 +43,22 @@ Conv2dShape Shape(int64_t c, int64_t h, int64_t w, int64_t m, int64_t kh, int64_
   return s;
 }
 
-// Output rows of at least 64 pixels (shorter ones are copied, see conv_direct.cc).
+// Output rows of at least 48 pixels per border column (else the input is copied, see
+// conv_direct.cc).
 const Conv2dShape kShapes[] = {
     Shape(32, 6, 130, 64, 3, 3, 2, 1, 1, 1, 1, 1),       // YOLO's downsampler: left and top border only
-    Shape(32, 11, 131, 48, 3, 3, 2, 1, 1, 1, 1, 1),      // odd sizes: a right / bottom border too
+    Shape(32, 11, 211, 48, 3, 3, 2, 1, 1, 1, 1, 1),      // odd sizes: a right / bottom border too
     Shape(40, 5, 130, 32, 3, 3, 1, 1, 1, 1, 1, 1),       // rows longer than a segment, ragged blocks
-    Shape(24, 7, 70, 70, 3, 3, 1, 1, 1, 1, 1, 1),        // a segment per row, channels off the block
-    Shape(16, 5, 70, 64, 3, 3, 1, 1, 1, 1, 1, 1),        // one input block: taps in chunks (AVX-512)
-    Shape(8, 9, 140, 64, 7, 7, 2, 1, 3, 3, 3, 3),        // one input block, 49 taps in chunks
-    Shape(16, 9, 70, 32, 5, 3, 1, 2, 4, 3, 1, 2),        // dilated, asymmetric pads
-    Shape(16, 4, 64, 16, 3, 3, 1, 1, 5, 5, 5, 5),        // pads wider than the kernel: pixels with no tap
-    Shape(32, 6, 64, 32, 1, 1, 1, 1, 1, 2, 1, 0),        // a padded 1x1: the border is all padding
+    Shape(24, 7, 70, 70, 3, 3, 1, 1, 1, 1, 1, 0),        // a segment per row, channels off the block
+    Shape(16, 5, 70, 64, 3, 3, 1, 1, 1, 1, 1, 0),        // one input block: taps in chunks (AVX-512)
+    Shape(8, 9, 300, 64, 7, 7, 2, 1, 3, 3, 3, 3),        // one input block, 49 taps in chunks
+    Shape(16, 9, 250, 32, 5, 3, 1, 2, 4, 3, 1, 2),       // dilated, asymmetric pads
+    Shape(16, 4, 480, 16, 3, 3, 1, 1, 5, 5, 5, 5),       // pads wider than the kernel: pixels with no tap
+    Shape(32, 6, 100, 32, 1, 1, 1, 1, 1, 2, 1, 0),       // a padded 1x1: the border is all padding
     Shape(48, 10, 200, 40, 3, 5, 3, 1, 2, 0, 0, 2),      // stride 3, one-sided pads
     Shape(16, 6, 130, 32, 3, 3, 2, 1, 1, 1, 1, 1, 2),    // batch 2
+    Shape(3, 12, 300, 32, 7, 7, 2, 1, 3, 3, 3, 3),       // RGB stems, read in place as NCHW planes too
+    Shape(3, 10, 200, 32, 6, 6, 2, 1, 2, 2, 2, 2),
 };
 
 TEST(ConvDirectBorder, PaddedNchwcInputMatchesReference) {
@@ -68,6 +72,7 @@ TEST(ConvDirectBorder, PaddedNchwcInputMatchesReference) {
       CheckProblem(s, MakeDirect, rng, true, false, {}, true, nullptr, 1e-4f);
       CheckProblem(s, MakeDirect, rng, true, true, relu, true, nullptr, 1e-4f);
       CheckProblem(s, MakeDirect, rng, false, true, silu, true, nullptr, 1e-4f);
+      CheckProblem(s, MakeDirect, rng, true, true, relu, false, nullptr, 1e-4f);  // NCHW
     }
   });
 }
@@ -77,7 +82,10 @@ TEST(ConvDirectBorder, ThreadsSplittingRowsAndColumns) {
   for (int threads : {2, 3}) {
     ThreadPool pool(threads);
     ForEachIsa([&](const std::string&) {
-      for (const Conv2dShape& s : kShapes) CheckProblem(s, MakeDirect, rng, true, true, {}, true, &pool, 1e-4f);
+      for (const Conv2dShape& s : kShapes) {
+        CheckProblem(s, MakeDirect, rng, true, true, {}, true, &pool, 1e-4f);
+        CheckProblem(s, MakeDirect, rng, true, false, {}, false, &pool, 1e-4f);
+      }
     });
   }
 }
@@ -134,6 +142,24 @@ TEST(ConvDirectBorder, NoPaddedCopyOfBlockedInput) {
     }).join();
     EXPECT_EQ(blocked_kept, 0u);
     EXPECT_GT(plain_kept, 0u);
+  });
+}
+
+// An RGB stem reads its NCHW planes in place too (few channels: they are not blocked).
+TEST(ConvDirectBorder, NoPaddedCopyOfRgbPlanes) {
+  ForEachIsa([&](const std::string&) {
+    const Conv2dShape s = Shape(3, 16, 200, 32, 6, 6, 2, 1, 2, 2, 2, 2);
+    std::mt19937 rng(59);
+    const auto w = testing::RandomVector(static_cast<size_t>(32 * 3 * 36), rng);
+    const DirectConv engine(s, w.data());
+    const std::vector<float> x(static_cast<size_t>(3 * 16 * 200), 0.5f);
+    std::vector<float> y(static_cast<size_t>(32 * s.out_h * s.out_w));
+    size_t kept = 1;
+    std::thread([&] {
+      engine.Run(s, x.data(), y.data(), ConvRunArgs{}, nullptr);
+      kept = ConvScratch::KeptFloats(ScratchSlot::kInput);
+    }).join();
+    EXPECT_EQ(kept, 0u);
   });
 }
 
