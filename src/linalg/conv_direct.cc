@@ -43,6 +43,31 @@ constexpr int64_t kMaxBorderTapSlots = int64_t{1} << 16;
 // A ratio of tile speeds, not a cache size: it holds on any CPU.
 constexpr int64_t kMinRowPixelsPerBorderColumn = 48;
 
+// How Run and RunPointwiseSpan split a group's work: output blocks in even chunks of at most
+// max_filter_blocks (5 blocks with max 4 -> 2 + 3, 10 -> 3 + 3 + 4: chunk c takes blocks
+// [Begin(c), Begin(c + 1))), input blocks in chunks of chunk_blocks whose weights stay in L1
+// while the chunk sweeps a segment of pixels.
+struct DirectSplit {
+  int64_t out_blocks, chunks, per_chunk, chunk_blocks;
+  DirectSplit(const ConvKernelTable& k, int64_t out_blocks_, int64_t in_blocks, int64_t taps)
+      : out_blocks(out_blocks_),
+        chunks((out_blocks_ + k.max_filter_blocks - 1) / k.max_filter_blocks),
+        per_chunk((out_blocks_ + chunks - 1) / chunks),  // the most in a chunk
+        chunk_blocks(std::clamp<int64_t>((k.block >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes) /
+                                             (per_chunk * taps * k.block * k.block * int64_t{sizeof(float)}),
+                                         1, in_blocks)) {}
+  int64_t Begin(int64_t chunk) const { return chunk * out_blocks / chunks; }
+  int Blocks(int64_t chunk) const { return static_cast<int>(Begin(chunk + 1) - Begin(chunk)); }
+};
+
+// `pixels` (at least 1) in tiles of at most max_px evened out, without a division per tile: the
+// first `extra` tiles take base + 1 pixels, the others base (27 pixels by 6 -> 6, 6, 5, 5, 5).
+struct EvenTiles {
+  int64_t tiles, base, extra;
+  EvenTiles(int64_t pixels, int64_t max_px)
+      : tiles((pixels + max_px - 1) / max_px), base(pixels / tiles), extra(pixels % tiles) {}
+};
+
 // Kernel positions k in [lo, hi) with 0 <= origin + k * dilation < size.
 std::pair<int64_t, int64_t> InsideRange(int64_t origin, int64_t dilation, int64_t size, int64_t kernel) {
   const int64_t lo = std::min(kernel, origin >= 0 ? 0 : (-origin + dilation - 1) / dilation);
@@ -192,15 +217,11 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
   const bool bounded = in.bounded;
   const std::unique_ptr<const BorderTaps> border = bounded ? std::make_unique<BorderTaps>(s, x_row, x_col) : nullptr;
 
-  // Output blocks per task, spread evenly (5 blocks with max 4 -> 2 + 3, 10 -> 3 + 3 + 4): chunk
-  // c takes blocks [c * blocks / chunks, (c + 1) * blocks / chunks).
-  const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
-  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;  // the most in a chunk
+  // A task takes one chunk of output blocks.
+  const DirectSplit split(k, out_blocks_per_group_, in_blocks_per_group_, taps_total);
+  const int64_t chunks = split.chunks, per_chunk = split.per_chunk, chunk_blocks = split.chunk_blocks;
   const int64_t w_fb_stride = in_blocks_per_group_ * taps_total * b * b;
   const int64_t segment = kSegmentPixels;
-  const int64_t chunk_bytes = b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes;
-  const int64_t chunk_blocks = std::clamp<int64_t>(
-      chunk_bytes / (per_chunk * taps_total * b * b * static_cast<int64_t>(sizeof(float))), 1, in_blocks_per_group_);
   // With a single input block (few channels, e.g. an RGB first layer) the chunks split the
   // kernel taps instead: a tap's weights are only the block's channels.
   const int64_t tap_chunk =
@@ -258,8 +279,8 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
       const int64_t chunk = rest % chunks;
       rest /= chunks;
       const int64_t g = rest % group_, n = rest / group_;
-      const int64_t ob0 = chunk * out_blocks_per_group_ / chunks;
-      const int fb = static_cast<int>((chunk + 1) * out_blocks_per_group_ / chunks - ob0);
+      const int64_t ob0 = split.Begin(chunk);
+      const int fb = split.Blocks(chunk);
       const int64_t oh0 = rg * rows_per_task, oh1 = std::min(oh_n, oh0 + rows_per_task);
 
       DirectTileArgs a;
@@ -314,14 +335,12 @@ void DirectConv::Run(const Conv2dShape& s, const float* x, float* y, const ConvR
           }
         }
         run_q[runs] = static_cast<int32_t>(count);
-        // Each run in tiles of at most max_px evened out, without a division per tile: the first
-        // n % run_tiles tiles take one more.
+        // Each run in tiles of at most max_px evened out.
         int64_t tiles = 0;
         for (int64_t r = 0, col = 0; r < runs; ++r) {
-          const int64_t n = run_q[r + 1] - run_q[r], run_tiles = (n + max_px - 1) / max_px;
-          const int64_t base = n / run_tiles, extra = n % run_tiles;
-          for (int64_t t = 0, q = run_q[r]; t < run_tiles; ++t, ++tiles) {
-            const int64_t px = base + (t < extra ? 1 : 0);
+          const EvenTiles even(run_q[r + 1] - run_q[r], max_px);
+          for (int64_t t = 0, q = run_q[r]; t < even.tiles; ++t, ++tiles) {
+            const int64_t px = even.base + (t < even.extra ? 1 : 0);
             tile_q[tiles] = static_cast<int32_t>(q);
             tile_px[tiles] = static_cast<int32_t>(px);
             tile_class[tiles] = run_class[r];
@@ -402,21 +421,17 @@ void DirectConv::RunPointwiseSpan(const float* x, int64_t x_block_stride, int64_
                                   const ConvActivation& act) const {
   const ConvKernelTable& k = *kernels_;
   const int64_t b = k.block, cg = in_per_group_;
-  // Run's split: output blocks in even chunks of at most max_filter_blocks, input blocks in
-  // chunks whose weights stay in L1, pixels in segments.
-  const int64_t chunks = (out_blocks_per_group_ + k.max_filter_blocks - 1) / k.max_filter_blocks;
-  const int64_t per_chunk = (out_blocks_per_group_ + chunks - 1) / chunks;
+  // Run's split (one tap), pixels in segments.
+  const DirectSplit split(k, out_blocks_per_group_, in_blocks_per_group_, 1);
+  const int64_t chunk_blocks = split.chunk_blocks;
   const int64_t w_fb_stride = in_blocks_per_group_ * b * b;
-  const int64_t chunk_bytes = b >= 16 ? kWideChunkWeightBytes : kChunkWeightBytes;
-  const int64_t chunk_blocks = std::clamp<int64_t>(
-      chunk_bytes / (per_chunk * b * b * static_cast<int64_t>(sizeof(float))), 1, in_blocks_per_group_);
   const bool defer_act = act.kind != ConvActivation::kNone && act.kind != ConvActivation::kRelu &&
                          act.kind != ConvActivation::kClip;
   const int64_t tap_offset = 0;
   const int32_t tap_index = 0;
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const int64_t ob0 = chunk * out_blocks_per_group_ / chunks;
-    const int fb = static_cast<int>((chunk + 1) * out_blocks_per_group_ / chunks - ob0);
+  for (int64_t chunk = 0; chunk < split.chunks; ++chunk) {
+    const int64_t ob0 = split.Begin(chunk);
+    const int fb = split.Blocks(chunk);
     DirectTileArgs a;
     a.x_pixel_stride = b;
     a.x_channel_stride = 1;
@@ -434,9 +449,7 @@ void DirectConv::RunPointwiseSpan(const float* x, int64_t x_block_stride, int64_
     const float* r_chunk = residual != nullptr ? residual + ob0 * y_block_stride : nullptr;
     for (int64_t s0 = 0; s0 < pixels; s0 += kSegmentPixels) {
       const int64_t count = std::min(kSegmentPixels, pixels - s0);
-      // Tiles of at most max_pixels evened out: the first `extra` take one more pixel.
-      const int64_t max_px = k.max_pixels[fb];
-      const int64_t tiles = (count + max_px - 1) / max_px, base = count / tiles, extra = count % tiles;
+      const EvenTiles even(count, k.max_pixels[fb]);
       for (int64_t cb0 = 0; cb0 < in_blocks_per_group_; cb0 += chunk_blocks) {
         const int64_t cbn = std::min(chunk_blocks, in_blocks_per_group_ - cb0);
         a.x = x + cb0 * x_block_stride;
@@ -447,8 +460,8 @@ void DirectConv::RunPointwiseSpan(const float* x, int64_t x_block_stride, int64_
         a.finish = cb0 + cbn == in_blocks_per_group_;
         // Two runs of equal tiles, one call each.
         for (int64_t part = 0, q = s0; part < 2; ++part) {
-          const int64_t n = part == 0 ? extra : tiles - extra;
-          const int px = static_cast<int>(part == 0 ? base + 1 : base);
+          const int64_t n = part == 0 ? even.extra : even.tiles - even.extra;
+          const int px = static_cast<int>(part == 0 ? even.base + 1 : even.base);
           if (n == 0) continue;
           a.tiles = n;
           a.x_base = q * b;
