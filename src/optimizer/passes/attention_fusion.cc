@@ -15,6 +15,7 @@
 #include "optimizer/pass.h"
 #include "optimizer/passes/attention_pattern.h"
 #include "optimizer/pattern_util.h"
+#include "tensor/small_page_allocator.h"
 
 namespace onyx {
 namespace {
@@ -122,12 +123,14 @@ class AttentionFusion final : public Pass {
   }
 
  private:
-  // [hidden_in, hq + hk + hv]: row r is Wq[r] | Wk[r] | Wv[r].
+  // [hidden_in, hq + hk + hv]: row r is Wq[r] | Wk[r] | Wv[r]. On small pages: the Attention
+  // kernel packs it and the session drops it, and a fresh huge page costs a VM a host fault for
+  // all 2 MB (as HalfBodyToFloat's widened MatMul weights, docs/memory.md).
   static Tensor PackWeights(const Projection& q, const Projection& k, const Projection& v) {
     const int64_t rows = q.weight.dim(0);
     int64_t cols = 0;
     for (const Projection* p : {&q, &k, &v}) cols += p->weight.dim(1);
-    Tensor packed(DataType::kFloat, {rows, cols});
+    Tensor packed(DataType::kFloat, {rows, cols}, CpuSmallPageAllocator());
     float* out = packed.data<float>();
     for (int64_t r = 0; r < rows; ++r)
       for (const Projection* p : {&q, &k, &v}) {

@@ -16,6 +16,7 @@
 
 #include "optimizer/pass_test_util.h"
 #include "providers/kernel.h"
+#include "vm_flags_test_util.h"
 
 namespace onyx {
 namespace {
@@ -78,10 +79,11 @@ std::string SplitHeads(ModelBuilder& b, const std::string& x, const std::vector<
   return p + "_" + x + "_t";
 }
 
-std::string MergeHeads(ModelBuilder& b, const std::string& ctx, const std::string& p, const std::string& out) {
+std::string MergeHeads(ModelBuilder& b, const std::string& ctx, const std::string& p, const std::string& out,
+                       int64_t hidden = kHidden) {
   b.Node("Transpose", {ctx}, {p + "_ctx_t"}).attributes.push_back(IntsAttr("perm", {0, 2, 1, 3}));
   b.Node("Concat",
-         {DynDim(b, p + "_ctx_t", 0, p), DynDim(b, p + "_ctx_t", 1, p), Const(b, p + "_hidden", Ints({kHidden}))},
+         {DynDim(b, p + "_ctx_t", 0, p), DynDim(b, p + "_ctx_t", 1, p), Const(b, p + "_hidden", Ints({hidden}))},
          {p + "_merge_shape"})
       .attributes.push_back(IntAttr("axis", 0));
   b.Node("Reshape", {p + "_ctx_t", p + "_merge_shape"}, {out});
@@ -89,8 +91,8 @@ std::string MergeHeads(ModelBuilder& b, const std::string& ctx, const std::strin
 }
 
 // nn.Linear: MatMul(x, W^T) + Add(bias, mm).
-std::string Linear(ModelBuilder& b, const std::string& x, const std::string& p, uint32_t seed) {
-  b.Initializer(p + "_w", Random({kHidden, kHidden}, seed)).Initializer(p + "_b", Random({kHidden}, seed + 1));
+std::string Linear(ModelBuilder& b, const std::string& x, const std::string& p, uint32_t seed, int64_t hidden = kHidden) {
+  b.Initializer(p + "_w", Random({hidden, hidden}, seed)).Initializer(p + "_b", Random({hidden}, seed + 1));
   b.Node("MatMul", {x, p + "_w"}, {p + "_mm"});
   b.Node("Add", {p + "_b", p + "_mm"}, {p + "_proj"});
   return p + "_proj";
@@ -111,14 +113,16 @@ struct BertOptions {
   float divisor = 2.0f;  // sqrt(head_size)
   std::vector<int64_t> k_perm = {0, 2, 3, 1};
   bool probs_as_output = false;
+  int64_t head_size = kHeadSize;  // hidden = kHeads * head_size
 };
 
 // One BERT/ViT self-attention block reading `x`; returns the merged context.
 std::string BertAttention(ModelBuilder& b, const std::string& x, const std::string& p, const std::string& out,
                           const BertOptions& o = {}) {
-  const std::string q = SplitHeads(b, Linear(b, x, p + "_q", 10), {0, 2, 1, 3}, p);
-  const std::string k = SplitHeads(b, Linear(b, x, p + "_k", 20), o.k_perm, p);
-  const std::string v = SplitHeads(b, Linear(b, x, p + "_v", 30), {0, 2, 1, 3}, p);
+  const int64_t hidden = kHeads * o.head_size;
+  const std::string q = SplitHeads(b, Linear(b, x, p + "_q", 10, hidden), {0, 2, 1, 3}, p, o.head_size);
+  const std::string k = SplitHeads(b, Linear(b, x, p + "_k", 20, hidden), o.k_perm, p, o.head_size);
+  const std::string v = SplitHeads(b, Linear(b, x, p + "_v", 30, hidden), {0, 2, 1, 3}, p, o.head_size);
   b.Node("MatMul", {q, k}, {p + "_scores"});
   b.Node("Div", {p + "_scores", Const(b, p + "_sqrt_d", FloatScalar(o.divisor))}, {p + "_scaled"});
   std::string scores = p + "_scaled";
@@ -128,12 +132,12 @@ std::string BertAttention(ModelBuilder& b, const std::string& x, const std::stri
   }
   b.Node("Softmax", {scores}, {p + "_probs"}).attributes.push_back(IntAttr("axis", -1));
   b.Node("MatMul", {p + "_probs", v}, {p + "_ctx"});
-  return MergeHeads(b, p + "_ctx", p, out);
+  return MergeHeads(b, p + "_ctx", p, out, hidden);
 }
 
 ModelBuilder BertModel(const BertOptions& o = {}, int layers = 1, bool with_mask = true) {
   ModelBuilder b;
-  b.Input("x", DataType::kFloat, {-1, -1, kHidden});
+  b.Input("x", DataType::kFloat, {-1, -1, kHeads * o.head_size});
   if (with_mask) b.Input("mask", DataType::kInt64, {-1, -1});
   BertOptions opts = o;
   if (with_mask) opts.mask = ExtendedMask(b, "mask", kFloatMin);
@@ -144,7 +148,7 @@ ModelBuilder BertModel(const BertOptions& o = {}, int layers = 1, bool with_mask
     BertAttention(b, h, p, last ? "y" : p + "_out", opts);
     h = p + "_out";
   }
-  b.Output("y", DataType::kFloat, {-1, -1, kHidden});
+  b.Output("y", DataType::kFloat, {-1, -1, kHeads * o.head_size});
   if (o.probs_as_output) b.Output("l0_probs", DataType::kFloat, {-1, kHeads, -1, -1});
   return b;
 }
@@ -234,6 +238,31 @@ TEST(AttentionFusion, FusesABertBlockWithItsPaddingMask) {
   EXPECT_EQ(f.model->opset_imports.count("com.microsoft"), 1u);
   ExpectSameOutputsOnceRunnable(bytes, run.optimized_bytes, BertFeeds());
 }
+
+#if defined(__linux__)
+// The packed Q|K|V weight lives only until the Attention kernel packs it, so it goes on small
+// pages (a fresh huge page costs a VM a host fault for all 2 MB).
+TEST(AttentionFusion, PacksQkvWeightsOntoSmallPages) {
+  BertOptions o;
+  o.head_size = 256;  // hidden 512: a 3 MB Q|K|V weight, a mapping of its own
+  ModelBuilder b = BertModel(o);
+  const std::string bytes = b.Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  OptimizerOptions options;
+  options.only_passes = {"AttentionFusion"};
+  OptimizeModel(*model, options);
+  const ir::Node* attention = nullptr;
+  for (const auto& n : model->graph->nodes)
+    if (n->op_type == "Attention" && n->domain == "com.microsoft") attention = n.get();
+  ASSERT_NE(attention, nullptr);
+  const Tensor* w = model->graph->FindInitializer(attention->inputs.at(1));
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->shape(), (Shape{512, 3 * 512}));
+  const std::string flags = test::VmFlagsOf(w->raw_data());
+  ASSERT_FALSE(flags.empty());
+  EXPECT_NE(flags.find(" nh"), std::string::npos) << flags;  // MADV_NOHUGEPAGE
+}
+#endif
 
 TEST(AttentionFusion, FusesEveryLayerAndDropsTheSharedMaskChain) {
   ModelBuilder b = BertModel({}, 3);

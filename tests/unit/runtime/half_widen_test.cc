@@ -3,14 +3,13 @@
 // against the scalar conversion in base/float_types, signaling NaNs kept as they are.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "base/float_types.h"
 #include "optimizer/pass_test_util.h"
 #include "optimizer/passes/half_widen.h"
+#include "vm_flags_test_util.h"
 
 namespace onyx {
 namespace {
@@ -71,21 +70,7 @@ TEST(HalfWiden, AFloat16BodysMatMulWeightIsWidenedExactly) {
 }
 
 #if defined(__linux__)
-// The VmFlags of the mapping holding p (/proc/self/smaps), or "" when none is found.
-std::string VmFlagsOf(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto address = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(' ') > line.find('-')) {
-      inside = begin <= address && address < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line;
-    }
-  }
-  return "";
-}
+using test::VmFlagsOf;
 
 // A float16 weight only MatMul reads is widened onto small pages (its kernel packs it and drops
 // the copy: a fresh huge page costs a VM a host fault for all 2 MB); one another op reads stays
