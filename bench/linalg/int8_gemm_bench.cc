@@ -199,6 +199,7 @@ const Shape kShapes[] = {
     {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
     {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072},  // BERT-base, sequence 128
     {3136, 64, 64},  {784, 128, 128},  {196, 256, 1152},  // CNN pointwise / im2col shapes
+    {4, 768, 768},   {16, 768, 768},                      // few rows: AMX's 32-row tile mostly padding
 };
 
 int Register() {
