@@ -90,6 +90,21 @@ TEST(ConvDirectBorder, ThreadsSplittingRowsAndColumns) {
   }
 }
 
+// Grouped convolutions with block-aligned groups: each group's channel blocks read in place.
+TEST(ConvDirectBorder, GroupedBlockedInput) {
+  std::mt19937 rng(61);
+  ForEachIsa([&](const std::string&) {
+    for (int64_t stride : {1, 2}) {
+      Conv2dShape s = Shape(64, 6, 130, 96, 3, 3, stride, 1, 1, 1, 1, 1);
+      s.group = 2;
+      ASSERT_TRUE(s.ComputeOutputSize());
+      CheckProblem(s, MakeDirect, rng, true, true, {}, true, nullptr, 1e-4f);
+      ThreadPool pool(2);
+      CheckProblem(s, MakeDirect, rng, true, false, {}, true, &pool, 1e-4f);
+    }
+  });
+}
+
 // NCHWc input, NCHW output (the staged strip): the tiles of a border run land in the strip too.
 TEST(ConvDirectBorder, BlockedInputPlainOutput) {
   std::mt19937 rng(47);
