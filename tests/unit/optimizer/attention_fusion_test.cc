@@ -16,7 +16,7 @@
 
 #include "optimizer/pass_test_util.h"
 #include "providers/kernel.h"
-#include "vm_flags_test_util.h"
+#include "runtime/page_flags.h"
 
 namespace onyx {
 namespace {

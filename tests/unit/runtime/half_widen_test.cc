@@ -9,7 +9,7 @@
 #include "base/float_types.h"
 #include "optimizer/pass_test_util.h"
 #include "optimizer/passes/half_widen.h"
-#include "vm_flags_test_util.h"
+#include "runtime/page_flags.h"
 
 namespace onyx {
 namespace {
