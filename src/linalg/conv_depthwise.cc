@@ -198,25 +198,13 @@ void DepthwiseConv::RunTransposed(const Conv2dShape& s, const float* x, float* y
       const int64_t n = i / blocks, cb = i % blocks, c0 = cb * b;
       const int64_t channels = std::min<int64_t>(b, channels_ - c0);
       k.block_rows(x + (n * channels_ + c0) * in_plane, in_plane, channels, in_plane, in_buf.get());
-      DepthwiseBlockedArgs a;
+      DepthwiseBlockedArgs a = BlockedGeometry(s);
       a.x = in_buf.get();
-      a.in_h = s.in_h;
-      a.in_w = s.in_w;
       a.w = blocked_.data() + cb * taps * b;
       a.bias = bias.empty() ? nullptr : bias.data() + c0;
       a.y = out_buf.get();
-      a.out_h = s.out_h;
-      a.out_w = s.out_w;
       a.oh_begin = 0;
       a.oh_end = s.out_h;
-      a.kernel_h = s.kernel_h;
-      a.kernel_w = s.kernel_w;
-      a.stride_h = s.stride_h;
-      a.stride_w = s.stride_w;
-      a.dilation_h = s.dilation_h;
-      a.dilation_w = s.dilation_w;
-      a.pad_top = s.pad_top;
-      a.pad_left = s.pad_left;
       k.depthwise_blocked(a);
       const int64_t off = (n * channels_ + c0) * out_plane;
       k.unblock(out_buf.get(), out_plane, channels, y + off, out_plane,
