@@ -1,12 +1,15 @@
 // PackedQ8Nhwc's packing (portable) and where the direct channels-last int8 convolution runs;
-// the kernels are q8_conv_nhwc_avx512_vnni.cc and q8_conv_nhwc_avx2.cc.
+// the kernels are q8_conv_nhwc_amx_32x32.cc, q8_conv_nhwc_avx512_vnni.cc and q8_conv_nhwc_avx2.cc.
 #include "linalg/q8_conv_nhwc.h"
 
 #include <stdexcept>
+#include <string_view>
 
 #include "base/int_math.h"
+#include "linalg/q8_conv_nhwc_amx.h"
 #include "linalg/q8_conv_nhwc_avx2.h"
 #include "linalg/q8_conv_nhwc_avx512_vnni.h"
+#include "linalg/q8_gemm_kernel.h"
 
 namespace onyx::linalg {
 
@@ -18,7 +21,10 @@ PackedQ8Nhwc::PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const v
     if ((zero_points != nullptr ? zero_points[j] : 0) - shift != 0) return;
   m_ = m, c_ = c, taps_ = kh * kw;
   const int64_t panels = CeilDiv(m, kPanel), groups = c / 4;
-  data_.assign(static_cast<size_t>(panels * taps_ * groups * kPanel * 4), 0);
+  // Slack after the last panel: an AMX B tile is 16 groups, and where C is not a multiple of 64
+  // the last tap's tile reads up to 15 groups past it (those meet zeros in A).
+  const int64_t slack = 15 * kPanel * 4;
+  data_.assign(static_cast<size_t>(panels * taps_ * groups * kPanel * 4 + slack), 0);
   sums_.assign(static_cast<size_t>(m), 0);
   const auto* bytes = static_cast<const uint8_t*>(w);
   for (int64_t o = 0; o < m; ++o)
@@ -42,6 +48,8 @@ void Q8ConvNhwcLutInRegisters(bool) {}
 #else
 bool Q8ConvNhwcAvailable() { return Q8GemmWAvailable() || Q8ConvNhwcAvx2Selected(); }
 
+bool Q8ConvNhwcAmxWorthIt(const PackedQ8Nhwc& w, const Q8ConvNhwcShape&) { return w.channels() >= 16; }
+
 // Chosen here, in portable code: an AVX2-only CPU must never enter a function compiled for AVX-512.
 void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
                 const Q8Output& out, ThreadPool* pool, const uint8_t* lut, const Q8ConvAddend* add) {
@@ -49,6 +57,8 @@ void Q8ConvNhwc(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* ima
   if (lut != nullptr && add != nullptr) throw std::invalid_argument("Q8ConvNhwc: a lut and an addend together");
   if (w.empty() || w.channels() != s.channels || w.taps() != s.kh * s.kw)
     throw std::invalid_argument("Q8ConvNhwc: the packed weights do not match the shape");
+  if (std::string_view(SelectedQ8GemmKernel().isa) == "amx" && Q8ConvNhwcAmxWorthIt(w, s))
+    return Q8ConvNhwcAmx(w, s, image, x_signed, x_zero, out, pool, lut, add);
   if (Q8GemmWAvailable()) return Q8ConvNhwcAvx512Vnni(w, s, image, x_signed, x_zero, out, pool, lut, add);
   Q8ConvNhwcAvx2(w, s, image, x_signed, x_zero, out, pool, lut, add);
 }

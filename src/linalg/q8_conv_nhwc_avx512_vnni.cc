@@ -36,6 +36,10 @@ bool lut_in_registers = true;  // Q8ConvNhwcLutInRegisters
 
 void Q8ConvNhwcLutInRegisters(bool allowed) { lut_in_registers = allowed; }
 
+bool Q8ConvNhwcLutInTile(const uint8_t* lut) {
+  return lut != nullptr && lut_in_registers && __builtin_cpu_supports("avx512vbmi");
+}
+
 void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed,
                           int32_t x_zero, const Q8Output& out, ThreadPool* pool, const uint8_t* lut,
                           const Q8ConvAddend* add) {
@@ -46,14 +50,13 @@ void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const
   const int64_t blocks = CeilDiv(tiles, kTilesPerTask);
   // Stored x codes: int8 + 128, its zero point too; acc - zx' * sum_k w' is the exact result.
   const int32_t zx = x_zero + (x_signed ? 128 : 0);
-  const float hi = (out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point);
   // Small weights (all panels stay in L2): a thread runs every panel of a pixel block in turn,
   // so each output row is finished while in L1 (panel by panel, the output of a 56x56 map with
   // 256 channels, 800 KB, was evicted between the sweeps: 1.2x the time). Large weights: a panel
   // stays while the thread runs its pixel blocks.
   const bool by_block = panels * taps * groups * kPanel * 4 <= (int64_t{256} << 10);
   // A table where the CPU has VBMI: looked up in registers; else after each tile, in memory.
-  const bool lut_in_tile = lut != nullptr && lut_in_registers && __builtin_cpu_supports("avx512vbmi");
+  const bool lut_in_tile = Q8ConvNhwcLutInTile(lut);
   const double cost = 2.0 * kRows * kTilesPerTask * static_cast<double>(taps * c * kPanel);
   ThreadPool::For(pool, panels * blocks, cost, [&](int64_t t0, int64_t t1) {
     std::vector<const uint8_t*> ptr(static_cast<size_t>(taps * kRows));
@@ -66,30 +69,8 @@ void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const
                           : add != nullptr ? PickTileOf<Post::kAdd>(nv, x_signed, out.out_signed)
                                            : PickTileOf<Post::kNone>(nv, x_signed, out.out_signed);
       const int8_t* wp = w.data() + panel * taps * groups * kPanel * 4;
-      Epilogue e;
-      for (int v = 0; v < 4; ++v) {
-        const int64_t ch = m0 + 16 * v;
-        const int valid = static_cast<int>(std::clamp<int64_t>(m - ch, 0, 16));
-        const auto mask = static_cast<__mmask16>(valid >= 16 ? 0xFFFF : (1u << valid) - 1);
-        const __m512i corr = _mm512_mullo_epi32(_mm512_set1_epi32(zx), _mm512_maskz_loadu_epi32(mask, w.sums() + ch));
-        const __m512i bias =
-            out.bias_int != nullptr ? _mm512_maskz_loadu_epi32(mask, out.bias_int + ch) : _mm512_setzero_si512();
-        e.offset[v] = _mm512_sub_epi32(bias, corr);
-        e.scale[v] = out.scale_per_column ? _mm512_maskz_loadu_ps(mask, out.scale + ch) : _mm512_set1_ps(out.scale[0]);
-      }
+      const Epilogue e = MakeEpilogue(w, out, m0, zx, lut_in_tile ? lut : nullptr, add);
       const int64_t valid = std::min<int64_t>(kPanel, m - m0);
-      e.store = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
-      e.hi = _mm512_set1_ps(hi);
-      e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
-      for (int v = 0; v < 4 && lut_in_tile; ++v) e.lut[v] = _mm512_loadu_si512(lut + 64 * v);
-      if (add != nullptr) {
-        e.ra = _mm512_set1_ps(add->ra), e.rb = _mm512_set1_ps(add->rb), e.fixed = _mm512_set1_ps(add->fixed);
-        e.type_lo = _mm512_set1_ps(out.out_signed ? -128.0f : 0.0f);
-        e.type_hi = _mm512_set1_ps(out.out_signed ? 127.0f : 255.0f);
-        e.q_lo = _mm512_set1_epi32((out.out_signed ? -128 : 0) - out.zero_point);
-        e.zp32 = _mm512_set1_epi32(out.zero_point);
-        e.conv_is_a = add->conv_is_a;
-      }
       const int64_t tile1 = std::min(tiles, (block + 1) * kTilesPerTask);
       for (int64_t ti = block * kTilesPerTask; ti < tile1; ++ti) {
         const int64_t p0 = ti * kRows;

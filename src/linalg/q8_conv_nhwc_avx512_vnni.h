@@ -15,4 +15,8 @@ void Q8ConvNhwcAvx512Vnni(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const
                           int32_t x_zero, const Q8Output& out, ThreadPool* pool, const uint8_t* lut,
                           const Q8ConvAddend* add);
 
+// Whether the kernels look lut up in their registers (AVX-512 VBMI, and Q8ConvNhwcLutInRegisters
+// allows it); else the caller looks each stored code up after the tile, in memory.
+bool Q8ConvNhwcLutInTile(const uint8_t* lut);
+
 }  // namespace onyx::linalg

@@ -1,6 +1,7 @@
 // The direct channels-last int8 convolution's tiles that look each output code up in a table
-// (Q8ConvNhwc's lut: a per-code op fused after the conv), compiled for AVX-512 VBMI here alone
-// (vpermi2b), so the other tiles keep running on VNNI CPUs without it.
+// (Q8ConvNhwc's lut: a per-code op fused after the conv), and the same epilogue for the AMX
+// kernel's rows, compiled for AVX-512 VBMI here alone (vpermi2b), so the other tiles keep running
+// on VNNI CPUs without it.
 #if defined(__x86_64__)
 
 #if defined(__clang__)
@@ -16,6 +17,8 @@
 namespace onyx::linalg::q8_nhwc {
 
 TileFn PickTileLut(int nv, bool x_signed, bool out_signed) { return PickTileOf<Post::kLut>(nv, x_signed, out_signed); }
+
+RowsFn PickRowsLut(bool out_signed) { return PickRowsOf<Post::kLut>(out_signed); }
 
 }  // namespace onyx::linalg::q8_nhwc
 

@@ -1,13 +1,16 @@
-// The tile of the direct channels-last int8 convolution (q8_conv_nhwc_avx512_vnni.cc), shared
-// with q8_conv_nhwc_avx512_vnni_lut.cc, which compiles it with AVX-512 VBMI for tiles that look
-// their codes up in a table: each including file instantiates the templates (internal linkage)
-// for its own target. Include only from *_avx512_vnni*.cc files.
+// The tile of the direct channels-last int8 convolution (q8_conv_nhwc_avx512_vnni.cc) and its
+// requantizing epilogue, shared with q8_conv_nhwc_avx512_vnni_lut.cc, which compiles them with
+// AVX-512 VBMI for tiles that look their codes up in a table, and with the AMX kernel
+// (q8_conv_nhwc_amx_32x32.cc), which finishes its int32 tiles through the same epilogue: each
+// including file instantiates the templates (internal linkage) for its own target. Include only
+// from *_avx512_vnni*.cc and *_amx_*.cc files.
 #pragma once
 
 #if defined(__x86_64__)
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -48,6 +51,13 @@ using TileFn = void (*)(const uint8_t* const*, int64_t, int64_t, const int8_t*, 
 
 // Tiles that look their codes up in Epilogue::lut (q8_conv_nhwc_avx512_vnni_lut.cc; AVX-512 VBMI).
 TileFn PickTileLut(int nv, bool x_signed, bool out_signed);
+
+// The epilogue of rows already summed elsewhere (the AMX tiles): (acc [rows][kPanel] int32, the
+// sums without Epilogue::offset; e; out, ldc; other, ldo (kAdd's addend rows); rows).
+using RowsFn = void (*)(const int32_t*, const Epilogue&, uint8_t*, int64_t, const uint8_t*, int64_t, int);
+
+// RowsFn that look their codes up in Epilogue::lut (q8_conv_nhwc_avx512_vnni_lut.cc; AVX-512 VBMI).
+RowsFn PickRowsLut(bool out_signed);
 
 namespace {
 
@@ -144,6 +154,54 @@ void Tile(const uint8_t* const* ptr, int64_t taps, int64_t groups, const int8_t*
   }
 }
 
+// RowsFn: each row's 64 int32 sums plus the offset, then the tile's own StoreRow: one definition
+// of the requantization for both kernels, so their codes are the same bit for bit.
+template <bool kSignedOut, Post kPost>
+void FinishRows(const int32_t* acc, const Epilogue& e, uint8_t* out, int64_t ldc, const uint8_t* other, int64_t ldo,
+                int rows) {
+  for (int r = 0; r < rows; ++r) {
+    __m512i c[4];
+    for (int v = 0; v < 4; ++v) c[v] = _mm512_add_epi32(e.offset[v], _mm512_loadu_si512(acc + r * kPanel + 16 * v));
+    StoreRow<kSignedOut, kPost>(e, c, out + r * ldc, kPost == Post::kAdd ? other + r * ldo : nullptr);
+  }
+}
+
+template <Post kPost>
+RowsFn PickRowsOf(bool out_signed) {
+  return out_signed ? &FinishRows<true, kPost> : &FinishRows<false, kPost>;
+}
+
+// The epilogue of the panel of output channels from m0 on: zx is x's zero point as the kernel
+// reads its codes (int8 + 128); lut: the table when looked up in registers, else null.
+inline Epilogue MakeEpilogue(const PackedQ8Nhwc& w, const Q8Output& out, int64_t m0, int32_t zx, const uint8_t* lut,
+                             const Q8ConvAddend* add) {
+  const int64_t m = w.m();
+  Epilogue e;
+  for (int v = 0; v < 4; ++v) {
+    const int64_t ch = m0 + 16 * v;
+    const int valid = static_cast<int>(std::clamp<int64_t>(m - ch, 0, 16));
+    const auto mask = static_cast<__mmask16>(valid >= 16 ? 0xFFFF : (1u << valid) - 1);
+    const __m512i corr = _mm512_mullo_epi32(_mm512_set1_epi32(zx), _mm512_maskz_loadu_epi32(mask, w.sums() + ch));
+    const __m512i bias =
+        out.bias_int != nullptr ? _mm512_maskz_loadu_epi32(mask, out.bias_int + ch) : _mm512_setzero_si512();
+    e.offset[v] = _mm512_sub_epi32(bias, corr);
+    e.scale[v] = out.scale_per_column ? _mm512_maskz_loadu_ps(mask, out.scale + ch) : _mm512_set1_ps(out.scale[0]);
+  }
+  const int64_t valid = std::min<int64_t>(kPanel, m - m0);
+  e.store = valid >= 64 ? ~__mmask64{0} : (__mmask64{1} << valid) - 1;
+  e.hi = _mm512_set1_ps((out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point));
+  e.zp16 = _mm512_set1_epi16(static_cast<int16_t>(out.zero_point));
+  for (int v = 0; v < 4 && lut != nullptr; ++v) e.lut[v] = _mm512_loadu_si512(lut + 64 * v);
+  if (add != nullptr) {
+    e.ra = _mm512_set1_ps(add->ra), e.rb = _mm512_set1_ps(add->rb), e.fixed = _mm512_set1_ps(add->fixed);
+    e.type_lo = _mm512_set1_ps(out.out_signed ? -128.0f : 0.0f);
+    e.type_hi = _mm512_set1_ps(out.out_signed ? 127.0f : 255.0f);
+    e.q_lo = _mm512_set1_epi32((out.out_signed ? -128 : 0) - out.zero_point);
+    e.zp32 = _mm512_set1_epi32(out.zero_point);
+    e.conv_is_a = add->conv_is_a;
+  }
+  return e;
+}
 
 template <bool kFlip, bool kSignedOut, Post kPost>
 TileFn PickTileOf(int nv) {

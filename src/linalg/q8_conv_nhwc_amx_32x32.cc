@@ -1,0 +1,174 @@
+// The direct channels-last int8 convolution (q8_conv_nhwc.h) on AMX tiles: blocks of 32 output
+// pixels by 32 output channels, four 16 x 16 int32 accumulator tiles. Each step of 64 input codes
+// (one tap, one chunk of C) is two A tiles (16 pixels' 64 codes each) by two B tiles (16 groups of
+// 4 codes x 16 channels), four TDPBUSD, which multiply uint8 by int8 into wrapping int32 lanes as
+// vpdpbusd does: the sums, and so the codes (the VNNI kernel's own epilogue finishes them,
+// q8_conv_nhwc_tile.h), equal the AVX-512 VNNI kernel's bit for bit.
+//
+// A: a pointwise conv's pixels are rows of the image at stride C, loaded in place; otherwise a
+// block's window rows (zero-point codes in the padding, int8 codes + 128, zeros past C) are staged
+// first, [taps][chunks][32 pixels][64 codes], and one staging feeds every output channel. B: the
+// packed panel [taps][C / 4][64][4] is already a tile's layout (a tile of 16 channels is 16 groups
+// of 64 bytes at stride 256); past C the tile reads the next groups (PackedQ8Nhwc keeps slack after
+// its last panel), which meet zeros in A.
+#if defined(__x86_64__)
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as maybe uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "base/int_math.h"
+#include "linalg/amx_tile_config.h"
+#include "linalg/q8_conv_nhwc.h"
+#include "linalg/q8_conv_nhwc_amx.h"
+#include "linalg/q8_conv_nhwc_avx512_vnni.h"
+#include "linalg/q8_conv_nhwc_tile.h"
+#include "linalg/q8_conv_nhwc_window.h"
+#include "platform/thread_pool.h"
+
+namespace onyx::linalg {
+
+using namespace q8_nhwc;
+
+namespace {
+
+constexpr int kBlock = 32;                       // output pixels of a block: two A tiles
+constexpr int kStep = 64;                        // input codes of a tile row: 16 groups of 4
+constexpr int64_t kGroupRow = kPanel * 4;        // bytes of one group of 4 codes in a weight panel
+constexpr int64_t kStageBudget = int64_t{512} << 10;  // staged bytes a task keeps (L2)
+
+// Columns [32 half, 32 half + 32) of the panel for the block's 32 pixels into acc [32][kPanel].
+// Step (t, k): A rows at a + (t * chunks + k) * a_step, lda bytes apart; B at b + t * b_tap + k *
+// 16 groups.
+inline void Block(const uint8_t* a, int64_t a_step, int64_t lda, const int8_t* b, int64_t taps, int64_t chunks,
+                  int64_t b_tap, int half, int32_t* acc) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  b += 32 * 4 * half;
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t k = 0; k < chunks; ++k) {
+      const uint8_t* ap = a + (t * chunks + k) * a_step;
+      const int8_t* bp = b + t * b_tap + k * 16 * kGroupRow;
+      _tile_loadd(4, ap, lda);
+      _tile_loadd(6, bp, kGroupRow);       // channels 0-15 of the half
+      _tile_loadd(7, bp + 64, kGroupRow);  // channels 16-31
+      _tile_dpbusd(0, 4, 6);
+      _tile_dpbusd(1, 4, 7);
+      _tile_loadd(5, ap + 16 * lda, lda);
+      _tile_dpbusd(2, 5, 6);
+      _tile_dpbusd(3, 5, 7);
+    }
+  constexpr int64_t ld = kPanel * 4;  // acc's row in bytes
+  int32_t* c = acc + 32 * half;
+  _tile_stored(0, c, ld);
+  _tile_stored(1, c + 16, ld);
+  _tile_stored(2, c + 16 * kPanel, ld);
+  _tile_stored(3, c + 16 * kPanel + 16, ld);
+}
+
+// The block's window rows ptr[t * kBlock + r] to dst [taps][chunks][kBlock][64]: kFlip, int8
+// codes + 128; zeros past C.
+template <bool kFlip>
+void Stage(const uint8_t* const* ptr, int64_t taps, int64_t c, int64_t chunks, uint8_t* dst) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t t = 0; t < taps; ++t)
+    for (int r = 0; r < kBlock; ++r) {
+      const uint8_t* src = ptr[t * kBlock + r];
+      uint8_t* row = dst + (t * chunks * kBlock + r) * kStep;
+      for (int64_t k = 0; k < chunks; ++k, src += kStep, row += kBlock * kStep) {
+        const int64_t n = std::min<int64_t>(kStep, c - k * kStep);
+        const __mmask64 mask = n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+        __m512i v = _mm512_maskz_loadu_epi8(mask, src);
+        if (kFlip) v = _mm512_maskz_mov_epi8(mask, _mm512_xor_si512(v, flip));
+        _mm512_storeu_si512(row, v);
+      }
+    }
+}
+
+}  // namespace
+
+void Q8ConvNhwcAmx(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* image, bool x_signed, int32_t x_zero,
+                   const Q8Output& out, ThreadPool* pool, const uint8_t* lut, const Q8ConvAddend* add) {
+  const int64_t pixels = s.oh * s.ow, m = w.m(), c = w.channels(), taps = w.taps(), groups = c / 4;
+  if (pixels <= 0) return;
+  const auto* img = static_cast<const uint8_t*>(image);
+  const Q8NhwcTapRows tap_rows(s, img, c, x_zero);
+  const int64_t chunks = CeilDiv(c, int64_t{kStep}), panels = CeilDiv(m, kPanel), blocks = CeilDiv(pixels, int64_t{kBlock});
+  const int32_t zx = x_zero + (x_signed ? 128 : 0);  // as the VNNI kernel: int8 codes read + 128
+  const bool lut_in_tile = Q8ConvNhwcLutInTile(lut);
+  const RowsFn finish = lut_in_tile       ? PickRowsLut(out.out_signed)
+                        : add != nullptr ? PickRowsOf<Post::kAdd>(out.out_signed)
+                                         : PickRowsOf<Post::kNone>(out.out_signed);
+  // A pointwise conv of uint8 codes, whole chunks: a block's A tiles are image rows in place.
+  const bool in_place = taps == 1 && s.sy == 1 && s.sx == 1 && s.top == 0 && s.left == 0 && s.oh == s.ih &&
+                        s.ow == s.iw && c % kStep == 0 && !x_signed;
+  const int64_t block_bytes = kBlock * taps * chunks * kStep;
+  // Tasks: a run of blocks (staged together, within kStageBudget) by a run of panels; each panel's
+  // weights stay in cache while the run's blocks use them. With threads, enough tasks to share.
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  int64_t per_task = std::clamp<int64_t>(kStageBudget / block_bytes, 1, blocks);
+  if (threads > 1) per_task = std::min(per_task, CeilDiv(blocks, int64_t{2} * threads));
+  const int64_t block_tasks = CeilDiv(blocks, per_task);
+  int64_t panel_runs = 1;
+  if (threads > 1 && block_tasks < 4 * threads) panel_runs = std::min(panels, CeilDiv(int64_t{4} * threads, block_tasks));
+  const int64_t per_run = CeilDiv(panels, panel_runs);
+  panel_runs = CeilDiv(panels, per_run);
+  const double cost = 2.0 * kBlock * per_task * per_run * static_cast<double>(taps * c * kPanel);
+  ThreadPool::For(pool, block_tasks * panel_runs, cost, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<uint8_t> stage;
+    thread_local std::vector<const uint8_t*> ptr;
+    if (stage.size() < static_cast<size_t>(per_task * block_bytes)) stage.resize(static_cast<size_t>(per_task * block_bytes));
+    if (ptr.size() < static_cast<size_t>(taps * kBlock)) ptr.resize(static_cast<size_t>(taps * kBlock));
+    alignas(64) int32_t acc[kBlock * kPanel] = {};
+    amx::LoadFullTiles();
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t b0 = task / panel_runs * per_task, b1 = std::min(blocks, b0 + per_task);
+      const int64_t panel0 = task % panel_runs * per_run, panel1 = std::min(panels, panel0 + per_run);
+      auto full_in_place = [&](int64_t b) { return in_place && (b + 1) * kBlock <= pixels; };
+      for (int64_t b = b0; b < b1; ++b) {
+        if (full_in_place(b)) continue;
+        const int64_t p0 = b * kBlock;
+        tap_rows.Gather(p0, static_cast<int>(std::min<int64_t>(kBlock, pixels - p0)), kBlock, ptr.data());
+        uint8_t* dst = stage.data() + (b - b0) * block_bytes;
+        if (x_signed)
+          Stage<true>(ptr.data(), taps, c, chunks, dst);
+        else
+          Stage<false>(ptr.data(), taps, c, chunks, dst);
+      }
+      for (int64_t panel = panel0; panel < panel1; ++panel) {
+        const int64_t m0 = panel * kPanel, valid = std::min<int64_t>(kPanel, m - m0);
+        const Epilogue e = MakeEpilogue(w, out, m0, zx, lut_in_tile ? lut : nullptr, add);
+        const int8_t* wp = w.data() + panel * taps * groups * kGroupRow;
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t p0 = b * kBlock;
+          const int rows = static_cast<int>(std::min<int64_t>(kBlock, pixels - p0));
+          const bool direct = full_in_place(b);
+          const uint8_t* a = direct ? img + p0 * c : stage.data() + (b - b0) * block_bytes;
+          const int64_t a_step = direct ? kStep : kBlock * kStep, lda = direct ? c : kStep;
+          for (int half = 0; half < (valid > 32 ? 2 : 1); ++half)
+            Block(a, a_step, lda, wp, taps, chunks, groups * kGroupRow, half, acc);
+          auto* y = static_cast<uint8_t*>(out.c) + p0 * out.ldc + m0;
+          const uint8_t* other =
+              add != nullptr ? static_cast<const uint8_t*>(add->other) + p0 * add->ldo + m0 : nullptr;
+          finish(acc, e, y, out.ldc, other, add != nullptr ? add->ldo : 0, rows);
+          if (lut != nullptr && !lut_in_tile)
+            for (int r = 0; r < rows; ++r)
+              for (int64_t ch = 0; ch < valid; ++ch) y[r * out.ldc + ch] = lut[y[r * out.ldc + ch]];
+        }
+      }
+    }
+    amx::ReleaseTiles();
+  });
+}
+
+}  // namespace onyx::linalg
+#endif  // __x86_64__
