@@ -73,18 +73,23 @@ uint32_t RowSum(const uint8_t* row, int64_t k) {
   return sum;
 }
 
-// The row-major A panel (kernels with a_rows): each row's codes, then zeros to K_padded.
+// The row-major A panel (kernels with a_rows): each row's codes, then zeros to K_padded. uint8
+// rows are copied, their sums made only when need_sums (else 0: no B zero point uses them).
 void PackARowsPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t lda, int64_t row0, int rows,
-                    int64_t k, uint8_t* out, int32_t* row_sums) {
+                    int64_t k, bool need_sums, uint8_t* out, int32_t* row_sums) {
   const int64_t kp = PaddedK(k, kr);
-  std::fill_n(out, kp * kr.mr, uint8_t{0});
-  const uint8_t flip = a_signed ? 0x80 : 0;
+  if (rows < kr.mr || k < kp) std::fill_n(out, kp * kr.mr, uint8_t{0});
   for (int r = 0; r < rows; ++r) {
     const uint8_t* src = static_cast<const uint8_t*>(a) + (row0 + r) * lda;
     uint8_t* dst = out + r * kp;
+    if (!a_signed) {
+      if (k > 0) std::memcpy(dst, src, static_cast<size_t>(k));
+      row_sums[r] = need_sums ? static_cast<int32_t>(RowSum(src, k)) : 0;
+      continue;
+    }
     uint32_t sum = 0;
     for (int64_t p = 0; p < k; ++p) {
-      const uint8_t v = src[p] ^ flip;
+      const uint8_t v = src[p] ^ 0x80;
       dst[p] = v;
       sum += v;
     }
@@ -280,7 +285,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
           int32_t* panel_sums = sums.data() + (rp - rp0) * mr;
           if (direct && rows == mr) {
             for (int r = 0; r < rows; ++r) panel_sums[r] = need_row_sums ? static_cast<int32_t>(RowSum(a_bytes + (i0 + r) * lda, k)) : 0;
-          } else if (kr.a_rows) PackARowsPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
+          } else if (kr.a_rows) PackARowsPanel(kr, a, a_signed, lda, i0, rows, k, need_row_sums, panel, panel_sums);
           else if (kr.a_bytes == 1) PackAPanel(kr, a, a_signed, lda, i0, rows, k, panel, panel_sums);
           else PackAPanel(kr, a, a_signed, lda, i0, rows, k, reinterpret_cast<int16_t*>(panel), panel_sums);
           for (int r = 0; r < rows; ++r)

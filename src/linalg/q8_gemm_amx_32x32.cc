@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "linalg/q8_gemm_finish_avx512.h"
 #include "linalg/q8_gemm_kernel.h"
 #include "linalg/q8_gemm_output_impl.h"
 
@@ -84,76 +85,13 @@ void TileDirect(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_p
   TileBody(k_groups * kGroup / kKStep, a, a + 16 * lda, lda, static_cast<const int8_t*>(b_panel), acc);
 }
 
-// A full-width, untransposed tile's output stage in registers, row by row: the same arithmetic as
-// q8_gemm_output_impl.h's FinishTileBody, operation for operation (uint32 wrap, float(acc) *
-// scale then + bias as two roundings, clamp then round half to even by 1.5 * 2^23), so the
-// values are identical; here the staged passes of that generic stage cost about as much as the
-// tiles' products at K = 768.
-void FinishRows(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
-                const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums, const int32_t* col_zero) {
-  const __m512i cz[2] = {_mm512_loadu_si512(col_zero + j0), _mm512_loadu_si512(col_zero + j0 + 16)};
-  const __m512i cs[2] = {_mm512_loadu_si512(col_sums), _mm512_loadu_si512(col_sums + 16)};
-  __m512 sc[2];
-  for (int h = 0; h < 2; ++h)
-    sc[h] = out.scale == nullptr ? _mm512_set1_ps(1.0f)
-            : out.scale_per_column ? _mm512_loadu_ps(out.scale + j0 + 16 * h)
-                                   : _mm512_set1_ps(out.scale[0]);
-  auto correct = [&](int r, int h) {  // v = acc - zb' (sum a' - K za') - za' sum b'
-    const auto za = static_cast<uint32_t>(row_zero[r]);
-    const uint32_t t = static_cast<uint32_t>(row_sums[r]) - static_cast<uint32_t>(k) * za;
-    const __m512i a = _mm512_loadu_si512(acc + r * nr_stride + 16 * h);
-    return _mm512_sub_epi32(_mm512_sub_epi32(a, _mm512_mullo_epi32(cz[h], _mm512_set1_epi32(static_cast<int32_t>(t)))),
-                            _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int32_t>(za)), cs[h]));
-  };
-  switch (out.kind) {
-    case Q8Output::kInt32: {
-      auto* c = static_cast<int32_t*>(out.c) + i0 * out.ldc + j0;
-      for (int r = 0; r < rows; ++r)
-        for (int h = 0; h < 2; ++h) _mm512_storeu_si512(c + r * out.ldc + 16 * h, correct(r, h));
-      break;
-    }
-    case Q8Output::kFloat: {
-      __m512 bias[2];
-      for (int h = 0; h < 2; ++h)
-        bias[h] = out.bias != nullptr ? _mm512_loadu_ps(out.bias + j0 + 16 * h) : _mm512_setzero_ps();
-      auto* c = static_cast<float*>(out.c) + i0 * out.ldc + j0;
-      for (int r = 0; r < rows; ++r)
-        for (int h = 0; h < 2; ++h) {
-          __m512 product = _mm512_mul_ps(_mm512_cvtepi32_ps(correct(r, h)), sc[h]);
-          __asm__("" : "+v"(product));  // rounded here: GCC contracts the intrinsics into an fma
-          _mm512_storeu_ps(c + r * out.ldc + 16 * h, _mm512_add_ps(product, bias[h]));
-        }
-      break;
-    }
-    case Q8Output::kQuantized: {
-      __m512i bias[2];
-      for (int h = 0; h < 2; ++h)
-        bias[h] = out.bias_int != nullptr ? _mm512_loadu_si512(out.bias_int + j0 + 16 * h) : _mm512_setzero_si512();
-      const __m512 lo = _mm512_set1_ps((out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point));
-      const __m512 hi = _mm512_set1_ps((out.out_signed ? 127.0f : 255.0f) - static_cast<float>(out.zero_point));
-      const __m512 magic = _mm512_set1_ps(kRoundMagic);
-      const __m512i zp = _mm512_set1_epi32(out.zero_point);
-      auto* c = static_cast<uint8_t*>(out.c) + i0 * out.ldc + j0;
-      for (int r = 0; r < rows; ++r)
-        for (int h = 0; h < 2; ++h) {
-          const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(correct(r, h), bias[h])), sc[h]);
-          // max_ps(lo, x) is std::max(x, lo) and min_ps(hi, y) std::min(y, hi), NaN cases included.
-          const __m512 y = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
-          const __m512i q = _mm512_add_epi32(_mm512_cvttps_epi32(_mm512_sub_ps(_mm512_add_ps(y, magic), magic)), zp);
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(c + r * out.ldc + 16 * h), _mm512_cvtepi32_epi8(q));
-        }
-      break;
-    }
-  }
-}
-
-// The output stage: full-width untransposed tiles in registers, others in two halves of 16 rows
+// The output stage: full-width untransposed tiles in registers (q8_gemm_finish_avx512.h), others in two halves of 16 rows
 // through the generic stage (q8_gemm_output_impl.h stages at most 16).
 void Finish(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
             int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
             const int32_t* col_zero) {
   if (cols == kNr && !out.transposed) {
-    FinishRows(out, k, acc, nr_stride, i0, rows, j0, row_sums, row_zero, col_sums, col_zero);
+    FinishFullWidthRows(out, k, acc, nr_stride, i0, rows, j0, row_sums, row_zero, col_sums, col_zero);
     return;
   }
   for (int h = 0; h < rows; h += 16)

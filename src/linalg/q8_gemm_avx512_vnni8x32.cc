@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "linalg/q8_gemm_finish_avx512.h"
 #include "linalg/q8_gemm_kernel.h"
 #include "linalg/q8_gemm_output_impl.h"
 
@@ -30,6 +31,7 @@ __attribute__((always_inline)) inline void TileBody(int64_t k_groups, Quad quad,
   __m512i c[kMr][2];
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 4
   for (int64_t g = 0; g < k_groups; ++g, b += kNr * kGroup) {
     const __m512i b0 = _mm512_load_si512(b);
     const __m512i b1 = _mm512_load_si512(b + 64);
@@ -70,10 +72,22 @@ void TileDirect(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_p
            static_cast<const int8_t*>(b_panel), acc);
 }
 
+// The output stage: full-width untransposed tiles in registers (q8_gemm_finish_avx512.h), others
+// through the generic stage.
+void Finish(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
+            int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
+            const int32_t* col_zero) {
+  if (cols == kNr && !out.transposed) {
+    FinishFullWidthRows(out, k, acc, nr_stride, i0, rows, j0, row_sums, row_zero, col_sums, col_zero);
+    return;
+  }
+  FinishTile<kMr, kNr>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
+}
+
 }  // namespace
 
 const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {
-    "avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &FinishTile<kMr, kNr>, &TileDirect};
+    "avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &Finish, &TileDirect};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

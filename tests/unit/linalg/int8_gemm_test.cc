@@ -159,6 +159,48 @@ TEST_P(Int8GemmVariant, FloatAndQuantizedOutputStages) {
   }
 }
 
+// Every output kind equals the scalar kernel's bit for bit on full-width tiles and tails, with
+// zero points per tensor, row, column (equal or not), and B's 0 (A's row sums then skipped): the
+// AVX-512 kernels finish full-width tiles in registers (q8_gemm_finish_avx512.h), the scalar one
+// through the generic stage.
+TEST_P(Int8GemmVariant, OutputStagesEqualScalarBitForBit) {
+  const Problem shapes[] = {{72, 69, 100, false, true, false, false, false},   // one zero point each, B's 0
+                            {40, 64, 256, false, false, false, true, false},   // per row of A
+                            {33, 96, 130, true, true, false, false, true},     // per column of B
+                            {64, 70, 64, false, true, true, true, true}};      // both
+  for (const Problem& p : shapes) {
+    Data d = Make(p);
+    if (p.b_zp_per_col && p.m == 64) std::fill(d.b_zp.begin(), d.b_zp.end(), d.b_zp[0]);  // per column, all equal
+    if (p.m == 72) d.b_zp[0] = 0;  // int8 B's zero point 0: A's row sums are then not made
+    std::vector<float> scale(static_cast<size_t>(p.n)), bias(static_cast<size_t>(p.n));
+    std::vector<int32_t> bias_int(static_cast<size_t>(p.n));
+    std::uniform_real_distribution<float> s(2e-4f, 3e-3f), bf(-2.0f, 2.0f);
+    std::uniform_int_distribution<int32_t> bi(-30000, 30000);
+    for (int64_t j = 0; j < p.n; ++j) scale[j] = s(rng_), bias[j] = bf(rng_), bias_int[j] = bi(rng_);
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<std::vector<uint8_t>> results;
+      for (const std::string& isa : {GetParam(), std::string("scalar")}) {
+        ASSERT_TRUE(ForceQ8Isa(isa));
+        const PackedQ8B packed(p.trans_b, p.k, p.n, d.b.data(), p.b_signed, d.ldb, d.b_zp.data(), p.b_zp_per_col);
+        std::vector<uint8_t> y(static_cast<size_t>(p.m * p.n * 4), 0);
+        Q8Output out;
+        out.c = y.data();
+        out.ldc = p.n;
+        out.scale = scale.data();
+        out.scale_per_column = kind != 2;
+        if (kind == 1) out.kind = Q8Output::kFloat, out.bias = bias.data();
+        if (kind >= 2) out.kind = Q8Output::kQuantized, out.bias_int = kind == 3 ? bias_int.data() : nullptr;
+        out.out_signed = kind == 3;
+        out.zero_point = kind == 3 ? -3 : 130;
+        Q8Gemm(p.m, d.a.data(), p.a_signed, d.lda, d.a_zp.data(), p.a_zp_per_row, packed, out, nullptr);
+        results.push_back(std::move(y));
+      }
+      EXPECT_EQ(results[0], results[1]) << "output kind " << kind << " on " << p.m << "x" << p.n << "x" << p.k;
+    }
+    ASSERT_TRUE(ForceQ8Isa(GetParam()));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, Int8GemmVariant, ::testing::Values("amx", "avx512vnni", "avx2", "scalar"),
                          [](const auto& info) { return info.param; });
 

@@ -120,6 +120,15 @@ TEST_F(Q8GemmAmx, DirectAWithStridedRowsAndThreads) {
   Check({200, 70, 320, false, true, false, false, true}, nullptr);
 }
 
+// Wide products (BERT's shapes, many column panels over the same rows) with row and column
+// tails and threads splitting N.
+TEST_F(Q8GemmAmx, WideProductsWithTailsAndThreads) {
+  ThreadPool pool(2);
+  Check({128, 200, 768, false, true, false, false, false, 5}, &pool);
+  Check({50, 161, 192, false, false, true, true, true}, &pool);
+  Check({16, 300, 128, false, true, false, false, true}, nullptr);
+}
+
 TEST_F(Q8GemmAmx, EmptyKAndOneRow) {
   Check({40, 9, 0, false, true, false, true, true});
   Check({1, 50, 192, false, true, false, false, false});
