@@ -101,6 +101,12 @@ class MappedBlocks {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     madvise(p, bytes, MADV_NOHUGEPAGE);  // THP in "always" mode would put them on huge pages
+#ifdef MADV_POPULATE_WRITE
+    // Their callers write all of them at once (copies, folds, widened halves): one call faults
+    // the pages in far cheaper than a trap per 4 KB page (bert_base's copies: about -25%).
+    // Advice only: kernels before 5.14 refuse it and the pages fault in as they are written.
+    madvise(p, bytes, MADV_POPULATE_WRITE);
+#endif
     std::lock_guard<std::mutex> lock(mutex_);
     sizes_[reinterpret_cast<uintptr_t>(p)] = bytes;
     return p;

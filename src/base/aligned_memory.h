@@ -27,7 +27,8 @@ void FreeAligned(void* p);
 // hands freed memory back to its host, each fresh 2 MB page costs a host fault for all 2 MB, and
 // such a page is nearly always fresh, while small pages mostly reuse memory the guest still holds
 // (gpt2_small cold creation: see docs/memory.md). Blocks of 2 MB or more (alignment up to 4 KB)
-// are mappings of their own, advised against huge pages and unmapped when freed.
+// are mappings of their own, advised against huge pages, populated at once (their callers write
+// all of them right away) and unmapped when freed.
 void* AllocateAlignedSmallPages(size_t bytes, size_t alignment);
 
 }  // namespace onyx

@@ -4,12 +4,17 @@
 // (docs/memory.md). Aligned bytes stay a view of the file.
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/aligned_memory.h"
 #include "onnx/proto_decode.h"
 #include "onnx/wire_writer.h"
 #include "onyx/tensor.h"
@@ -89,6 +94,49 @@ TEST(MisalignedInitializer, AlignedBytesStayAView) {
   const Tensor t = Decode(e);
   EXPECT_EQ(reinterpret_cast<const uint8_t*>(t.data<float>()), e.raw);
   EXPECT_EQ(t.data<float>()[999], 999 * 0.5f);
+}
+
+// How many of the pages of [p, p + bytes) are resident (mincore), and how many there are.
+std::pair<size_t, size_t> ResidentPages(const void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p) / page * page;
+  const size_t count = (reinterpret_cast<uintptr_t>(p) + bytes - begin + page - 1) / page;
+  std::vector<unsigned char> flags(count);
+  if (::mincore(reinterpret_cast<void*>(begin), count * page, flags.data()) != 0) return {0, count};
+  size_t resident = 0;
+  for (unsigned char f : flags) resident += f & 1;
+  return {resident, count};
+}
+
+// Whether this kernel populates on request (MADV_POPULATE_WRITE, Linux 5.14).
+bool KernelPopulatesOnRequest() {
+#ifdef MADV_POPULATE_WRITE
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* p = ::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  const bool ok = ::madvise(p, page, MADV_POPULATE_WRITE) == 0;
+  ::munmap(p, page);
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// The copy's pages are faulted in by one call before it is written, not one trap per 4 KB page
+// while copying (bert_base: 100k traps, a quarter of the copy's time).
+TEST(MisalignedInitializer, CopyBlockIsResidentBeforeItIsWritten) {
+  if (!KernelPopulatesOnRequest()) GTEST_SKIP() << "this kernel has no MADV_POPULATE_WRITE: pages fault in as written";
+  constexpr size_t kBytes = size_t{8} << 20;
+  void* block = AllocateAlignedSmallPages(kBytes, 64);
+  ASSERT_NE(block, nullptr);
+  const auto [resident, pages] = ResidentPages(block, kBytes);
+  FreeAligned(block);
+  EXPECT_EQ(resident, pages) << "pages of a fresh small-page block not yet faulted in";
+  // The contrast: a fresh mapping nobody populated is not resident.
+  void* plain = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(plain, MAP_FAILED);
+  EXPECT_EQ(ResidentPages(plain, kBytes).first, 0u);
+  ::munmap(plain, kBytes);
 }
 
 }  // namespace
