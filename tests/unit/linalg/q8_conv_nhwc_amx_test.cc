@@ -205,6 +205,18 @@ TEST_F(Q8ConvNhwcAmxTest, Threads) {
   }
 }
 
+// The tiles run from 32 input channels on (a tile row is 64 codes; at 16 the VNNI kernel won).
+TEST_F(Q8ConvNhwcAmxTest, RunsFromThirtyTwoChannels) {
+  Q8ConvNhwcShape s;
+  s.ih = s.iw = s.oh = s.ow = 8;
+  for (int64_t c : {16, 28, 32, 64}) {
+    const std::vector<uint8_t> w(static_cast<size_t>(8 * c), 1);
+    const PackedQ8Nhwc packed(8, c, 1, 1, w.data(), true, nullptr, false);
+    s.channels = c;
+    EXPECT_EQ(Q8ConvNhwcAmxWorthIt(packed, s), c >= 32) << "C " << c;
+  }
+}
+
 }  // namespace
 }  // namespace onyx::linalg
 
