@@ -59,29 +59,10 @@ bool SpinUntil(int64_t spin_nanos, Pred done) {
   }
 }
 
-// The pools whose loop bodies this thread is inside (innermost last): a fixed-part loop called
-// there runs inline.
-thread_local std::vector<const void*> tls_in_body_of;
-
-struct InBody {
-  explicit InBody(const void* pool) { tls_in_body_of.push_back(pool); }
-  ~InBody() { tls_in_body_of.pop_back(); }
-  InBody(const InBody&) = delete;
-  InBody& operator=(const InBody&) = delete;
-};
-
-bool IsInBodyOf(const void* pool) {
-  return std::find(tls_in_body_of.begin(), tls_in_body_of.end(), pool) != tls_in_body_of.end();
-}
-
 // One ParallelFor call. Threads claim blocks of [0, n) through `next`; the caller waits until
-// done_items reaches n. A ParallelForFixed call (part_fn set) has n = parts: part i + 1 is
-// worker i's alone (claimed[i + 1]), `next` counts the claimed ones, part 0 is the caller's.
+// done_items reaches n.
 struct Job {
-  const void* owner = nullptr;  // the pool's Impl, for IsInBodyOf
   const ThreadPool::RangeFn* fn = nullptr;
-  const ThreadPool::PartFn* part_fn = nullptr;
-  std::unique_ptr<std::atomic<bool>[]> claimed;
   int64_t n = 0;
   int64_t block = 0;            // fixed block size; 0 = dynamic blocks
   int64_t dynamic_divisor = 1;  // num_threads * dynamic_block_base
@@ -93,41 +74,7 @@ struct Job {
   std::mutex done_mutex;
   std::condition_variable done;
 
-  bool Exhausted() const {
-    return next.load(std::memory_order_relaxed) >= (part_fn != nullptr ? n - 1 : n);
-  }
-
-  // Fixed parts: claims part `part` for the thread it belongs to; false when taken or absent.
-  bool ClaimPart(int64_t part) {
-    if (part_fn == nullptr || part < 1 || part >= n || claimed[part].exchange(true, std::memory_order_relaxed))
-      return false;
-    next.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-
-  void Fail() {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    if (!error) error = std::current_exception();
-    failed.store(true, std::memory_order_relaxed);
-  }
-
-  void FinishItems(int64_t count) {
-    if (done_items.fetch_add(count, std::memory_order_acq_rel) + count == n) {
-      std::lock_guard<std::mutex> lock(done_mutex);
-      done.notify_all();
-    }
-  }
-
-  // Runs one fixed part (every part runs, even after another one threw).
-  void RunPart(int64_t part) {
-    try {
-      const InBody in_body(owner);
-      (*part_fn)(static_cast<int>(part));
-    } catch (...) {
-      Fail();
-    }
-    FinishItems(1);
-  }
+  bool Exhausted() const { return next.load(std::memory_order_relaxed) >= n; }
   bool Finished() const { return done_items.load(std::memory_order_acquire) == n; }
 
   // Claims and runs one block; false when none is left.
@@ -149,13 +96,17 @@ struct Job {
     // After a failure the remaining blocks are claimed but skipped.
     if (!failed.load(std::memory_order_relaxed)) {
       try {
-        const InBody in_body(owner);
         (*fn)(begin, end);
       } catch (...) {
-        Fail();
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
       }
     }
-    FinishItems(end - begin);
+    if (done_items.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin) == n) {
+      std::lock_guard<std::mutex> lock(done_mutex);
+      done.notify_all();
+    }
     return true;
   }
 };
@@ -272,27 +223,20 @@ struct ThreadPool::Impl {
         impl.start_error = StrCat("the OS refused to pin worker ", w->index, " to its processors");
     }
     impl.started.notify_all();
-    impl.WorkerLoop(w->index);
+    impl.WorkerLoop();
   }
 
-  // The first queued job with blocks left, or with a fixed part of worker `index` (claimed here:
-  // *part set); drops exhausted jobs from the front.
-  std::shared_ptr<Job> TakeJob(int index, int64_t* part) {
+  // The first queued job with blocks left; drops exhausted jobs from the front.
+  std::shared_ptr<Job> TakeJob() {
     std::lock_guard<std::mutex> lock(mutex);
-    while (!jobs.empty() && jobs.front()->Exhausted()) jobs.pop_front();
-    *part = -1;
-    for (const auto& job : jobs) {
-      if (job->part_fn == nullptr) {
-        if (!job->Exhausted()) return job;
-      } else if (job->ClaimPart(index + 1)) {
-        *part = index + 1;
-        return job;
-      }
+    while (!jobs.empty()) {
+      if (!jobs.front()->Exhausted()) return jobs.front();
+      jobs.pop_front();
     }
     return nullptr;
   }
 
-  void WorkerLoop(int index) {
+  void WorkerLoop() {
     // No spinning before the first job: a worker just started has no loop gap to bridge, and
     // its spin on the creating thread's processor (an auto-pin can put it there) took that
     // thread's time while the session was still being created (2-thread creation-cache hits of
@@ -301,13 +245,10 @@ struct ThreadPool::Impl {
     for (;;) {
       // Read the epoch before looking for work: a job queued after the look changes it.
       const uint64_t seen = epoch.load(std::memory_order_acquire);
-      int64_t part = -1;
-      if (std::shared_ptr<Job> job = TakeJob(index, &part)) {
+      if (std::shared_ptr<Job> job = TakeJob()) {
         worked = true;
-        if (part >= 0) job->RunPart(part);
-        else
-          while (job->RunOneBlock()) {
-          }
+        while (job->RunOneBlock()) {
+        }
         continue;
       }
       if (stop_flag.load(std::memory_order_acquire)) return;
@@ -326,10 +267,6 @@ struct ThreadPool::Impl {
       if (stopping && jobs.empty()) return;
     }
   }
-
-  // The caller's end of a loop: waits (spinning first) until every block or part ran, unqueues
-  // the job and rethrows its first exception.
-  void FinishJob(const std::shared_ptr<Job>& job);
 
   void StopAndJoin() {
     {
@@ -465,7 +402,6 @@ void ThreadPool::ParallelFor(int64_t n, double cost_per_item, const RangeFn& fn)
   Impl& impl = *impl_;
   impl.SeparateCallerFromWorkers();
   auto job = std::make_shared<Job>();
-  job->owner = impl_.get();
   job->fn = &fn;
   job->n = n;
   int64_t helpers = num_threads_ - 1;
@@ -500,63 +436,18 @@ void ThreadPool::ParallelFor(int64_t n, double cost_per_item, const RangeFn& fn)
 
   while (job->RunOneBlock()) {
   }
-  impl.FinishJob(job);
-}
-
-void ThreadPool::ParallelForFixed(int parts, const PartFn& fn) {
-  ONYX_CHECK(parts <= num_threads_, kInvalidArgument, "thread pool: ", parts, " fixed parts for ", num_threads_,
-             " threads");
-  if (parts <= 0) return;
-  Impl& impl = *impl_;
-  if (parts == 1 || IsInBodyOf(&impl)) {
-    std::exception_ptr error;
-    for (int i = 0; i < parts; ++i) {
-      try {
-        fn(i);
-      } catch (...) {
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
-    return;
-  }
-  impl.SeparateCallerFromWorkers();
-  auto job = std::make_shared<Job>();
-  job->owner = &impl;
-  job->part_fn = &fn;
-  job->n = parts;
-  job->claimed = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(parts));
-  for (int i = 0; i < parts; ++i) job->claimed[i].store(false, std::memory_order_relaxed);
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(impl.mutex);
-    impl.jobs.push_back(job);
-    impl.epoch.fetch_add(1, std::memory_order_release);
-    wake = impl.sleepers > 0;
-  }
-  if (wake) impl.wake.notify_all();  // the parts' own workers, whichever sleep
-  job->RunPart(0);
-  // A part its worker has not taken by now (asleep, descheduled on a busy machine, or running
-  // another caller's loop) the caller runs itself rather than wait: with 2 threads on 2 loaded
-  // cores, waiting made MobileNetV2 int8 twice as slow.
-  for (int part = 1; part < parts; ++part)
-    if (job->ClaimPart(part)) job->RunPart(part);
-  impl.FinishJob(job);
-}
-
-void ThreadPool::Impl::FinishJob(const std::shared_ptr<Job>& job) {
   if (!job->Finished()) {
-    const bool spun = options.allow_spinning && options.spin_nanos > 0 &&
-                      SpinUntil(options.spin_nanos, [&] { return job->Finished(); });
+    const bool spun = impl.options.allow_spinning && impl.options.spin_nanos > 0 &&
+                      SpinUntil(impl.options.spin_nanos, [&] { return job->Finished(); });
     if (!spun) {
       std::unique_lock<std::mutex> lock(job->done_mutex);
       job->done.wait(lock, [&] { return job->Finished(); });
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = std::find(jobs.begin(), jobs.end(), job);
-    if (it != jobs.end()) jobs.erase(it);
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    auto it = std::find(impl.jobs.begin(), impl.jobs.end(), job);
+    if (it != impl.jobs.end()) impl.jobs.erase(it);
   }
   if (job->error) std::rethrow_exception(job->error);
 }

@@ -77,29 +77,6 @@ class ThreadPool {
     pool->ParallelFor(n, cost_per_item, by_reference);
   }
 
-  using PartFn = std::function<void(int part)>;
-  // Runs fn(part) once for each part in [0, parts), parts at most num_threads(): part 0 on the
-  // caller and part i on worker i - 1, the same thread in every call (no blocks claimed by
-  // whoever comes first). Loops that split their data alike then find it in the cache of the
-  // core that wrote it (MobileNetV2 int8's pointwise and depthwise convs, both split by pixel
-  // rows: split otherwise, half of a 2-thread layer's input came from the other core's cache).
-  // A part whose worker has not started it when the caller has finished part 0 (the worker
-  // asleep, busy or descheduled) the caller runs itself instead of waiting. Called from inside a
-  // loop body of this pool, or on one thread, the parts run in order on the calling thread (a
-  // worker waiting on another's part could deadlock). The first exception thrown is rethrown
-  // once all parts have run.
-  void ParallelForFixed(int parts, const PartFn& fn);
-  // As above, tolerating a null pool (parts in order, inline), for any callable by reference.
-  template <typename Fn>
-  static void ForFixed(ThreadPool* pool, int parts, Fn&& fn) {
-    if (pool == nullptr) {
-      for (int i = 0; i < parts; ++i) fn(i);
-      return;
-    }
-    const PartFn by_reference = std::ref(fn);
-    pool->ParallelForFixed(parts, by_reference);
-  }
-
   // Called where a burst of loops is about to start (a Run). A caller on a pinned worker's
   // processor is separated from it (the worker moves to a free processor when the pool's owner
   // chose the pins, affinities_required false; else the caller moves, its affinity left as it
