@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "linalg/amx_tile_config.h"
 #include "linalg/q8_gemm_finish_avx512.h"
 #include "linalg/q8_gemm_kernel.h"
 #include "linalg/q8_gemm_output_impl.h"
@@ -26,28 +27,11 @@ constexpr int kMr = 32, kNr = 32, kGroup = 4;
 constexpr int kKStep = 64;                 // codes of K a tile row holds
 constexpr int kBPanelRow = kNr * kGroup;   // bytes of one k group of the B panel: 128
 
-// LDTILECFG's 64-byte operand (palette 1): tiles 0-3 hold C, 4-5 A, 6-7 B; all 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
+// Tiles 0-3 hold C, 4-5 A, 6-7 B, all 16 rows of 64 bytes (amx_tile_config.h: loaded per task,
+// released after).
+void BeginTask() { amx::LoadFullTiles(); }
 
-// Each task loads the configuration anew (a thread-local "configured" flag would trust that no
-// other library, ONNX Runtime's MLAS in the same process say, loaded its own since) and releases
-// the tiles after, so threads that are not multiplying carry no tile state through context
-// switches and signal frames.
-void BeginTask() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  // Not _tile_loadconfig: GCC 12's macro names only the operand's first 8 bytes as read, and the
-  // stores above were dropped as dead.
-  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));
-}
-
-void EndTask() { _tile_release(); }
+void EndTask() { amx::ReleaseTiles(); }
 
 // The tile's body: a_row0 / a_row16 address rows 0 and 16 of A, lda bytes a row; steps of 64
 // codes of K.
