@@ -77,9 +77,19 @@ void Bf16GemmPackedBBlocked(int64_t m, int64_t n, int64_t k, float alpha, const 
                             int64_t a_block, const PackedBf16B& b, float beta, float* c, int64_t ldc, int64_t c_block,
                             ThreadPool* pool, const GemmEpilogue* epilogue = nullptr);
 
-// Whether the family runs here: the CPU has AVX-512 BF16 (and ONYX_LINALG_ISA does not name a
-// smaller ISA), or a test forced a variant with ForceBf16Isa.
+// Whether the family runs here: the CPU has AVX-512 BF16 and Bf16GemmWorthIt says it pays (and
+// ONYX_LINALG_ISA does not name a smaller ISA), or a test forced a variant with ForceBf16Isa.
 bool Bf16GemmAvailable();
+
+// The bf16 GEMM beats the SGEMM only where vdpbf16ps (32 multiply-adds) runs near an FMA's (16)
+// rate: AMD Zen 4 measures 1.95x FMA's multiply-adds (bf16 GEMM 1.84x the SGEMM at BERT's shapes);
+// a Sapphire Rapids-class Xeon 0.5x (bf16 GEMM 0.6x, bfloat16 BERT 0.55x its float32 twin).
+inline constexpr double kBf16MinDotOverFmaRate = 1.3;
+// Whether the bf16 GEMM runs by default on a CPU with AVX-512 BF16: env (ONYX_BF16_GEMM's value,
+// or null) "on" / "off" decides; null, "" or "auto": dot_over_fma (MeasureBf16DotOverFmaRate, this
+// core's vdpbf16ps over FMA multiply-adds per second) >= kBf16MinDotOverFmaRate. Another value
+// throws std::invalid_argument naming it.
+bool Bf16GemmWorthIt(const char* env, double dot_over_fma);
 // "avx512bf16" or "scalar" (tests and benchmarks); "" or "auto" restores the default. False
 // (nothing changes) for an unknown ISA or one this CPU lacks.
 bool ForceBf16Isa(std::string_view isa);

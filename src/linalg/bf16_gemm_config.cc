@@ -1,7 +1,9 @@
-// The bf16 GEMM selection: AVX-512 BF16 where the CPU has it, else nothing (callers keep their
-// float32 path). The scalar variant runs only when a test forces it.
+// The bf16 GEMM selection: AVX-512 BF16 where the CPU has it and runs vdpbf16ps faster than the
+// SGEMM's FMA (measured once, Bf16GemmWorthIt), else nothing (callers keep their float32 path).
+// The scalar variant runs only when a test forces it.
 #include <atomic>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,13 +26,22 @@ const Bf16GemmKernel* Native() {
 }
 
 // ONYX_LINALG_ISA naming a smaller ISA (avx2, scalar) keeps the family off, as it keeps AVX-512
-// off for the SGEMM.
+// off for the SGEMM; ONYX_BF16_GEMM overrides the speed rule.
 const Bf16GemmKernel* Default() {
   if (const char* env = std::getenv("ONYX_LINALG_ISA")) {
     const std::string_view isa(env);
     if (!isa.empty() && isa != "auto" && isa != "avx512" && isa != "avx512bf16") return nullptr;
   }
-  return Native();
+  const Bf16GemmKernel* native = Native();
+  if (native == nullptr) return nullptr;
+  const char* env = std::getenv("ONYX_BF16_GEMM");
+  const std::string_view mode(env != nullptr ? env : "");
+  if (mode == "on" || mode == "off") return mode == "on" ? native : nullptr;
+#if defined(__x86_64__)
+  return Bf16GemmWorthIt(env, MeasureBf16DotOverFmaRate()) ? native : nullptr;
+#else
+  return nullptr;
+#endif
 }
 
 std::atomic<const Bf16GemmKernel*> g_forced{nullptr};
@@ -59,6 +70,15 @@ bool ForceBf16Isa(std::string_view isa) {
 }
 
 bool Bf16GemmAvailable() { return SelectedBf16GemmKernel() != nullptr; }
+
+bool Bf16GemmWorthIt(const char* env, double dot_over_fma) {
+  const std::string_view mode(env != nullptr ? env : "");
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  if (!mode.empty() && mode != "auto")
+    throw std::invalid_argument("ONYX_BF16_GEMM='" + std::string(mode) + "': expected on, off or auto");
+  return dot_over_fma >= kBf16MinDotOverFmaRate;
+}
 
 std::vector<std::string> SupportedBf16Isas() {
   std::vector<std::string> out;

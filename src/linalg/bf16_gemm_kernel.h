@@ -49,6 +49,9 @@ struct Bf16GemmKernel {
 extern const Bf16GemmKernel kBf16GemmScalar4x32;
 #if defined(__x86_64__)
 extern const Bf16GemmKernel kBf16GemmAvx512_14x32;
+// This core's multiply-adds per second with vdpbf16ps over those with AVX-512 FMA (a loop of each,
+// about a millisecond in all; bf16_dot_rate_avx512.cc). Only where the CPU has AVX-512 BF16.
+double MeasureBf16DotOverFmaRate();
 #endif
 
 // The kernel in use; null when the family is not offered.

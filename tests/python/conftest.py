@@ -1,8 +1,13 @@
 """Every test gets its own scratch folder under the work root, removed when the test ends: the
 optimized bench models alone are hundreds of megabytes each, and a full run must fit on a small
 CI disk."""
+import os
 import shutil
 import tempfile
+
+# The bf16 GEMM runs by default only where this CPU's vdpbf16ps outruns FMA (bf16_gemm.h,
+# Bf16GemmWorthIt); the tests of its numerics run it wherever the CPU has AVX-512 BF16.
+os.environ.setdefault("ONYX_BF16_GEMM", "on")
 
 import onnx
 import pytest

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg/bf16_gemm_kernel.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
@@ -220,6 +222,30 @@ TEST(Bf16GemmConfig, UnknownIsaRefused) {
   EXPECT_STREQ(Bf16GemmKernelName(), "bf16_gemm_scalar_4x32");
   EXPECT_TRUE(ForceBf16Isa("auto"));
 }
+
+// The bf16 GEMM runs by default only where its instruction outruns FMA (ONYX_BF16_GEMM decides
+// when set): on the Xeon we measured, bfloat16 models ran at half their float32 twins' speed.
+TEST(Bf16GemmConfig, RunsByDefaultOnlyWhereVdpbf16psOutrunsFma) {
+  EXPECT_TRUE(Bf16GemmWorthIt(nullptr, 1.95));  // AMD Zen 4
+  EXPECT_FALSE(Bf16GemmWorthIt(nullptr, 0.5));  // the Xeon
+  EXPECT_FALSE(Bf16GemmWorthIt("", 1.0));
+  EXPECT_TRUE(Bf16GemmWorthIt("auto", kBf16MinDotOverFmaRate));
+  EXPECT_TRUE(Bf16GemmWorthIt("on", 0.4));
+  EXPECT_FALSE(Bf16GemmWorthIt("off", 1.95));
+  EXPECT_THROW(Bf16GemmWorthIt("yes", 1.95), std::invalid_argument);
+}
+
+#if defined(__x86_64__)
+TEST(Bf16GemmConfig, MeasuresVdpbf16psAgainstFma) {
+  if (SupportedBf16Isas().front() != "avx512bf16") GTEST_SKIP() << "no AVX-512 BF16 on this CPU";
+  const double rate = MeasureBf16DotOverFmaRate();
+  // Far from both ends on every CPU we know (0.4 to 2): a broken loop gives 0, or the compiler
+  // having folded one of them away, a huge or tiny ratio.
+  EXPECT_GT(rate, 0.1);
+  EXPECT_LT(rate, 10.0);
+  std::printf("vdpbf16ps / FMA multiply-adds per second on this core: %.2f\n", rate);
+}
+#endif
 
 TEST(Bf16GemmConfig, RoundToBf16Bits) {
   EXPECT_EQ(RoundToBf16Bits(1.0f), 0x3F80);
