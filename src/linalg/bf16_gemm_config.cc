@@ -36,12 +36,11 @@ const Bf16GemmKernel* Default() {
   if (native == nullptr) return nullptr;
   const char* env = std::getenv("ONYX_BF16_GEMM");
   const std::string_view mode(env != nullptr ? env : "");
-  if (mode == "on" || mode == "off") return mode == "on" ? native : nullptr;
+  double dot_over_fma = 0.0;  // measured only where the rule, not the variable, decides
 #if defined(__x86_64__)
-  return Bf16GemmWorthIt(env, MeasureBf16DotOverFmaRate()) ? native : nullptr;
-#else
-  return nullptr;
+  if (mode.empty() || mode == "auto") dot_over_fma = MeasureBf16DotOverFmaRate();
 #endif
+  return Bf16GemmWorthIt(env, dot_over_fma) ? native : nullptr;
 }
 
 std::atomic<const Bf16GemmKernel*> g_forced{nullptr};
