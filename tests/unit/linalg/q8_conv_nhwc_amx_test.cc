@@ -19,6 +19,7 @@
 #include "linalg/q8_conv_nhwc.h"
 #include "linalg/q8_conv_nhwc_amx.h"
 #include "linalg/q8_conv_nhwc_avx512_vnni.h"
+#include "linalg/q8_conv_nhwc_reference.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
 #include "platform/cpu_features.h"
@@ -73,26 +74,9 @@ void Check(const Case& p, uint32_t seed, ThreadPool* pool = nullptr) {
   const int32_t w_zero = p.w_signed ? 0 : 128;
   std::vector<int32_t> w_zp(static_cast<size_t>(p.m), w_zero);
   const int32_t x_zp = p.x_signed ? -9 : 121;
-  auto xv = [&](int64_t y, int64_t xx, int64_t ch) -> int32_t {
-    if (y < 0 || y >= p.ih || xx < 0 || xx >= p.iw) return x_zp;
-    const uint8_t v = x[static_cast<size_t>((y * p.iw + xx) * p.c + ch)];
-    return p.x_signed ? static_cast<int8_t>(v) : v;
-  };
-  std::vector<int64_t> ref(static_cast<size_t>(pixels * p.m));
-  int64_t peak = 1;
-  for (int64_t q = 0; q < pixels; ++q)
-    for (int64_t o = 0; o < p.m; ++o) {
-      int64_t sum = 0;
-      for (int64_t i = 0; i < p.kh; ++i)
-        for (int64_t j = 0; j < p.kw; ++j)
-          for (int64_t ch = 0; ch < p.c; ++ch) {
-            const uint8_t wb = w[static_cast<size_t>(((o * p.c + ch) * p.kh + i) * p.kw + j)];
-            const int32_t wv = (p.w_signed ? static_cast<int8_t>(wb) : wb) - w_zero;
-            sum += wv * (xv(q / s.ow * p.sy - p.top + i * p.dy, q % s.ow * p.sx - p.left + j * p.dx, ch) - x_zp);
-          }
-      ref[static_cast<size_t>(q * p.m + o)] = sum;
-      peak = std::max<int64_t>(peak, std::abs(sum));
-    }
+  const Q8ConvNhwcSums reference = ReferenceQ8ConvNhwcSums(s, p.m, w, p.w_signed, x, p.x_signed, x_zp);
+  const std::vector<int64_t>& ref = reference.sums;
+  const int64_t peak = reference.peak;
   const PackedQ8Nhwc packed(p.m, p.c, p.kh, p.kw, w.data(), p.w_signed, w_zp.data(), true);
   ASSERT_FALSE(packed.empty());
   std::vector<float> scale(static_cast<size_t>(p.m));

@@ -12,10 +12,12 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "linalg/q8_conv_nhwc.h"
 #include "linalg/q8_conv_nhwc_avx2.h"
+#include "linalg/q8_conv_nhwc_reference.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
 #include "platform/cpu_features.h"
@@ -77,28 +79,9 @@ Conv Make(const Case& p, uint32_t seed) {
   for (auto& b : v.w) b = code(p.w_signed);
   for (auto& b : v.x) b = code(p.x_signed);
   v.x_zp = p.x_signed ? -9 : 121;
-  const int32_t w_zero = p.w_signed ? 0 : 128;
-  auto xv = [&](int64_t y, int64_t xx, int64_t ch) -> int32_t {
-    if (y < 0 || y >= p.ih || xx < 0 || xx >= p.iw) return v.x_zp;
-    const uint8_t b = v.x[static_cast<size_t>((y * p.iw + xx) * p.c + ch)];
-    return p.x_signed ? static_cast<int8_t>(b) : b;
-  };
-  const int64_t pixels = s.oh * s.ow;
-  v.ref.resize(static_cast<size_t>(pixels * p.m));
-  int64_t peak = 1;
-  for (int64_t q = 0; q < pixels; ++q)
-    for (int64_t o = 0; o < p.m; ++o) {
-      int64_t sum = 0;
-      for (int64_t ch = 0; ch < p.c; ++ch)
-        for (int64_t i = 0; i < p.kh; ++i)
-          for (int64_t j = 0; j < p.kw; ++j) {
-            const uint8_t wb = v.w[static_cast<size_t>(((o * p.c + ch) * p.kh + i) * p.kw + j)];
-            const int32_t wv = (p.w_signed ? static_cast<int8_t>(wb) : wb) - w_zero;
-            sum += wv * (xv(q / s.ow * p.sy - p.top + i * p.dy, q % s.ow * p.sx - p.left + j * p.dx, ch) - v.x_zp);
-          }
-      v.ref[static_cast<size_t>(q * p.m + o)] = sum;
-      peak = std::max<int64_t>(peak, std::abs(sum));
-    }
+  Q8ConvNhwcSums reference = ReferenceQ8ConvNhwcSums(s, p.m, v.w, p.w_signed, v.x, p.x_signed, v.x_zp);
+  v.ref = std::move(reference.sums);
+  const int64_t peak = reference.peak;
   for (int64_t i = 0; i < p.m; ++i) {
     v.scale.push_back(static_cast<float>((70.0 + 17.0 * static_cast<double>(i % 7)) / peak * p.scale_boost));
     v.bias.push_back(static_cast<int32_t>((i * 7907) % 3000) - 1500);
