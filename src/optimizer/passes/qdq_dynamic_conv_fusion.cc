@@ -1,5 +1,5 @@
 // Dynamically quantized Convs (onnxruntime.quantization.quantize_dynamic's form) become one
-// com.onyx DynamicQuantizeConv (providers/cpu/kernels/quantization/quant_conv.cc):
+// com.onyx DynamicQuantizeConv (providers/cpu/kernels/quantization/dynamic_quantize_conv.cc):
 //   (q, s, z) = DynamicQuantizeLinear(x)
 //   Y = Mul(Cast<float>(ConvInteger(q, W, z [, w_zp])), Mul(s, w_scale)) [+ B]
 //   => DynamicQuantizeConv(x, W, w_scale, w_zp, B)   with ConvInteger's attributes
