@@ -44,7 +44,7 @@ function(onyx_layer name dir)
   file(GLOB_RECURSE amx_sources CONFIGURE_DEPENDS ${dir}/*_amx_*.cc)
   if(amx_sources)
     set_source_files_properties(${amx_sources} PROPERTIES COMPILE_OPTIONS
-                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;-mamx-tile;-mamx-int8")
+                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;-mamx-tile;-mamx-int8;-mamx-bf16")
     target_sources(${name} PRIVATE ${amx_sources})
   endif()
 endfunction()

@@ -69,9 +69,9 @@ void PackedBf16B::Init(bool trans_b, int64_t k, int64_t n, int64_t ldb, uint16_t
   k_ = k;
   n_ = n;
   const int64_t panels = (n + kBf16PanelColumns - 1) / kBf16PanelColumns, pairs = (k + 1) / 2;
-  data_.assign(static_cast<size_t>(panels * pairs * kBf16PanelColumns), 0u);
+  data_.assign(static_cast<size_t>(panels * panel_pairs() * kBf16PanelColumns), 0u);
   for (int64_t q = 0; q < panels; ++q) {
-    uint32_t* out = data_.data() + q * pairs * kBf16PanelColumns;
+    uint32_t* out = data_.data() + q * panel_pairs() * kBf16PanelColumns;
     const int64_t cols = std::min(kBf16PanelColumns, n - q * kBf16PanelColumns);
     for (int64_t p = 0; p < pairs; ++p)
       for (int64_t j = 0; j < cols; ++j) {
@@ -138,8 +138,9 @@ void Run(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float
   if (kernel == nullptr) throw std::invalid_argument("Bf16GemmPackedB: this CPU has no AVX-512 BF16");
   if (m <= 0 || n <= 0) return;
   const int64_t pairs = (k + 1) / 2, mr = kernel->mr;
-  // A in panels of MR rows (pair p of row r at p * MR + r): a tile's broadcasts read one stream.
-  const int64_t a_panels = (m + mr - 1) / mr, panel_size = pairs * mr;
+  // A in panels of MR rows, each in its kernel's layout (bf16_gemm_kernel.h, Bf16ConvertAFn).
+  const int64_t a_panels = (m + mr - 1) / mr;
+  const int64_t panel_size = (pairs + kernel->a_pair_align - 1) / kernel->a_pair_align * kernel->a_pair_align * mr;
   std::unique_ptr<uint32_t[]> a16(new uint32_t[static_cast<size_t>(a_panels * panel_size)]);
   ThreadPool::For(pool, a_panels, static_cast<double>(mr * k), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
@@ -154,6 +155,7 @@ void Run(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float
   const int64_t groups = (panels + panels_per_group - 1) / panels_per_group;
   const double cost = static_cast<double>(mr * tiles_per_block) * panels_per_group * kBf16PanelColumns * k / 32.0;
   ThreadPool::For(pool, m_blocks * groups, cost, [&](int64_t begin, int64_t end) {
+    if (kernel->begin_task != nullptr) kernel->begin_task();
     for (int64_t task = begin; task < end; ++task) {
       const int64_t mb = task / groups, g = task % groups;
       const int64_t row_end = std::min(m, (mb + 1) * mr * tiles_per_block);
@@ -187,6 +189,7 @@ void Run(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float
         ApplyActivationToBlock(epilogue->activation, c, ldc, c_block, mb * mr * tiles_per_block, row_end,
                                g * panels_per_group * kBf16PanelColumns, std::min(n, q_end * kBf16PanelColumns));
     }
+    if (kernel->end_task != nullptr) kernel->end_task();
   });
 }
 

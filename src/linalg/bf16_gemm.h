@@ -5,9 +5,9 @@
 // vdpbf16ps: each 32-bit lane holds rows 2p and 2p+1 of one column. Products of two bfloat16s
 // are exact in float32; the sums are float32.
 //
-// The family is offered only where a variant is native (AVX-512 BF16): elsewhere
-// Bf16GemmAvailable() is false and callers keep their float32 path. The scalar variant is the
-// reference the tests force; it is never chosen on its own.
+// The family is offered only where a variant is native (AMX-BF16, or AVX-512 BF16 where it pays):
+// elsewhere Bf16GemmAvailable() is false and callers keep their float32 path. The scalar variant
+// is the reference the tests force; it is never chosen on its own.
 #pragma once
 
 #include <cstddef>
@@ -36,8 +36,14 @@ inline constexpr const char* kBf16Attribute = "onyx_bf16";
 // under one variant runs under another.
 constexpr int64_t kBf16PanelColumns = 32;
 
-// op(B)[K, N] in bfloat16 pairs: ceil(N / 32) panels of ceil(K / 2) rows of 32 uint32s, each
-// uint32 = (B[2p][j] low, B[2p+1][j] high); columns past N and the row past an odd K are zero.
+// Pair rows of a B panel come in multiples of this: an AMX B tile is 16 pair rows, and a tile
+// past K must read zeros of its own panel (0 x Inf of the next panel's would be NaN).
+constexpr int64_t kBf16PanelPairAlign = 16;
+
+// op(B)[K, N] in bfloat16 pairs: ceil(N / 32) panels of panel_pairs() rows of 32 uint32s, each
+// uint32 = (B[2p][j] low, B[2p+1][j] high); columns past N, the row past an odd K and the rows
+// padding ceil(K / 2) to a multiple of 16 are zero (at most 15 x 128 bytes a panel: none at
+// BERT's or ResNet's K, which are multiples of 32).
 class PackedBf16B {
  public:
   PackedBf16B() = default;
@@ -50,9 +56,12 @@ class PackedBf16B {
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   int64_t pairs() const { return (k_ + 1) / 2; }
+  int64_t panel_pairs() const {
+    return (pairs() + kBf16PanelPairAlign - 1) / kBf16PanelPairAlign * kBf16PanelPairAlign;
+  }
   size_t bytes() const { return data_.size() * sizeof(uint32_t); }
-  // Panel q (32 columns from 32 q): pairs() rows of 32 uint32s.
-  const uint32_t* panel(int64_t q) const { return data_.data() + q * pairs() * kBf16PanelColumns; }
+  // Panel q (32 columns from 32 q): panel_pairs() rows of 32 uint32s.
+  const uint32_t* panel(int64_t q) const { return data_.data() + q * panel_pairs() * kBf16PanelColumns; }
 
  private:
   void Init(bool trans_b, int64_t k, int64_t n, int64_t ldb, uint16_t (*read)(const void*, int64_t),
@@ -77,24 +86,26 @@ void Bf16GemmPackedBBlocked(int64_t m, int64_t n, int64_t k, float alpha, const 
                             int64_t a_block, const PackedBf16B& b, float beta, float* c, int64_t ldc, int64_t c_block,
                             ThreadPool* pool, const GemmEpilogue* epilogue = nullptr);
 
-// Whether the family runs here: the CPU has AVX-512 BF16 and Bf16GemmWorthIt says it pays (and
-// ONYX_LINALG_ISA does not name a smaller ISA), or a test forced a variant with ForceBf16Isa.
+// Whether the family runs here: the CPU has AMX-BF16 (and Linux granted the tile state), or AVX-512
+// BF16 and Bf16GemmWorthIt says it pays (and ONYX_LINALG_ISA does not name a smaller ISA), or a
+// test forced a variant with ForceBf16Isa.
 bool Bf16GemmAvailable();
 
-// The bf16 GEMM beats the SGEMM only where vdpbf16ps (32 multiply-adds) runs near an FMA's (16)
-// rate: AMD Zen 4 measures 1.95x FMA's multiply-adds (bf16 GEMM 1.84x the SGEMM at BERT's shapes);
-// a Sapphire Rapids-class Xeon 0.5x (bf16 GEMM 0.6x, bfloat16 BERT 0.55x its float32 twin).
+// vdpbf16ps beats the SGEMM only where it (32 multiply-adds) runs near an FMA's (16) rate: AMD
+// Zen 4 measures 1.95x FMA's multiply-adds (bf16 GEMM 1.84x the SGEMM at BERT's shapes); a
+// Sapphire Rapids-class Xeon 0.5x (bf16 GEMM 0.6x, bfloat16 BERT 0.55x its float32 twin). That
+// Xeon's AMX-BF16 (TDPBF16PS: 16x a vdpbf16ps's multiply-adds) outruns the SGEMM everywhere.
 inline constexpr double kBf16MinDotOverFmaRate = 1.3;
-// Whether the bf16 GEMM runs by default on a CPU with AVX-512 BF16: env (ONYX_BF16_GEMM's value,
-// or null) "on" / "off" decides; null, "" or "auto": dot_over_fma (MeasureBf16DotOverFmaRate, this
-// core's vdpbf16ps over FMA multiply-adds per second) >= kBf16MinDotOverFmaRate. Another value
-// throws std::invalid_argument naming it.
-bool Bf16GemmWorthIt(const char* env, double dot_over_fma);
-// "avx512bf16" or "scalar" (tests and benchmarks); "" or "auto" restores the default. False
-// (nothing changes) for an unknown ISA or one this CPU lacks.
+// Whether the variant `isa` ("amx", "avx512bf16") runs by default: env (ONYX_BF16_GEMM's value,
+// or null) "on" / "off" decides; null, "" or "auto": AMX always, AVX-512 BF16 where dot_over_fma
+// (MeasureBf16DotOverFmaRate, this core's vdpbf16ps over FMA multiply-adds per second) >=
+// kBf16MinDotOverFmaRate. Another value throws std::invalid_argument naming it.
+bool Bf16GemmWorthIt(const char* env, std::string_view isa, double dot_over_fma);
+// "amx", "avx512bf16" or "scalar" (tests and benchmarks); "" or "auto" restores the default.
+// False (nothing changes) for an unknown ISA or one this CPU lacks.
 bool ForceBf16Isa(std::string_view isa);
 std::vector<std::string> SupportedBf16Isas();  // best first, "scalar" last
-const char* Bf16GemmKernelName();  // static text, e.g. "bf16_gemm_avx512_14x32"; "" when not available
+const char* Bf16GemmKernelName();  // static text, e.g. "bf16_gemm_amx_32x32"; "" when not available
 
 // float -> bfloat16 bits, to nearest even (NaN stays NaN).
 uint16_t RoundToBf16Bits(float f);

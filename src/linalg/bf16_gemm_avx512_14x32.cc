@@ -4,12 +4,19 @@
 // themselves, and run only where bf16_gemm_config.cc found AVX-512 BF16.
 #if defined(__x86_64__)
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 headers' undefined-vector idiom as (maybe) uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include <immintrin.h>
 
 #include <algorithm>
 #include <utility>
 
 #include "linalg/bf16_gemm.h"
+#include "linalg/bf16_gemm_epilogue_avx512.h"
 #include "linalg/bf16_gemm_kernel.h"
 
 #define ONYX_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
@@ -35,35 +42,7 @@ ONYX_BF16_TARGET void TileRows(const Bf16GemmTile& t) {
       acc1[r] = _mm512_dpbf16_ps(acc1[r], av, b1);
     }
   }
-  const __m512 alpha = _mm512_set1_ps(t.alpha), beta = _mm512_set1_ps(t.beta);
-  const __m512 zero = _mm512_setzero_ps();
-  const __m512 lo = _mm512_set1_ps(t.act_alpha), hi = _mm512_set1_ps(t.act_beta);
-  const __m512 one = _mm512_set1_ps(1.0f);
-  for (int r = 0; r < Rows; ++r) {
-    for (int h = 0; h < 2; ++h) {
-      const int cols = std::min(16, t.nr - 16 * h);
-      if (cols <= 0) break;
-      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1u);
-      float* c = t.c + r * t.ldc + h * t.c_block;
-      __m512 v = _mm512_mul_ps(h == 0 ? acc0[r] : acc1[r], alpha);
-      if (t.beta != 0.0f) v = _mm512_fmadd_ps(beta, _mm512_mask_loadu_ps(zero, mask, c), v);
-      if (t.bias_row) v = _mm512_add_ps(v, _mm512_set1_ps(t.bias_row[r]));
-      if (t.bias_col) v = _mm512_add_ps(v, _mm512_mask_loadu_ps(zero, mask, t.bias_col + 16 * h));
-      if (t.residual) v = _mm512_add_ps(v, _mm512_mask_loadu_ps(zero, mask, t.residual + r * t.ldr + h * t.c_block));
-      switch (t.activation) {
-        case GemmEpilogue::kRelu: v = _mm512_max_ps(v, zero); break;
-        case GemmEpilogue::kClip: v = _mm512_min_ps(_mm512_max_ps(v, lo), hi); break;
-        case GemmEpilogue::kLeakyRelu:
-          v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, lo);
-          break;
-        case GemmEpilogue::kHardSigmoid:  // max(0, min(1, alpha v + beta)), product and sum rounded apart
-          v = _mm512_max_ps(zero, _mm512_min_ps(one, _mm512_add_ps(_mm512_mul_ps(lo, v), hi)));
-          break;
-        default: break;
-      }
-      _mm512_mask_storeu_ps(c, mask, v);
-    }
-  }
+  for (int r = 0; r < Rows; ++r) Bf16StoreRowAvx512(t, r, acc0[r], acc1[r]);
 }
 
 template <int... R>

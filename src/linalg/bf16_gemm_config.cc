@@ -1,6 +1,7 @@
-// The bf16 GEMM selection: AVX-512 BF16 where the CPU has it and runs vdpbf16ps faster than the
-// SGEMM's FMA (measured once, Bf16GemmWorthIt), else nothing (callers keep their float32 path).
-// The scalar variant runs only when a test forces it.
+// The bf16 GEMM selection, best first: AMX-BF16 where the CPU has it and Linux grants the tile
+// state (it runs by default); AVX-512 BF16 where vdpbf16ps outruns the SGEMM's FMA (measured once,
+// Bf16GemmWorthIt); else nothing (callers keep their float32 path). The scalar variant runs only
+// when a test forces it.
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
@@ -15,12 +16,19 @@
 namespace onyx::linalg {
 namespace {
 
-bool HasAvx512Bf16() { return GetCpuFeatures().avx512_bf16; }
-
-const Bf16GemmKernel* Native() {
+const Bf16GemmKernel* Avx512() {
 #if defined(__x86_64__)
-  static const bool has = HasAvx512Bf16();
+  static const bool has = GetCpuFeatures().avx512_bf16;
   if (has) return &kBf16GemmAvx512_14x32;
+#endif
+  return nullptr;
+}
+
+// AMX also needs Linux's per-process permission (RequestAmxPermission); refused, AVX-512 runs.
+const Bf16GemmKernel* Amx() {
+#if defined(__x86_64__)
+  static const bool has = GetCpuFeatures().avx512_bf16 && GetCpuFeatures().amx_bf16 && RequestAmxPermission();
+  if (has) return &kBf16GemmAmx32x32;
 #endif
   return nullptr;
 }
@@ -32,15 +40,16 @@ const Bf16GemmKernel* Default() {
     const std::string_view isa(env);
     if (!isa.empty() && isa != "auto" && isa != "avx512" && isa != "avx512bf16") return nullptr;
   }
-  const Bf16GemmKernel* native = Native();
-  if (native == nullptr) return nullptr;
   const char* env = std::getenv("ONYX_BF16_GEMM");
+  if (const Bf16GemmKernel* amx = Amx()) return Bf16GemmWorthIt(env, amx->isa, 0.0) ? amx : nullptr;
+  const Bf16GemmKernel* native = Avx512();
+  if (native == nullptr) return nullptr;
   const std::string_view mode(env != nullptr ? env : "");
   double dot_over_fma = 0.0;  // measured only where the rule, not the variable, decides
 #if defined(__x86_64__)
   if (mode.empty() || mode == "auto") dot_over_fma = MeasureBf16DotOverFmaRate();
 #endif
-  return Bf16GemmWorthIt(env, dot_over_fma) ? native : nullptr;
+  return Bf16GemmWorthIt(env, native->isa, dot_over_fma) ? native : nullptr;
 }
 
 std::atomic<const Bf16GemmKernel*> g_forced{nullptr};
@@ -61,7 +70,8 @@ bool ForceBf16Isa(std::string_view isa) {
   }
   const Bf16GemmKernel* kernel = nullptr;
   if (isa == "scalar") kernel = &kBf16GemmScalar4x32;
-  else if (isa == "avx512bf16") kernel = Native();
+  else if (isa == "avx512bf16") kernel = Avx512();
+  else if (isa == "amx") kernel = Amx();
   if (kernel == nullptr) return false;
   g_forced.store(kernel, std::memory_order_release);
   g_forced_set.store(true, std::memory_order_release);
@@ -70,18 +80,19 @@ bool ForceBf16Isa(std::string_view isa) {
 
 bool Bf16GemmAvailable() { return SelectedBf16GemmKernel() != nullptr; }
 
-bool Bf16GemmWorthIt(const char* env, double dot_over_fma) {
+bool Bf16GemmWorthIt(const char* env, std::string_view isa, double dot_over_fma) {
   const std::string_view mode(env != nullptr ? env : "");
   if (mode == "on") return true;
   if (mode == "off") return false;
   if (!mode.empty() && mode != "auto")
     throw std::invalid_argument("ONYX_BF16_GEMM='" + std::string(mode) + "': expected on, off or auto");
-  return dot_over_fma >= kBf16MinDotOverFmaRate;
+  return isa == "amx" || dot_over_fma >= kBf16MinDotOverFmaRate;
 }
 
 std::vector<std::string> SupportedBf16Isas() {
   std::vector<std::string> out;
-  if (Native() != nullptr) out.emplace_back("avx512bf16");
+  if (Amx() != nullptr) out.emplace_back("amx");
+  if (Avx512() != nullptr) out.emplace_back("avx512bf16");
   out.emplace_back("scalar");
   return out;
 }

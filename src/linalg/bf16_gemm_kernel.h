@@ -8,9 +8,9 @@ namespace onyx::linalg {
 
 // One MR x 32 tile of C over the whole K.
 struct Bf16GemmTile {
-  int64_t pairs = 0;
-  const uint32_t* a = nullptr;  // A panel: pairs steps of MR uint32s (one pair of each row)
-  const uint32_t* b = nullptr;  // panel: pairs rows of 32 uint32s
+  int64_t pairs = 0;  // ceil(K / 2)
+  const uint32_t* a = nullptr;  // A panel in the kernel's layout (Bf16ConvertAFn)
+  const uint32_t* b = nullptr;  // panel: pairs rows of 32 uint32s, zero rows up to a multiple of 16
   float* c = nullptr;  // element (r, j) at c[r * ldc + (j / 16) * c_block + j % 16]
   int64_t ldc = 0;
   int64_t c_block = 16;  // 16: row-major; the channel-block stride of an NCHWc output
@@ -32,23 +32,30 @@ struct Bf16GemmTile {
 
 using Bf16GemmTileFn = void (*)(const Bf16GemmTile& tile);
 // Rounds rows 0..rows-1 (rows <= MR) of op(A)[., 0:k] (a at the first row; trans: A stored
-// [K, M]) to bfloat16 pairs into one A panel: pair p of row r at out[p * MR + r], zero for rows
-// past `rows` and for the pair past an odd k. Untransposed, element (r, k) is at
+// [K, M]) to bfloat16 pairs into one A panel of MR x P uint32s, P = ceil(k / 2) rounded up to
+// the kernel's a_pair_align, zero for rows past `rows` and for pairs past k. The vector
+// variants (a_pair_align 1) put pair p of row r at out[p * MR + r] (a broadcast stream), the
+// AMX one (16) at out[r * P + p] (tile rows). Untransposed, element (r, k) is at
 // a[r * lda + (k / 16) * k_block + k % 16] (k_block 16: row-major; an NCHWc image's plane).
 using Bf16ConvertAFn = void (*)(bool trans, const float* a, int64_t lda, int64_t k_block, int64_t rows, int64_t k,
                                 uint32_t* out);
 
 struct Bf16GemmKernel {
-  const char* isa;   // "avx512bf16", "scalar"
+  const char* isa;   // "amx", "avx512bf16", "scalar"
   const char* name;  // "bf16_gemm_avx512_14x32"
   int mr;
   Bf16GemmTileFn tile;
   Bf16ConvertAFn convert_a;
+  int a_pair_align = 1;
+  // Around each thread's run of tiles (AMX: load the tile configuration, release the tiles).
+  void (*begin_task)() = nullptr;
+  void (*end_task)() = nullptr;
 };
 
 extern const Bf16GemmKernel kBf16GemmScalar4x32;
 #if defined(__x86_64__)
 extern const Bf16GemmKernel kBf16GemmAvx512_14x32;
+extern const Bf16GemmKernel kBf16GemmAmx32x32;
 // This core's multiply-adds per second with vdpbf16ps over those with AVX-512 FMA (a loop of each,
 // about a millisecond in all; bf16_dot_rate_avx512.cc). Only where the CPU has AVX-512 BF16.
 double MeasureBf16DotOverFmaRate();

@@ -60,6 +60,7 @@ CpuFeatures Detect() {
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
   const bool amx_cpuid = ((edx >> 24) & 1u) && ((edx >> 25) & 1u);  // AMX-TILE, AMX-INT8
   f.amx_int8 = amx_cpuid && OsEnabledAmx();
+  f.amx_bf16 = ((edx >> 24) & 1u) && ((edx >> 22) & 1u) && OsEnabledAmx();  // AMX-TILE, AMX-BF16
 #endif
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -82,7 +83,7 @@ bool RequestAmxPermission() {
   static bool granted = false;
   std::call_once(once, [] {
 #if defined(__x86_64__) && defined(__linux__)
-    if (!GetCpuFeatures().amx_int8) return;
+    if (!GetCpuFeatures().amx_int8 && !GetCpuFeatures().amx_bf16) return;
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtileData = 18;
     granted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
 #endif

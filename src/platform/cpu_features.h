@@ -16,6 +16,7 @@ struct CpuFeatures {
   // AMX-TILE + AMX-INT8 in CPUID and the tile state enabled by the OS (XCR0). Linux still wants
   // each process to ask before its first tile instruction: RequestAmxPermission.
   bool amx_int8 = false;
+  bool amx_bf16 = false;  // AMX-TILE + AMX-BF16 (TDPBF16PS), the same OS and permission rules
   int physical_cores = 1;
   int logical_cores = 1;
 };
@@ -23,7 +24,7 @@ struct CpuFeatures {
 const CpuFeatures& GetCpuFeatures();
 
 // Asks Linux, once per process, for the AMX tile data state (arch_prctl ARCH_REQ_XCOMP_PERM);
-// true when granted, and always false without amx_int8. The kernel refuses when a thread's
+// true when granted, and always false without amx_int8 or amx_bf16. The kernel refuses when a thread's
 // alternate signal stack is too small for the larger signal frame (AMX's 8 KiB of tile data).
 bool RequestAmxPermission();
 

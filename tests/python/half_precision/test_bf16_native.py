@@ -114,7 +114,8 @@ def test_bf16_products_round_activations_where_the_cpu_has_avx512_bf16():
     np.testing.assert_array_equal(got, np.full((1, 4), want, dtype=np.float32))
     kernels = _profile_kernels(path, {"x": x})
     if _cpu_has_bf16():
-        assert kernels.get("MatMul", "").startswith("gemm packed bf16 B bf16_gemm_avx512"), kernels
+        assert kernels.get("MatMul", "").startswith(("gemm packed bf16 B bf16_gemm_avx512",
+                                                     "gemm packed bf16 B bf16_gemm_amx")), kernels
     else:
         assert "bf16" not in kernels.get("MatMul", ""), kernels
 

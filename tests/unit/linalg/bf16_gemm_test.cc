@@ -107,11 +107,27 @@ TEST_P(Bf16GemmVariant, Shapes) {
       for (int64_t k : {1, 2, 7, 33, 130}) Check({m, n, k});
 }
 
+// Tails of every tile shape (AVX-512 14 rows, AMX 32 rows and 16-pair K steps, 32-column panels),
+// odd K, over one and two threads.
+TEST_P(Bf16GemmVariant, Tails) {
+  const int64_t sizes[] = {1, 15, 16, 17, 31, 33, 100};
+  int turn = 0;
+  for (int64_t m : sizes)
+    for (int64_t n : sizes)
+      for (int64_t k : sizes) {
+        Case cs{m, n, k};
+        cs.threads = 1 + (turn++ % 2);
+        Check(cs);
+      }
+}
+
 TEST_P(Bf16GemmVariant, TransposesAlphaBeta) {
   Check({17, 45, 31, true, false});
   Check({17, 45, 31, false, true});
   Check({17, 45, 31, true, true, 0.5f, 0.75f});
   Check({30, 64, 64, false, false, -2.0f, 1.0f});
+  Check({33, 31, 33, true, false, 1.0f, 0.5f});   // AMX: rows 16-31 of a second tile, K past one step
+  Check({100, 17, 65, true, true, 0.25f, -1.0f, false, false, false, GemmEpilogue::kNone, 2});
 }
 
 TEST_P(Bf16GemmVariant, Epilogues) {
@@ -211,7 +227,7 @@ TEST_P(Bf16GemmVariant, BlockedOperands) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, Bf16GemmVariant, ::testing::Values("avx512bf16", "scalar"),
+INSTANTIATE_TEST_SUITE_P(Isa, Bf16GemmVariant, ::testing::Values("amx", "avx512bf16", "scalar"),
                          [](const auto& info) { return info.param; });
 
 TEST(Bf16GemmConfig, UnknownIsaRefused) {
@@ -223,21 +239,27 @@ TEST(Bf16GemmConfig, UnknownIsaRefused) {
   EXPECT_TRUE(ForceBf16Isa("auto"));
 }
 
-// The bf16 GEMM runs by default only where its instruction outruns FMA (ONYX_BF16_GEMM decides
-// when set): on the Xeon we measured, bfloat16 models ran at half their float32 twins' speed.
-TEST(Bf16GemmConfig, RunsByDefaultOnlyWhereVdpbf16psOutrunsFma) {
-  EXPECT_TRUE(Bf16GemmWorthIt(nullptr, 1.95));  // AMD Zen 4
-  EXPECT_FALSE(Bf16GemmWorthIt(nullptr, 0.5));  // the Xeon
-  EXPECT_FALSE(Bf16GemmWorthIt("", 1.0));
-  EXPECT_TRUE(Bf16GemmWorthIt("auto", kBf16MinDotOverFmaRate));
-  EXPECT_TRUE(Bf16GemmWorthIt("on", 0.4));
-  EXPECT_FALSE(Bf16GemmWorthIt("off", 1.95));
-  EXPECT_THROW(Bf16GemmWorthIt("yes", 1.95), std::invalid_argument);
+// The AVX-512 variant runs by default only where its instruction outruns FMA (ONYX_BF16_GEMM
+// decides when set): on the Xeon we measured, bfloat16 models ran at half their float32 twins'
+// speed on it. AMX runs by default; "off" still turns it off.
+TEST(Bf16GemmConfig, RunsByDefaultOnlyWhereVdpbf16psOutrunsFmaOrOnAmx) {
+  EXPECT_TRUE(Bf16GemmWorthIt(nullptr, "avx512bf16", 1.95));  // AMD Zen 4
+  EXPECT_FALSE(Bf16GemmWorthIt(nullptr, "avx512bf16", 0.5));  // the Xeon
+  EXPECT_FALSE(Bf16GemmWorthIt("", "avx512bf16", 1.0));
+  EXPECT_TRUE(Bf16GemmWorthIt("auto", "avx512bf16", kBf16MinDotOverFmaRate));
+  EXPECT_TRUE(Bf16GemmWorthIt("on", "avx512bf16", 0.4));
+  EXPECT_FALSE(Bf16GemmWorthIt("off", "avx512bf16", 1.95));
+  EXPECT_THROW(Bf16GemmWorthIt("yes", "avx512bf16", 1.95), std::invalid_argument);
+  EXPECT_TRUE(Bf16GemmWorthIt(nullptr, "amx", 0.0));
+  EXPECT_TRUE(Bf16GemmWorthIt("auto", "amx", 0.0));
+  EXPECT_FALSE(Bf16GemmWorthIt("off", "amx", 0.0));
+  EXPECT_THROW(Bf16GemmWorthIt("yes", "amx", 0.0), std::invalid_argument);
 }
 
 #if defined(__x86_64__)
 TEST(Bf16GemmConfig, MeasuresVdpbf16psAgainstFma) {
-  if (SupportedBf16Isas().front() != "avx512bf16") GTEST_SKIP() << "no AVX-512 BF16 on this CPU";
+  const auto isas = SupportedBf16Isas();
+  if (std::find(isas.begin(), isas.end(), "avx512bf16") == isas.end()) GTEST_SKIP() << "no AVX-512 BF16 on this CPU";
   const double rate = MeasureBf16DotOverFmaRate();
   // Far from both ends on every CPU we know (0.4 to 2): a broken loop gives 0, or the compiler
   // having folded one of them away, a huge or tiny ratio.
