@@ -78,7 +78,7 @@ void Finish(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, i
             int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
             const int32_t* col_zero) {
   if (cols == kNr && !out.transposed) {
-    FinishFullWidthRows(out, k, acc, nr_stride, i0, rows, j0, row_sums, row_zero, col_sums, col_zero);
+    FinishFullWidthRows<true>(out, k, acc, nr_stride, i0, rows, j0, row_sums, row_zero, col_sums, col_zero);
     return;
   }
   FinishTile<kMr, kNr>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
