@@ -301,6 +301,12 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
         for (int64_t rp = rp0; rp < rp1; ++rp) {
           const int64_t i0 = rp * mr;
           const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
+          if (direct && rows == mr && cols == nr && !out.transposed && kr.tile_direct_finish != nullptr) {
+            kr.tile_direct_finish(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, out, k, i0, j0,
+                                  sums.data() + (rp - rp0) * mr, zeros.data() + (rp - rp0) * mr, col_sums + cp * nr,
+                                  col_zero);
+            continue;
+          }
           if (direct && rows == mr) kr.tile_direct(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, acc);
           else kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc);
           kr.finish(out, k, acc, nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,

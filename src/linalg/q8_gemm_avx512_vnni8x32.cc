@@ -27,8 +27,8 @@ constexpr int kMr = 8, kNr = 32, kGroup = 4;
 // The tile's body, whatever A's layout: quad(r, g) reads row r's 4 codes of k group g. Both
 // tiles below are this loop, inlined into each; only how A is addressed differs.
 template <typename Quad>
-__attribute__((always_inline)) inline void TileBody(int64_t k_groups, Quad quad, const int8_t* b, int32_t* acc) {
-  __m512i c[kMr][2];
+__attribute__((always_inline)) inline void TileProducts(int64_t k_groups, Quad quad, const int8_t* b,
+                                                        __m512i (&c)[kMr][2]) {
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 4
@@ -42,6 +42,12 @@ __attribute__((always_inline)) inline void TileBody(int64_t k_groups, Quad quad,
       c[r][1] = _mm512_dpbusd_epi32(c[r][1], av, b1);
     }
   }
+}
+
+template <typename Quad>
+__attribute__((always_inline)) inline void TileBody(int64_t k_groups, Quad quad, const int8_t* b, int32_t* acc) {
+  __m512i c[kMr][2];
+  TileProducts(k_groups, quad, b, c);
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) {
     _mm512_storeu_si512(acc + r * kNr, c[r][0]);
@@ -65,10 +71,7 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
 // Tile with A's rows read where they are (Q8TileDirectFn): one pointer a row, each broadcast the
 // row's next 4 codes, as the packed panel would hold them.
 void TileDirect(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel, int32_t* acc) {
-  const uint8_t* row[kMr];
-#pragma GCC unroll 8
-  for (int r = 0; r < kMr; ++r) row[r] = a + r * lda;
-  TileBody(k_groups, [&row](int r, int64_t g) { return Quad(row[r] + g * kGroup); },
+  TileBody(k_groups, [a, lda](int r, int64_t g) { return Quad(a + r * lda + g * kGroup); },
            static_cast<const int8_t*>(b_panel), acc);
 }
 
@@ -84,10 +87,22 @@ void Finish(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, i
   FinishTile<kMr, kNr>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
 }
 
+// TileDirect and the full-width stage in one function (Q8TileDirectFinishFn).
+void TileDirectFinish(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel, const Q8Output& out,
+                      int64_t k, int64_t i0, int64_t j0, const int32_t* row_sums, const int32_t* row_zero,
+                      const int32_t* col_sums, const int32_t* col_zero) {
+  __m512i c[kMr][2];
+  TileProducts(k_groups, [a, lda](int r, int64_t g) { return Quad(a + r * lda + g * kGroup); },
+               static_cast<const int8_t*>(b_panel), c);
+  FinishFullWidthRowsFrom<true>(out, k, [&c](int r, int h) { return c[r][h]; }, i0, kMr, j0, row_sums, row_zero,
+                                col_sums, col_zero);
+}
+
 }  // namespace
 
-const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {
-    "avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile, &Finish, &TileDirect};
+const Q8GemmKernel kQ8GemmAvx512Vnni8x32 = {"avx512vnni", "q8_gemm_avx512vnni_8x32", kMr, kNr, kGroup, 1, 1, &Tile,
+                                            &Finish, &TileDirect, 0, false, nullptr, nullptr, nullptr,
+                                            &TileDirectFinish};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

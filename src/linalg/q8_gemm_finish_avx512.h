@@ -22,10 +22,13 @@ namespace {
 // Rows [i0, i0 + rows) of a 32-column untransposed tile (Q8FinishFn's arguments less cols).
 // kShareTerms: see `correct` below (the VNNI tile's stage; AMX's measured slower with it at
 // 128x3072x768, 20 against 23 % of its peak, faster at 784x128x128, so AMX keeps the plain one).
-template <bool kShareTerms = false>
-inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0,
-                                int rows, int64_t j0, const int32_t* row_sums, const int32_t* row_zero,
-                                const int32_t* col_sums, const int32_t* col_zero) {
+// load(r, h): the products of row r, columns [16 h, 16 h + 16), from wherever the tile keeps
+// them (an acc array below; the VNNI tile's registers, where rows is its constant MR).
+template <bool kShareTerms, typename Load>
+__attribute__((always_inline)) inline void FinishFullWidthRowsFrom(const Q8Output& out, int64_t k, Load load,
+                                                                   int64_t i0, int rows, int64_t j0,
+                                                                   const int32_t* row_sums, const int32_t* row_zero,
+                                                                   const int32_t* col_sums, const int32_t* col_zero) {
   const __m512i cz[2] = {_mm512_loadu_si512(col_zero + j0), _mm512_loadu_si512(col_zero + j0 + 16)};
   const __m512i cs[2] = {_mm512_loadu_si512(col_sums), _mm512_loadu_si512(col_sums + 16)};
   __m512 sc[2];
@@ -45,7 +48,7 @@ inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* a
       kShareTerms && _mm512_test_epi32_mask(_mm512_or_si512(cz[0], cz[1]), _mm512_or_si512(cz[0], cz[1])) == 0;
   auto correct = [&](int r, int h) {
     const auto za = static_cast<uint32_t>(row_zero[r]);
-    __m512i v = _mm512_loadu_si512(acc + r * nr_stride + 16 * h);
+    __m512i v = load(r, h);
     if (!row_term_zero) {
       const uint32_t t = static_cast<uint32_t>(row_sums[r]) - static_cast<uint32_t>(k) * za;
       v = _mm512_sub_epi32(v, _mm512_mullo_epi32(cz[h], _mm512_set1_epi32(static_cast<int32_t>(t))));
@@ -57,7 +60,9 @@ inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* a
   switch (out.kind) {
     case Q8Output::kInt32: {
       auto* c = static_cast<int32_t*>(out.c) + i0 * out.ldc + j0;
+#pragma GCC unroll 16
       for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) _mm512_storeu_si512(c + r * out.ldc + 16 * h, correct(r, h));
       break;
     }
@@ -66,7 +71,9 @@ inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* a
       for (int h = 0; h < 2; ++h)
         bias[h] = out.bias != nullptr ? _mm512_loadu_ps(out.bias + j0 + 16 * h) : _mm512_setzero_ps();
       auto* c = static_cast<float*>(out.c) + i0 * out.ldc + j0;
+#pragma GCC unroll 16
       for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
           __m512 product = _mm512_mul_ps(_mm512_cvtepi32_ps(correct(r, h)), sc[h]);
           __asm__("" : "+v"(product));  // rounded here: GCC contracts the intrinsics into an fma
@@ -83,7 +90,9 @@ inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* a
       const __m512 magic = _mm512_set1_ps(kRoundMagic);
       const __m512i zp = _mm512_set1_epi32(out.zero_point);
       auto* c = static_cast<uint8_t*>(out.c) + i0 * out.ldc + j0;
+#pragma GCC unroll 16
       for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
           const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(correct(r, h), bias[h])), sc[h]);
           // max_ps(lo, x) is std::max(x, lo) and min_ps(hi, y) std::min(y, hi), NaN cases included.
@@ -94,6 +103,15 @@ inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* a
       break;
     }
   }
+}
+
+template <bool kShareTerms = false>
+inline void FinishFullWidthRows(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0,
+                                int rows, int64_t j0, const int32_t* row_sums, const int32_t* row_zero,
+                                const int32_t* col_sums, const int32_t* col_zero) {
+  FinishFullWidthRowsFrom<kShareTerms>(
+      out, k, [acc, nr_stride](int r, int h) { return _mm512_loadu_si512(acc + r * nr_stride + 16 * h); }, i0, rows,
+      j0, row_sums, row_zero, col_sums, col_zero);
 }
 
 }  // namespace

@@ -27,6 +27,14 @@ using Q8TileDirectFn = void (*)(int64_t k_groups, const uint8_t* a, int64_t lda,
 
 struct Q8Output;
 
+// A full tile (MR rows, NR columns, C untransposed) with A read in place (as Q8TileDirectFn),
+// finished into `out` straight from the products (Q8FinishFn's arguments less acc and the
+// shape): no trip through an acc array and no second call a tile.
+using Q8TileDirectFinishFn = void (*)(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel,
+                                      const Q8Output& out, int64_t k, int64_t i0, int64_t j0,
+                                      const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
+                                      const int32_t* col_zero);
+
 // The zero-point terms and the output stage for rows [i0, i0 + rows) x columns [j0, j0 + cols)
 // of C from the tile's acc (nr_stride int32 a row); row_sums / row_zero: the tile's rows (stored
 // A codes' sums and zero points), col_sums: the tile's columns, col_zero: all N
@@ -54,6 +62,7 @@ struct Q8GemmKernel {
   // release the tiles); null: nothing to do.
   void (*begin_task)() = nullptr;
   void (*end_task)() = nullptr;
+  Q8TileDirectFinishFn tile_direct_finish = nullptr;  // null: tile_direct, then finish
 };
 
 extern const Q8GemmKernel kQ8GemmScalar4x16;
