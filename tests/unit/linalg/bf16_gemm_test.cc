@@ -1,8 +1,9 @@
 // Every bf16 GEMM variant against the scalar Bf16GemmReference. Both round A to bfloat16 the
 // same way and form each product exactly (bf16 x bf16 fits in float32), so they differ only in
-// how the float32 sums round (vdpbf16ps adds a pair at once and may order it otherwise): the
-// tolerance is that of a K-term float32 sum, (K + 2) * 2^-23 * sum |a b|, about 100 times below
-// what rounding A or B differently to bfloat16 (2^-8 relative) would cost.
+// how the float32 sums round (vdpbf16ps adds each pair's odd product before its even one,
+// TDPBF16PS sums each 16-pair step in its own tree-like order): the tolerance is that of a
+// K-term float32 sum, (K + 2) * 2^-23 * sum |a b|, about 100 times below what rounding A or B
+// differently to bfloat16 (2^-8 relative) would cost.
 #include "linalg/bf16_gemm.h"
 
 #include <gtest/gtest.h>
