@@ -35,8 +35,9 @@ using Bf16GemmTileFn = void (*)(const Bf16GemmTile& tile);
 // [K, M]) to bfloat16 pairs into one A panel of MR x P uint32s, P = ceil(k / 2) rounded up to
 // the kernel's a_pair_align, zero for rows past `rows` and for pairs past k. The vector
 // variants (a_pair_align 1) put pair p of row r at out[p * MR + r] (a broadcast stream), the
-// AMX one (16) at out[r * P + p] (tile rows). Untransposed, element (r, k) is at
-// a[r * lda + (k / 16) * k_block + k % 16] (k_block 16: row-major; an NCHWc image's plane).
+// AMX one (16) as its 16 x 16-pair tiles (bf16_gemm_amx_32x32.cc, AIndex). Untransposed,
+// element (r, k) is at a[r * lda + (k / 16) * k_block + k % 16] (k_block 16: row-major; an
+// NCHWc image's plane).
 using Bf16ConvertAFn = void (*)(bool trans, const float* a, int64_t lda, int64_t k_block, int64_t rows, int64_t k,
                                 uint32_t* out);
 
