@@ -112,6 +112,11 @@ class MappedBlocks {
     return p;
   }
 
+  bool Contains(const void* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sizes_.count(reinterpret_cast<uintptr_t>(p)) != 0;
+  }
+
   // False when p is not a mapped block.
   bool Free(void* p) {
     const auto address = reinterpret_cast<uintptr_t>(p);
@@ -156,6 +161,8 @@ void* AllocateAlignedSmallPages(size_t bytes, size_t alignment) {
   const size_t rounded = bytes == 0 ? alignment : (bytes + alignment - 1) / alignment * alignment;
   return std::aligned_alloc(alignment, rounded);
 }
+
+bool IsOwnSmallPageMapping(const void* p) { return p != nullptr && Mapped().Contains(p); }
 
 void FreeAligned(void* p) {
   if (p == nullptr || Slabs().Free(p) || Mapped().Free(p)) return;

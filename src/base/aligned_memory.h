@@ -31,4 +31,8 @@ void FreeAligned(void* p);
 // all of them right away) and unmapped when freed.
 void* AllocateAlignedSmallPages(size_t bytes, size_t alignment);
 
+// Whether p is the start of one of those mappings of AllocateAlignedSmallPages, still allocated:
+// memory of Onyx's own, never a caller's buffer, so whoever holds its only reference may write it.
+bool IsOwnSmallPageMapping(const void* p);
+
 }  // namespace onyx

@@ -106,5 +106,24 @@ TEST(AlignedMemory, BuffersAreAdvisedOntoHugePages) {
   EXPECT_FALSE(advised(256, true));
 }
 
+TEST(AlignedMemory, TellsItsOwnSmallPageMappingsFromOtherMemory) {
+  // Only the start of a live mapping of AllocateAlignedSmallPages counts: a fold may write over
+  // such a block, never over a caller's buffer.
+  void* own = AllocateAlignedSmallPages(kHugePageBytes + 100, 64);
+  void* huge = AllocateAligned(kHugePageBytes, 64);
+  void* from_malloc = AllocateAlignedSmallPages(100000, 64);
+  std::vector<float> buffer(kHugePageBytes);
+  EXPECT_TRUE(IsOwnSmallPageMapping(own));
+  EXPECT_FALSE(IsOwnSmallPageMapping(static_cast<char*>(own) + 4096));
+  EXPECT_FALSE(IsOwnSmallPageMapping(huge));
+  EXPECT_FALSE(IsOwnSmallPageMapping(from_malloc));
+  EXPECT_FALSE(IsOwnSmallPageMapping(buffer.data()));
+  EXPECT_FALSE(IsOwnSmallPageMapping(nullptr));
+  FreeAligned(own);
+  EXPECT_FALSE(IsOwnSmallPageMapping(own));
+  FreeAligned(huge);
+  FreeAligned(from_malloc);
+}
+
 }  // namespace
 }  // namespace onyx
