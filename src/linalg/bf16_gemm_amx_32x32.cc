@@ -58,7 +58,6 @@ void Tile(const Bf16GemmTile& t) {
   const int64_t a_stride = kARowBytes;
   const uint32_t* a = t.a;
   const uint32_t* b = t.b;
-  alignas(64) float acc[kMr * kBf16PanelColumns];
   _tile_zero(0);
   _tile_zero(1);
   if (t.mr > 16) {
@@ -75,8 +74,6 @@ void Tile(const Bf16GemmTile& t) {
       _tile_dpbf16ps(2, 5, 6);
       _tile_dpbf16ps(3, 5, 7);
     }
-    _tile_stored(2, acc + 16 * kBf16PanelColumns, kBRowBytes);
-    _tile_stored(3, acc + 16 * kBf16PanelColumns + 16, kBRowBytes);
   } else {  // rows 16-31 are padding: half the work
     for (int64_t s = 0; s < steps; ++s, b += kBStep) {
       _tile_loadd(4, a + s * kATile, a_stride);
@@ -85,6 +82,24 @@ void Tile(const Bf16GemmTile& t) {
       _tile_dpbf16ps(0, 4, 6);
       _tile_dpbf16ps(1, 4, 7);
     }
+  }
+  // A plain product (MatMul's) of whole tiles: the tiles are C's 16-column blocks as they stand.
+  const bool plain = t.alpha == 1.0f && t.beta == 0.0f && t.bias_row == nullptr && t.bias_col == nullptr &&
+                     t.residual == nullptr && t.activation == GemmEpilogue::kNone;
+  if (plain && t.nr == kBf16PanelColumns && (t.mr == 16 || t.mr == kMr)) {
+    const int64_t c_stride = t.ldc * static_cast<int64_t>(sizeof(float));
+    _tile_stored(0, t.c, c_stride);
+    _tile_stored(1, t.c + t.c_block, c_stride);
+    if (t.mr == kMr) {
+      _tile_stored(2, t.c + 16 * t.ldc, c_stride);
+      _tile_stored(3, t.c + 16 * t.ldc + t.c_block, c_stride);
+    }
+    return;
+  }
+  alignas(64) float acc[kMr * kBf16PanelColumns];
+  if (t.mr > 16) {
+    _tile_stored(2, acc + 16 * kBf16PanelColumns, kBRowBytes);
+    _tile_stored(3, acc + 16 * kBf16PanelColumns + 16, kBRowBytes);
   }
   _tile_stored(0, acc, kBRowBytes);
   _tile_stored(1, acc + 16, kBRowBytes);

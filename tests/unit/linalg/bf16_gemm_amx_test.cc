@@ -1,6 +1,7 @@
 // The AMX-BF16 variant's own cases (bf16_gemm_test.cc runs every shared case on it too): it is the
 // default where the CPU has it, its K steps of 16 pairs read only zeros past K (B panels padded at
-// pack time), and long K sums stay within a float32 sum's tolerance of Bf16GemmReference.
+// pack time), long K sums stay within a float32 sum's tolerance of Bf16GemmReference, and the
+// tiles of a plain product go straight into C.
 // Skipped, saying so, where the CPU lacks AMX-BF16 or Linux refuses the tile state.
 #include <gtest/gtest.h>
 
@@ -113,6 +114,45 @@ TEST_F(Bf16GemmAmx, LongKWithinFloat32SumTolerance) {
       worst_ref = std::max(worst_ref, std::fabs(ref[i * n + j] - exact) / mag);
     }
   EXPECT_LE(worst_got, 2.0 * worst_ref + 1e-7) << "AMX " << worst_got << " reference " << worst_ref;
+}
+
+// Whole tiles of a plain product (no alpha, beta, bias or residual; a costly activation comes
+// after) are stored straight into C: row-major and channel-blocked C, with tails that take the
+// staged path beside them.
+TEST_F(Bf16GemmAmx, PlainTilesStoreStraightIntoC) {
+  for (auto act : {GemmEpilogue::kNone, GemmEpilogue::kSilu})
+    for (int64_t m : {16, 64, 80})
+      for (int64_t n : {64, 80}) {
+        const int64_t k = 48;
+        const auto a = Random(static_cast<size_t>(m * k), 5), b = Random(static_cast<size_t>(k * n), 6);
+        std::vector<uint16_t> b16(b.size());
+        for (size_t i = 0; i < b.size(); ++i) b16[i] = RoundToBf16Bits(b[i]);
+        GemmEpilogue ep;
+        ep.activation = act;
+        std::vector<float> ref(static_cast<size_t>(m * n));
+        Bf16GemmReference(false, m, n, k, 1.0f, a.data(), k, b16.data(), n, 0.0f, ref.data(), n, &ep);
+        const PackedBf16B packed(false, k, n, b.data(), n);
+        // Row-major C with padding between rows (untouched), then channel-blocked A and C.
+        const int64_t ldc = n + 5;
+        std::vector<float> got(static_cast<size_t>(m * ldc), -3.0f);
+        Bf16GemmPackedB(false, m, n, k, 1.0f, a.data(), k, packed, 0.0f, got.data(), ldc, nullptr, &ep);
+        std::vector<float> a_blocked(a.size()), got_blocked(static_cast<size_t>(m * n), -7.0f);
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t p = 0; p < k; ++p) a_blocked[(p / 16) * m * 16 + r * 16 + p % 16] = a[r * k + p];
+        Bf16GemmPackedBBlocked(m, n, k, 1.0f, a_blocked.data(), 16, m * 16, packed, 0.0f, got_blocked.data(), 16,
+                               m * 16, nullptr, &ep);
+        for (int64_t r = 0; r < m; ++r) {
+          for (int64_t j = 0; j < n; ++j) {
+            double mag = 0.0;
+            for (int64_t p = 0; p < k; ++p) mag += std::fabs(Bf16Value(a[r * k + p]) * Bf16Value(b[p * n + j]));
+            const double tol = (k + 2) * std::ldexp(1.0, -23) * mag * 1.5 + 1e-6;
+            ASSERT_NEAR(got[r * ldc + j], ref[r * n + j], tol) << "act=" << act << " m=" << m << " " << r << "," << j;
+            ASSERT_NEAR(got_blocked[(j / 16) * m * 16 + r * 16 + j % 16], ref[r * n + j], tol)
+                << "blocked act=" << act << " m=" << m << " " << r << "," << j;
+          }
+          for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(got[r * ldc + j], -3.0f) << r << "," << j;
+        }
+      }
 }
 
 }  // namespace
