@@ -31,7 +31,8 @@ __attribute__((always_inline)) inline void TileProducts(int64_t k_groups, Quad q
                                                         __m512i (&c)[kMr][2]) {
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = _mm512_setzero_si512();
-#pragma GCC unroll 4
+  // Unrolled by 8: 2-4 % faster than by 4 at BERT's shapes, 2-5 % at K = 128 (16 unrolls: no better).
+#pragma GCC unroll 8
   for (int64_t g = 0; g < k_groups; ++g, b += kNr * kGroup) {
     const __m512i b0 = _mm512_load_si512(b);
     const __m512i b1 = _mm512_load_si512(b + 64);
