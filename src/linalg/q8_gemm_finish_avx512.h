@@ -38,9 +38,10 @@ __attribute__((always_inline)) inline void FinishFullWidthRowsFrom(const Q8Outpu
                                    : _mm512_set1_ps(out.scale[0]);
   // v = acc - zb' (sum a' - K za') - za' sum b', half h of row r. vpmulld is two uops on one
   // port, and 32 of them a tile made this stage a fifth of a K = 128 product. kShareTerms: the
-  // column term za' sum b' is made once for the tile's first row's za' (all rows share it unless A's zero
-  // point is per row), and the row term is skipped where the tile's zb' are all 0 (int8 weights
-  // with zero point 0, uint8 ones with 128: most models). Same values, wrap-around included.
+  // column term za' sum b' is made once for the tile's first row's za' (all rows share it
+  // unless A's zero point is per row), and the row term is skipped where the tile's zb' are all
+  // 0 (int8 weights with zero point 0, uint8 ones with 128: most models). Same values,
+  // wrap-around included.
   const auto za0 = static_cast<uint32_t>(row_zero[0]);
   const __m512i ct0[2] = {_mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int32_t>(za0)), cs[0]),
                           _mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int32_t>(za0)), cs[1])};

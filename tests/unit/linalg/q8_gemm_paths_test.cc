@@ -81,7 +81,10 @@ class Q8GemmPaths : public ::testing::TestWithParam<std::string> {
     Q8Output out;
     out.c = y.data();
     out.ldc = c.n;
-    if (kind == 1) out.kind = Q8Output::kFloat, out.scale = scale.data(), out.scale_per_column = true, out.bias = bias.data();
+    if (kind == 1) {
+      out.kind = Q8Output::kFloat, out.scale = scale.data(), out.scale_per_column = true;
+      out.bias = bias.data();
+    }
     if (kind >= 2) {
       out.kind = Q8Output::kQuantized, out.scale = scale.data(), out.scale_per_column = true;
       out.bias_int = bias_int.data(), out.out_signed = kind == 3, out.zero_point = kind == 3 ? -5 : 120;
@@ -96,8 +99,9 @@ class Q8GemmPaths : public ::testing::TestWithParam<std::string> {
     std::vector<int32_t> ref(static_cast<size_t>(c.m * c.n));
     Q8GemmReference(c.m, c.n, c.k, d.a.data(), c.a_signed, d.lda, d.a_zp.data(), c.a_per_row, false, d.b.data(),
                     c.b_signed, d.ldb, d.b_zp.data(), c.b_per_col, ref.data(), c.n);
+    const std::string threads = pool != nullptr ? " threads " + std::to_string(pool->num_threads()) : "";
     const std::string what = GetParam() + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-                             std::to_string(c.k) + (pool != nullptr ? " threads " + std::to_string(pool->num_threads()) : "");
+                             std::to_string(c.k) + threads;
     const std::vector<uint8_t> y = Run(c, d, 0, pool);
     ASSERT_EQ(std::memcmp(y.data(), ref.data(), ref.size() * 4), 0) << "int32 differs from the reference, " << what;
     for (int kind = 1; kind < 4; ++kind) {
