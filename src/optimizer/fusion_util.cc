@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/float_types.h"
 #include "providers/kernel.h"
+#include "tensor/small_page_allocator.h"
 
 namespace onyx::fusion {
 namespace {
@@ -349,8 +350,10 @@ void SetConvParams(GraphEditor& editor, ir::Node* conv, const ConvParams& p, con
                    bool weights_changed) {
   const DataType dt = p.w.dtype();
   if (weights_changed) {
-    // In place, each weight is read before its own slot is written, as into a new tensor.
-    Tensor scaled = CanFoldInPlace(editor, *conv, p.w) ? p.w : Tensor(dt, p.w.shape());
+    // In place, each weight is read before its own slot is written, as into a new tensor. A new
+    // one goes on small pages, as the loader's copies do: kernels pack it and the session drops
+    // it, and a fresh huge page costs a VM far more (base/aligned_memory.h).
+    Tensor scaled = CanFoldInPlace(editor, *conv, p.w) ? p.w : Tensor(dt, p.w.shape(), CpuSmallPageAllocator());
     ForEachWeight(p.w, p.channels, &scaled, [&](int64_t m, double v) { return v * p.scale[static_cast<size_t>(m)]; });
     const std::string w = conv->inputs[1] + "_" + tag;
     editor.SetInput(conv, 1, editor.AddInitializer(w, std::move(scaled)));

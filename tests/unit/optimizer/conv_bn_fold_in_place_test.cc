@@ -1,6 +1,7 @@
 // ConvBatchNormFusion writes the folded weights over the loader's own copy of them (weights
 // misaligned in the model file, copied onto small pages) when nothing else can see that copy,
 // instead of into a fresh buffer as large as the weights; never over weights someone else holds.
+// A fresh buffer, where one is needed, is on small pages too.
 #include <cstring>
 
 #include "base/aligned_memory.h"
@@ -117,6 +118,19 @@ TEST(ConvBatchNormFoldInPlace, LeavesBuffersNotItsOwnAlone) {
   buffer.reset();  // the graph's view holds the only reference
   FoldBatchNorms(*model);
   EXPECT_NE(ExpectFolded(*model, "", 0).raw_data(), data);
+}
+
+TEST(ConvBatchNormFoldInPlace, FoldsViewedWeightsOntoSmallPagesOfItsOwn) {
+  // Weights viewed in place (aligned in the file) fold into a new buffer: a small-page mapping,
+  // as the loader's copies are, since kernels pack it and the session drops it.
+  auto model = ConvBatchNormModel({""});
+  auto file = std::make_shared<std::vector<float>>(static_cast<size_t>(ShapeSize(kWeightShape)));
+  const Tensor w = RandomTensor(kWeightShape, 1);
+  std::memcpy(file->data(), w.raw_data(), static_cast<size_t>(w.byte_size()));
+  model->graph->initializers["W"] = Tensor::View(DataType::kFloat, kWeightShape, file->data(), file);
+  FoldBatchNorms(*model);
+  EXPECT_TRUE(IsOwnSmallPageMapping(ExpectFolded(*model, "", 0).raw_data()));
+  EXPECT_EQ(std::memcmp(file->data(), w.raw_data(), static_cast<size_t>(w.byte_size())), 0);
 }
 
 }  // namespace
