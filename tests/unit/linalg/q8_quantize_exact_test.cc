@@ -3,8 +3,9 @@
 // that rounded the quotient differently (a multiply by 1 / scale, a contracted or reassociated
 // form) shows: quotients at and one to three ulps around every half-integer of the range, ties
 // included, besides random ones, infinities, NaN, signed zeros, and scales whose reciprocal is
-// not a normal float. (A multiply by 1 / scale that divided only near half-integers was exact
-// but slower than vdivps here: the pass is bound by its loads.)
+// not a normal float. (AVX-512 multiplies by 1 / scale and corrects the quotient with one fma:
+// on the AMD EPYC a variant that divided only near half-integers was slower than vdivps, on the
+// Sapphire Rapids Xeon vdivps bounds the pass.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,6 +82,23 @@ TEST_P(Q8QuantizeExact, ScalesWithoutANormalReciprocal) {
   for (float scale : {1e-40f, 3e38f, std::numeric_limits<float>::denorm_min()}) {
     Check<uint8_t>(scale, 128, 7);
     Check<int8_t>(scale, 3, 8);
+  }
+}
+
+// AVX-512 multiplies by 1 / scale and corrects the quotient by one fma step where that is exact
+// (scales in [2^-60, 2^60]): the range's ends and the first scales past them, quotients past the
+// float range (3e38 / 2^-60), and random scales over nine decades.
+TEST_P(Q8QuantizeExact, ReciprocalRangeEndsAndRandomScales) {
+  for (float scale : {0x1p-60f, 0x1p60f, 0x1.fffffep-61f, 0x1.000002p60f, 0x1.fffffep-1f, 1.0f}) {
+    Check<uint8_t>(scale, 128, 11);
+    Check<int8_t>(scale, -7, 12);
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> decade(-6.0f, 3.0f);
+  for (uint32_t i = 0; i < 24; ++i) {
+    const float scale = std::pow(10.0f, decade(rng));
+    Check<uint8_t>(scale, static_cast<uint8_t>(rng()), 100 + i);
+    Check<int8_t>(scale, static_cast<int8_t>(rng()), 200 + i);
   }
 }
 
