@@ -164,6 +164,11 @@ class GemmConv {
   std::vector<PackedA> packed_;  // per group: [M / group, C / group * kh * kw]
 };
 
+// Whether DirectConv reads a padded input that needs no blocking in place (border pixels take
+// only the taps inside it) instead of copying it padded: a copy of copy_bytes, on a CPU with an
+// L2 of l2_bytes (per core). See kMinRowPixelsPerBorderColumn in conv_direct.cc.
+bool DirectConvReadsPaddingInPlace(const Conv2dShape& s, int64_t copy_bytes, int64_t l2_bytes);
+
 class DirectConv {
  public:
   DirectConv() = default;

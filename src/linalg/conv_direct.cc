@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "linalg/conv.h"
 #include "linalg/conv_scratch.h"
 #include "linalg/f32_conv_kernel.h"
@@ -40,8 +42,15 @@ constexpr int64_t kMaxBorderTapSlots = int64_t{1} << 16;
 // speed and split the row's tiles, which on short rows costs more than the copy (3x3 stride 2,
 // one border column: 20-pixel rows 10% slower in place, 40 level, 80 10% faster, 160 30%; 7x7
 // maps 5% slower; ResNet's 7x7 stem, 3 of 112, level; YOLO's 6x6 stem, 2 of 320, 15% faster).
-// A ratio of tile speeds, not a cache size: it holds on any CPU.
+// A ratio of tile speeds measured with the input in L2 (conv_bench calls a layer again and
+// again): it holds on any CPU where the copy stays in L2.
 constexpr int64_t kMinRowPixelsPerBorderColumn = 48;
+// ... or this many when the padded copy exceeds half of L2 (read at run time): the copy and the
+// tiles' reads of it then go through L3 or memory. Inside the models on a 2 MB L2, ResNet-50's
+// 3x3 stride 2 at 56x56 (128 channels, a 1.7 MB copy, 28-pixel rows, one border column) runs
+// 12% faster in place (1902 against 2165 us), YOLO's at 80x80 (128 channels, 40-pixel rows)
+// 14-31% faster; 20-pixel rows cost 10% in place even from L2, so 24.
+constexpr int64_t kMinRowPixelsPerBorderColumnBigCopy = 24;
 
 // How Run and RunPointwiseSpan split a group's work: output blocks in even chunks of at most
 // max_filter_blocks (5 blocks with max 4 -> 2 + 3, 10 -> 3 + 3 + 4: chunk c takes blocks
@@ -67,6 +76,15 @@ struct EvenTiles {
   EvenTiles(int64_t pixels, int64_t max_px)
       : tiles((pixels + max_px - 1) / max_px), base(pixels / tiles), extra(pixels % tiles) {}
 };
+
+// Per core, as the OS reports it (512 KB where it does not).
+int64_t L2Bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{512} << 10;
+  }();
+  return bytes;
+}
 
 // Kernel positions k in [lo, hi) with 0 <= origin + k * dilation < size.
 std::pair<int64_t, int64_t> InsideRange(int64_t origin, int64_t dilation, int64_t size, int64_t kernel) {
@@ -116,18 +134,23 @@ struct BorderTaps {
         count[cls] = n;
       }
   }
-  static bool Pays(const Conv2dShape& s) {
+  static bool Pays(const Conv2dShape& s, int64_t copy_bytes, int64_t l2_bytes) {
     if ((2 * s.kernel_h + 1) * (2 * s.kernel_w + 1) * s.kernel_h * s.kernel_w > kMaxBorderTapSlots) return false;
     int64_t border_cols = 0;
     for (int64_t ow = 0; ow < s.out_w; ++ow) {
       const auto r = InsideRange(ow * s.stride_w - s.pad_left, s.dilation_w, s.in_w, s.kernel_w);
       border_cols += r.first > 0 || r.second < s.kernel_w ? 1 : 0;
     }
-    return border_cols * kMinRowPixelsPerBorderColumn <= s.out_w;
+    const bool big_copy = copy_bytes > l2_bytes / 2;
+    return border_cols * (big_copy ? kMinRowPixelsPerBorderColumnBigCopy : kMinRowPixelsPerBorderColumn) <= s.out_w;
   }
 };
 
 }  // namespace
+
+bool DirectConvReadsPaddingInPlace(const Conv2dShape& s, int64_t copy_bytes, int64_t l2_bytes) {
+  return BorderTaps::Pays(s, copy_bytes, l2_bytes);
+}
 
 DirectConv::DirectConv(const Conv2dShape& s, const float* w, const PackSource* source)
     : kernels_(&SelectedConvKernels()),
@@ -494,7 +517,9 @@ DirectConv::PreparedInput DirectConv::PrepareInput(const Conv2dShape& s, const f
   // An input that needs no blocking, with long rows, is read in place, the tiles skipping the
   // taps in the padding: a padded copy of a big map is a pass over memory, about a third of the
   // time of YOLO's 3x3 stride-2 32->64 at 320x320 and a fifth of its 6x6 stem on RGB planes.
-  if (!block && BorderTaps::Pays(s)) {
+  const int64_t copy_floats = s.batch * (in.blocked ? (s.in_channels + b - 1) / b * b : s.in_channels) *
+                              (s.in_h + s.pad_top + s.pad_bottom) * (s.in_w + s.pad_left + s.pad_right);
+  if (!block && BorderTaps::Pays(s, copy_floats * int64_t{sizeof(float)}, L2Bytes())) {
     in.bounded = true;
     return in;
   }

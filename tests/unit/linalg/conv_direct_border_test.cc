@@ -178,5 +178,47 @@ TEST(ConvDirectBorder, NoPaddedCopyOfRgbPlanes) {
   });
 }
 
+// The rule that reads a padded input in place: rows of 48 pixels per border column, or of 24
+// when the padded copy would exceed half of L2 (stated: 2 MB, as on Sapphire Rapids).
+TEST(ConvDirectBorder, InPlaceRuleWeighsTheCopyAgainstL2) {
+  constexpr int64_t kL2 = int64_t{2} << 20;
+  auto copy_bytes = [](const Conv2dShape& s) {
+    return s.batch * s.in_channels * (s.in_h + s.pad_top + s.pad_bottom) * (s.in_w + s.pad_left + s.pad_right) *
+           int64_t{sizeof(float)};
+  };
+  // ResNet-50's 3x3 stride 2 at 56x56, 128 channels: a 1.7 MB copy, 28-pixel rows.
+  const Conv2dShape resnet_s2 = Shape(128, 56, 56, 128, 3, 3, 2, 1, 1, 1, 1, 1);
+  EXPECT_TRUE(DirectConvReadsPaddingInPlace(resnet_s2, copy_bytes(resnet_s2), kL2));
+  EXPECT_FALSE(DirectConvReadsPaddingInPlace(resnet_s2, copy_bytes(resnet_s2), 2 * kL2));  // the copy stays in L2
+  // The same rows over 16 channels: a small copy.
+  const Conv2dShape narrow = Shape(16, 56, 56, 128, 3, 3, 2, 1, 1, 1, 1, 1);
+  EXPECT_FALSE(DirectConvReadsPaddingInPlace(narrow, copy_bytes(narrow), kL2));
+  // 14- and 7-pixel rows are copied however big the input: the short tiles cost more.
+  const Conv2dShape resnet_s2_28 = Shape(256, 28, 28, 256, 3, 3, 2, 1, 1, 1, 1, 1);
+  EXPECT_FALSE(DirectConvReadsPaddingInPlace(resnet_s2_28, copy_bytes(resnet_s2_28), 1024));
+  const Conv2dShape resnet_7 = Shape(512, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1);
+  EXPECT_FALSE(DirectConvReadsPaddingInPlace(resnet_7, copy_bytes(resnet_7), 1024));
+  // ResNet's 7x7 stem on RGB planes (0.6 MB, 3 border columns of 112): copied, as before.
+  const Conv2dShape stem = Shape(3, 224, 224, 64, 7, 7, 2, 1, 3, 3, 3, 3);
+  EXPECT_FALSE(DirectConvReadsPaddingInPlace(stem, copy_bytes(stem), kL2));
+  // Long rows are read in place whatever the copy's size.
+  const Conv2dShape yolo = Shape(32, 6, 130, 64, 3, 3, 2, 1, 1, 1, 1, 1);
+  EXPECT_TRUE(DirectConvReadsPaddingInPlace(yolo, copy_bytes(yolo), kL2));
+}
+
+// 28-pixel rows of a big input (read in place where L2 is at most twice the 1.7 MB copy) match
+// the reference on every ISA, one and two threads.
+TEST(ConvDirectBorder, BigInputWithShortRowsMatchesReference) {
+  std::mt19937 rng(67);
+  const Conv2dShape s = Shape(128, 56, 56, 16, 3, 3, 2, 1, 1, 1, 1, 1);
+  ConvActivation relu;
+  relu.kind = ConvActivation::kRelu;
+  ThreadPool pool(2);
+  ForEachIsa([&](const std::string&) {
+    CheckProblem(s, MakeDirect, rng, true, true, relu, true, nullptr, 1e-4f);
+    CheckProblem(s, MakeDirect, rng, true, false, {}, true, &pool, 1e-4f);
+  });
+}
+
 }  // namespace
 }  // namespace onyx::linalg
