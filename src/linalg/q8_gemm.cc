@@ -261,9 +261,6 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
   const bool direct = kr.tile_direct != nullptr && !a_signed && k > 0 && k == kp;
   const bool need_row_sums = !std::all_of(col_zero, col_zero + n, [](int32_t z) { return z == 0; });
   const auto* a_bytes = static_cast<const uint8_t*>(a);
-  // Tile order within a task: B panel outer (the default), or, for kernels that ask and a C
-  // stored row-major, A's row panel outer (it stays in L1 while the chunk's B panels stream).
-  const bool rows_outer = kr.rows_outer && !out.transposed;
   ThreadPool::For(pool, row_blocks * chunks, cost, [&](int64_t t0, int64_t t1) {
     // The thread's packed A outlives the block: the pool hands a thread several blocks of one
     // call (column chunks of the same rows), which then pack A once, and a buffer kept from
@@ -308,24 +305,23 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
         packed_block = rb;
       }
       const int64_t cp1 = std::min(col_panels, (chunk + 1) * per_chunk);
-      const int64_t ncp = cp1 - chunk * per_chunk, nrp = rp1 - rp0;
-      for (int64_t it = 0; it < ncp * nrp; ++it) {
-        const int64_t cp = chunk * per_chunk + (rows_outer ? it % ncp : it / nrp);
-        const int64_t rp = rp0 + (rows_outer ? it / ncp : it % nrp);
+      for (int64_t cp = chunk * per_chunk; cp < cp1; ++cp) {
         const int64_t j0 = cp * nr;
         const int cols = static_cast<int>(std::min<int64_t>(nr, n - j0));
-        const int64_t i0 = rp * mr;
-        const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
-        if (direct && rows == mr && cols == nr && !out.transposed && kr.tile_direct_finish != nullptr) {
-          kr.tile_direct_finish(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, out, k, i0, j0,
-                                sums.data() + (rp - rp0) * mr, zeros.data() + (rp - rp0) * mr, col_sums + cp * nr,
-                                col_zero);
-          continue;
+        for (int64_t rp = rp0; rp < rp1; ++rp) {
+          const int64_t i0 = rp * mr;
+          const int rows = static_cast<int>(std::min<int64_t>(mr, m - i0));
+          if (direct && rows == mr && cols == nr && !out.transposed && kr.tile_direct_finish != nullptr) {
+            kr.tile_direct_finish(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, out, k, i0, j0,
+                                  sums.data() + (rp - rp0) * mr, zeros.data() + (rp - rp0) * mr, col_sums + cp * nr,
+                                  col_zero);
+            continue;
+          }
+          if (direct && rows == mr) kr.tile_direct(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, acc);
+          else kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc);
+          kr.finish(out, k, acc, nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,
+                    zeros.data() + (rp - rp0) * mr, col_sums + cp * nr, col_zero);
         }
-        if (direct && rows == mr) kr.tile_direct(k_groups, a_bytes + i0 * lda, lda, packed_b + cp * panel_bytes, acc);
-        else kr.tile(k_groups, panels + (rp - rp0) * a_panel_bytes, packed_b + cp * panel_bytes, acc);
-        kr.finish(out, k, acc, nr, i0, rows, j0, cols, sums.data() + (rp - rp0) * mr,
-                  zeros.data() + (rp - rp0) * mr, col_sums + cp * nr, col_zero);
       }
     }
     if (kr.end_task != nullptr) kr.end_task();

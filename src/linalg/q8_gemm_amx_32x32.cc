@@ -42,16 +42,6 @@ __attribute__((always_inline)) inline void TileBody(int64_t steps, const uint8_t
   _tile_zero(2);
   _tile_zero(3);
   for (int64_t s = 0; s < steps; ++s, b += 16 * kBPanelRow) {
-    // The next step's 32 A rows into L1 ahead of their tile loads, whose stalls on A were the
-    // loop's largest cost (perf); a few % at BERT's shapes, alternated.
-    if (s + 1 < steps) {
-      const uint8_t* next0 = a_row0 + (s + 1) * kKStep;
-      const uint8_t* next16 = a_row16 + (s + 1) * kKStep;
-      for (int r = 0; r < 16; ++r) {
-        _mm_prefetch(reinterpret_cast<const char*>(next0 + r * lda), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(next16 + r * lda), _MM_HINT_T0);
-      }
-    }
     _tile_loadd(4, a_row0 + s * kKStep, lda);
     _tile_loadd(6, b, kBPanelRow);        // columns 0-15
     _tile_loadd(7, b + 64, kBPanelRow);   // columns 16-31
@@ -97,7 +87,7 @@ void Finish(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, i
 
 const Q8GemmKernel kQ8GemmAmx32x32 = {"amx",       "q8_gemm_amx_32x32", kMr,      kNr,       kGroup, 1, 1,
                                       &Tile,       &Finish,             &TileDirect, kKStep,  true,
-                                      "avx512vnni", &BeginTask,         &EndTask,   nullptr, true};
+                                      "avx512vnni", &BeginTask,         &EndTask};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

@@ -63,9 +63,6 @@ struct Q8GemmKernel {
   void (*begin_task)() = nullptr;
   void (*end_task)() = nullptr;
   Q8TileDirectFinishFn tile_direct_finish = nullptr;  // null: tile_direct, then finish
-  // A task walks its column panels for each row panel (A's panel kept in L1) instead of its row
-  // panels for each column panel (B's): AMX, whose tile loads stall on A rows coming from L2.
-  bool rows_outer = false;
 };
 
 extern const Q8GemmKernel kQ8GemmScalar4x16;
