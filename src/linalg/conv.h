@@ -168,6 +168,9 @@ class GemmConv {
 // only the taps inside it) instead of copying it padded: a copy of copy_bytes, on a CPU with an
 // L2 of l2_bytes (per core). See kMinRowPixelsPerBorderColumn in conv_direct.cc.
 bool DirectConvReadsPaddingInPlace(const Conv2dShape& s, int64_t copy_bytes, int64_t l2_bytes);
+// Kernel taps DirectConv sums per pass over a single input block of `channels` (an RGB stem),
+// filter_blocks output blocks of `block` channels at a time: a pass's weights stay in L1.
+int64_t DirectConvTapsPerPass(int64_t block, int64_t filter_blocks, int64_t channels, int64_t taps);
 
 class DirectConv {
  public:

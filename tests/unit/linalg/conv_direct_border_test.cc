@@ -206,6 +206,16 @@ TEST(ConvDirectBorder, InPlaceRuleWeighsTheCopyAgainstL2) {
   EXPECT_TRUE(DirectConvReadsPaddingInPlace(yolo, copy_bytes(yolo), kL2));
 }
 
+// A single input block's taps per pass: ResNet-50's stem (3 channels, 4 filter blocks of 16, 49
+// taps) in passes of 42 (the 32 KB budget of 16-wide blocks), 8-wide blocks within 16 KB.
+TEST(ConvDirectBorder, StemTapsPerPassFillTheL1Budget) {
+  EXPECT_EQ(DirectConvTapsPerPass(16, 4, 3, 49), 42);
+  EXPECT_EQ(DirectConvTapsPerPass(8, 2, 3, 49), 49);
+  EXPECT_EQ(DirectConvTapsPerPass(8, 2, 8, 49), 32);
+  EXPECT_EQ(DirectConvTapsPerPass(16, 4, 16, 49), 8);
+  EXPECT_EQ(DirectConvTapsPerPass(16, 4, 16, 1), 1);
+}
+
 // 28-pixel rows of a big input (read in place where L2 is at most twice the 1.7 MB copy) match
 // the reference on every ISA, one and two threads.
 TEST(ConvDirectBorder, BigInputWithShortRowsMatchesReference) {
