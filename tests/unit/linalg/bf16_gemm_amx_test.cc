@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "linalg/bf16_gemm.h"
+#include "linalg/bf16_test_values.h"
 #include "platform/cpu_features.h"
 #include "platform/thread_pool.h"
 
@@ -38,20 +39,8 @@ class Bf16GemmAmx : public ::testing::Test {
   void TearDown() override { ForceBf16Isa("auto"); }
 };
 
-std::vector<float> Random(size_t count, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (auto& x : v) x = dist(gen);
-  return v;
-}
-
-float Bf16Value(float f) {
-  const uint32_t bits = static_cast<uint32_t>(RoundToBf16Bits(f)) << 16;
-  float out;
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
-}
+using bf16_test::Bf16Value;
+using bf16_test::Random;
 
 TEST(Bf16GemmAmxConfig, BestAndDefaultWhereTheCpuHasIt) {
   if (!HasAmx()) GTEST_SKIP() << "no AMX-BF16 on this CPU, or Linux refused the AMX tile state";
