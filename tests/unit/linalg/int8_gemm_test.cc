@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_isa_test.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
@@ -23,16 +24,8 @@ struct Problem {
   bool a_signed, b_signed, trans_b, a_zp_per_row, b_zp_per_col;
 };
 
-class Int8GemmVariant : public ::testing::TestWithParam<std::string> {
+class Int8GemmVariant : public ForcedQ8IsaTest {
  protected:
-  void SetUp() override {
-    const auto isas = SupportedQ8Isas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceQ8Isa(GetParam()));
-  }
-  void TearDown() override { ForceQ8Isa("auto"); }
-
   struct Data {
     std::vector<uint8_t> a, b;  // raw bytes, read as int8 or uint8
     std::vector<int32_t> a_zp, b_zp, ref;

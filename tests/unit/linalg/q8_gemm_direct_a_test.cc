@@ -13,21 +13,14 @@
 #include <vector>
 
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_isa_test.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8GemmDirectA : public ::testing::TestWithParam<std::string> {
+class Q8GemmDirectA : public ForcedQ8IsaTest {
  protected:
-  void SetUp() override {
-    const auto isas = SupportedQ8Isas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceQ8Isa(GetParam()));
-  }
-  void TearDown() override { ForceQ8Isa("auto"); }
-
   // uint8 A [m, k] with row stride lda; B [k, n] int8 (b_signed) or uint8 with zero point b_zero.
   void Check(int64_t m, int64_t n, int64_t k, int64_t lda, bool b_signed, int32_t b_zero, ThreadPool* pool) {
     std::uniform_int_distribution<int> byte(0, 255);

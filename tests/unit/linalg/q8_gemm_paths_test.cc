@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "linalg/q8_gemm.h"
+#include "linalg/q8_isa_test.h"
 #include "platform/thread_pool.h"
 
 namespace onyx::linalg {
@@ -32,16 +33,8 @@ struct Operands {
   int64_t lda = 0, ldb = 0;
 };
 
-class Q8GemmPaths : public ::testing::TestWithParam<std::string> {
+class Q8GemmPaths : public ForcedQ8IsaTest {
  protected:
-  void SetUp() override {
-    const auto isas = SupportedQ8Isas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceQ8Isa(GetParam()));
-  }
-  void TearDown() override { ForceQ8Isa("auto"); }
-
   // Random codes (extremes in places); A's per-row zero points take two values, row 0's in
   // every third row; B's per-column ones are the stored 0 (int8 B: 0, uint8 B: 128) in columns
   // [0, 32) and [64, 96) and random elsewhere.

@@ -13,20 +13,18 @@
 #include "linalg/gemm.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_gemv.h"
+#include "linalg/q8_isa_test.h"
 
 namespace onyx::linalg {
 namespace {
 
-class Q8GemvVariant : public ::testing::TestWithParam<std::string> {
+class Q8GemvVariant : public ForcedQ8IsaTest {
  protected:
   void SetUp() override {
-    const auto isas = SupportedQ8Isas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceQ8Isa(GetParam()));
+    ForcedQ8IsaTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_EQ(std::string(Q8GemvIsa()), GetParam());
   }
-  void TearDown() override { ForceQ8Isa("auto"); }
 };
 
 TEST_P(Q8GemvVariant, MatchesReference) {
