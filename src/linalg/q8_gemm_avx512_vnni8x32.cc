@@ -69,11 +69,15 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
            static_cast<const int8_t*>(b_panel), acc);
 }
 
+// quad(r, g) with A's rows read where they are (row r at a + r lda).
+inline auto RowsInPlace(const uint8_t* a, int64_t lda) {
+  return [a, lda](int r, int64_t g) { return Quad(a + r * lda + g * kGroup); };
+}
+
 // Tile with A's rows read where they are (Q8TileDirectFn): one pointer a row, each broadcast the
 // row's next 4 codes, as the packed panel would hold them.
 void TileDirect(int64_t k_groups, const uint8_t* a, int64_t lda, const void* b_panel, int32_t* acc) {
-  TileBody(k_groups, [a, lda](int r, int64_t g) { return Quad(a + r * lda + g * kGroup); },
-           static_cast<const int8_t*>(b_panel), acc);
+  TileBody(k_groups, RowsInPlace(a, lda), static_cast<const int8_t*>(b_panel), acc);
 }
 
 // The output stage: full-width untransposed tiles in registers (q8_gemm_finish_avx512.h), others
@@ -93,8 +97,7 @@ void TileDirectFinish(int64_t k_groups, const uint8_t* a, int64_t lda, const voi
                       int64_t k, int64_t i0, int64_t j0, const int32_t* row_sums, const int32_t* row_zero,
                       const int32_t* col_sums, const int32_t* col_zero) {
   __m512i c[kMr][2];
-  TileProducts(k_groups, [a, lda](int r, int64_t g) { return Quad(a + r * lda + g * kGroup); },
-               static_cast<const int8_t*>(b_panel), c);
+  TileProducts(k_groups, RowsInPlace(a, lda), static_cast<const int8_t*>(b_panel), c);
   FinishFullWidthRowsFrom<true>(out, k, [&c](int r, int h) { return c[r][h]; }, i0, kMr, j0, row_sums, row_zero,
                                 col_sums, col_zero);
 }
