@@ -2,22 +2,21 @@
 // tensor is allocated (found by the TensorProto fuzz harness: 38 bytes made the reader allocate
 // 2.8 GB before noticing that a float tensor of 699 million elements had five values).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <string>
 
 #include "onnx/proto_decode.h"
 #include "onnx/wire_writer.h"
 #include "onyx/error.h"
+#include "scratch_file.h"
 
 namespace onyx {
 namespace {
 
-std::string WritePb(const std::string& name, const proto::WireWriter& tensor) {
-  const std::string path = ::testing::TempDir() + "typed_field_count_" + std::to_string(getpid()) + "_" + name + ".pb";
-  std::ofstream(path, std::ios::binary) << tensor.data();
-  return path;
+// The tensor read back from a scratch file holding it (removed afterwards).
+Value ReadTensorFile(const std::string& name, const proto::WireWriter& tensor) {
+  const ScratchFile file("typed_field_count_" + name + ".pb", tensor.data());
+  return proto::ReadValueFile(file.path(), nullptr);
 }
 
 proto::WireWriter FloatTensor(const std::vector<int64_t>& dims, const std::vector<float>& values) {
@@ -31,9 +30,8 @@ proto::WireWriter FloatTensor(const std::vector<int64_t>& dims, const std::vecto
 TEST(TypedFieldCount, TooFewValuesIsAModelErrorBeforeAllocating) {
   // 2^45 floats need 2^47 bytes: allocating first used to fail with an out-of-memory error (or,
   // under the limit, allocate gigabytes) instead of naming the missing values.
-  const std::string path = WritePb("huge", FloatTensor({int64_t{1} << 45}, {1.0f, 2.0f}));
   try {
-    proto::ReadValueFile(path, nullptr);
+    ReadTensorFile("huge", FloatTensor({int64_t{1} << 45}, {1.0f, 2.0f}));
     FAIL() << "read a tensor with 2 of 2^45 values";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel) << e.what();
@@ -46,9 +44,9 @@ TEST(TypedFieldCount, ComplexAndPackedCounts) {
   complex.PackedInt64(1, {int64_t{1} << 62});
   complex.Int64(2, static_cast<int64_t>(DataType::kComplex64));
   complex.PackedFloat(4, {1.0f, 2.0f});
-  EXPECT_THROW(proto::ReadValueFile(WritePb("complex", complex), nullptr), Error);
+  EXPECT_THROW(ReadTensorFile("complex", complex), Error);
   // The values a shape needs read as before.
-  const Value v = proto::ReadValueFile(WritePb("fits", FloatTensor({2}, {1.0f, 2.0f})), nullptr);
+  const Value v = ReadTensorFile("fits", FloatTensor({2}, {1.0f, 2.0f}));
   ASSERT_TRUE(v.is_tensor());
   EXPECT_EQ(v.tensor().data<float>()[1], 2.0f);
 }
