@@ -34,6 +34,7 @@
 #include <unordered_set>
 
 #include "linalg/q8_conv_nhwc.h"
+#include "linalg/q8_dwconv_nhwc.h"
 #include "optimizer/fusion_util.h"
 #include "optimizer/pass.h"
 
@@ -48,6 +49,9 @@ constexpr size_t kMinRegionConvs = 3;
 // Transposes; MobileNetV2's pointwise convs form regions broken by every depthwise conv (30 convs,
 // 30 Transposes), which ran 1.5x slower than NCHW.
 constexpr size_t kConvsPerTranspose = 4;
+
+// Output pixels from which a conv of few filters stays NCHW (see MatchConv).
+constexpr int64_t kLargeImage = 28 * 28;
 
 // kPointwise: an op per element (one image or two of the same dims), layout-agnostic.
 // Axis d of [N, H, W, C] is axis kToNhwc[d] of [N, C, H, W].
@@ -72,11 +76,25 @@ bool MatchConv(GraphEditor& editor, const ir::Node* n) {
   const Tensor* w = editor.Constant(n->inputs[3]);
   if (w == nullptr || w->rank() != 4 || !IsInt8(w->dtype())) return false;
   const ir::Attribute* g = n->FindAttribute("group");
-  if (g != nullptr && g->i != 1) return false;  // group convs (depthwise above all) stay NCHW
+  const int64_t group = g != nullptr ? g->i : 1;
+  // Depthwise convs (group = C = M) join where their channels-last kernel is fast (q8_dwconv_nhwc.h),
+  // from 64 channels (its step: MobileNetV2's 32 at 112x112 took 145 us against 79 NCHW); other
+  // group convs stay NCHW.
+  const bool depthwise = group > 1 && w->dim(1) == 1 && w->dim(0) == group && group >= 64 &&
+                         linalg::Q8DepthwiseNhwcFast();
+  if (group != 1 && !depthwise) return false;
+
   const auto* xd = Int8Image(editor, n->inputs[0]);
   const auto* yd = Int8Image(editor, n->outputs[0]);
-  if (xd == nullptr || yd == nullptr || !DimIs((*xd)[1], w->dim(1)) || !DimIs((*yd)[1], w->dim(0))) return false;
-  if (w->dim(1) % 4 != 0) return false;
+  if (xd == nullptr || yd == nullptr || !DimIs((*xd)[1], w->dim(1) * group) || !DimIs((*yd)[1], w->dim(0)))
+    return false;
+  if (!depthwise && w->dim(1) % 4 != 0) return false;
+  // Fewer than 32 filters fill under half of the direct kernel's 64-filter panels, a loss that
+  // grows with the image: MobileNetV2's 1x1 convs to 16 and 24 channels at 112x112 and 56x56 took
+  // 2-3x their NCHW time (at 7x7 it is a few us, less than a Transpose where they break a region).
+  const Dim& oh = (*yd)[2];
+  const Dim& ow = (*yd)[3];
+  if (w->dim(0) < 32 && (!oh.known() || !ow.known() || oh.value * ow.value >= kLargeImage)) return false;
   // Symmetric weights as stored: int8 with zero point 0, uint8 with 128, per tensor or channel.
   const Tensor* wz = editor.Constant(n->inputs[5]);
   if (wz == nullptr || wz->dtype() != w->dtype() || (wz->size() != 1 && wz->size() != w->dim(0))) return false;

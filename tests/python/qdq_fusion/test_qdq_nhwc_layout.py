@@ -3,8 +3,9 @@ channels-last (com.microsoft.QLinearConv channels_last = 1, the direct kernel) w
 only where the chain meets NCHW readers, on CPUs with AVX-512 VNNI (elsewhere the graph stays
 NCHW). The integer outputs must equal ONNX Runtime 1.31.1's exactly, whatever reads the chain's
 values (graph outputs in the middle, other ops, a subgraph), for uint8 and int8 activations,
-int8 and uint8 weights, per-tensor and per-channel scales, and symbolic batches; convs the
-direct kernel does not take (asymmetric weights, grouped) stay NCHW."""
+int8 and uint8 weights, per-tensor and per-channel scales, and symbolic batches; depthwise convs
+of 64+ channels join (their own channels-last kernel); convs the direct kernel does not take
+(asymmetric weights, other grouped ones) and few-filter convs on large images stay NCHW."""
 import numpy as np
 import onnx
 import pytest
@@ -28,7 +29,7 @@ VNNI = _has_vnni()
 
 
 def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=False, hw=7, mid_output=False, side_reader=False,
-           group=1, subgraph=False, unknown_shape=False, seed=0):
+           group=1, subgraph=False, unknown_shape=False, seed=0, channels=C):
     """x [N, C, hw, hw] (int) -> 4 blocks of conv a (1x1) -> conv b (3x3, pad 1, `group`) ->
     conv c (1x1) -> QLinearAdd(c, a) -> QLinearGlobalAveragePool -> y (12 convs: a region needs 4
     convs per Transpose); options add readers of the first block's b."""
@@ -52,15 +53,16 @@ def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=Fal
     zeros.update({f"{v}{i}": zeros[v] + i for v in "abcs" for i in range(4)})
 
     def conv(x, y, k, g=1):
-        cg = C // g
-        w = rng.integers(-90, 91, (C, cg, k, k))
-        ws = (rng.uniform(0.002, 0.01, C) if per_channel else np.array(0.006)).astype(np.float32)
-        wz = (rng.integers(-3, 4, C) if per_channel else np.array(2)) if w_zero else (np.zeros(C) if per_channel else np.array(0))
+        cg = channels // g
+        w = rng.integers(-90, 91, (channels, cg, k, k))
+        ws = (rng.uniform(0.002, 0.01, channels) if per_channel else np.array(0.006)).astype(np.float32)
+        wz = ((rng.integers(-3, 4, channels) if per_channel else np.array(2)) if w_zero
+              else (np.zeros(channels) if per_channel else np.array(0)))
         wt = np.uint8 if w_unsigned else np.int8  # uint8 weights: shifted by 128, symmetric about it
         shift = 128 if w_unsigned else 0
         ins = [x, const(np.float32(scales[x]), f"{x}_s"), zp(zeros[x], f"{x}_z"), const((w + shift).astype(wt), f"{y}_w"),
                const(ws, f"{y}_ws"), const((wz + shift).astype(wt), f"{y}_wz"), const(np.float32(scales[y]), f"{y}_s"),
-               zp(zeros[y], f"{y}_z"), const(rng.integers(-500, 500, C).astype(np.int32), f"{y}_b")]
+               zp(zeros[y], f"{y}_z"), const(rng.integers(-500, 500, channels).astype(np.int32), f"{y}_b")]
         nodes.append(helper.make_node("QLinearConv", ins, [y], pads=[k // 2] * 4, group=g))
 
     x = "x"
@@ -76,7 +78,7 @@ def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=Fal
     nodes.append(helper.make_node("QLinearGlobalAveragePool", [x, f"{x}_s", f"{x}_z", const(np.float32(scales["g"]), "g_s"),
                                                                zp(zeros["g"], "g_z")], ["y"], domain="com.microsoft"))
     outputs = [helper.make_tensor_value_info("y", act, None)]
-    inputs = [helper.make_tensor_value_info("x", act, None if unknown_shape else ["N", C, hw, hw])]
+    inputs = [helper.make_tensor_value_info("x", act, None if unknown_shape else ["N", channels, hw, hw])]
     if mid_output:
         outputs.append(helper.make_tensor_value_info("b0", act, None))
     if side_reader:  # an NCHW reader of b: MaxPool on the integers
@@ -168,6 +170,25 @@ def test_group_conv_breaks_the_chain():
     _check(path)
 
 
+@pytest.mark.parametrize("signed", [False, True])
+def test_depthwise_convs_join_the_chain(signed):
+    # MobileNet's blocks (1x1, depthwise 3x3, 1x1) of 64 channels, the channels-last depthwise
+    # kernel's step (q8_dwconv_nhwc.h): the depthwise convs run channels-last too, so all 12 convs
+    # are one region with a Transpose at each end.
+    path = _chain(f"nhwc_depthwise_{signed}", signed=signed, channels=64, group=64)
+    _expect_region(_ops(path), 2)
+    _check(path)
+
+
+def test_few_filters_on_a_large_image_stay_nchw():
+    # 16 filters fill a quarter of the direct kernel's 64-filter panels: at 56x56 that costs more
+    # than NCHW (MobileNetV2's 1x1 convs to 16 and 24 channels), so no conv joins a region.
+    path = _chain("nhwc_few_filters_56", hw=56)
+    ops = _ops(path)
+    assert ops.get("QLinearConv") == 12 and "Transpose" not in ops, ops
+    _check(path, batches=(1,))
+
+
 def test_unknown_rank_stays_nchw():
     # Without X's rank the pass cannot tell an image from anything else: nothing changes.
     path = _chain("nhwc_unknown", unknown_shape=True)
@@ -220,5 +241,5 @@ def test_channels_last_group_conv_is_an_error():
                               [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
     path = save_model(model, "nhwc_group_error.onnx")
-    with pytest.raises(RuntimeError, match="channels_last supports 2-D convolutions with group 1 only"):
+    with pytest.raises(RuntimeError, match="channels_last supports 2-D convolutions with group 1 or depthwise ones"):
         run_onyx(path, {"x": np.zeros((1, 3, 3, 4), np.uint8)})

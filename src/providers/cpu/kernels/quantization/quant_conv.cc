@@ -74,9 +74,10 @@ void QLinearConv::Compute(KernelContext& ctx) const {
     ctx.Fail("scales must be float");
   if (x_scale.size() != 1 || x_zp.size() != 1 || y_scale.size() != 1 || y_zp.size() != 1)
     ctx.Fail("x_scale, x_zero_point, y_scale and y_zero_point must be scalars");
-  if (channels_last_ && (x.rank() != 4 || attrs_.group != 1))
-    ctx.Fail(StrCat("channels_last supports 2-D convolutions with group 1 only, not input ", x.Describe(),
-                    " with group ", attrs_.group));
+  if (channels_last_ && (x.rank() != 4 || w.rank() != 4 ||
+                         (attrs_.group != 1 && !IsDepthwise(x.dim(3), w.dim(0), attrs_.group))))
+    ctx.Fail(StrCat("channels_last supports 2-D convolutions with group 1 or depthwise ones (group = input = output ",
+                    "channels) only, not input ", x.Describe(), " with group ", attrs_.group));
   const ConvGeometry g = ResolveConv(ctx, attrs_, x, w, channels_last_);
   CheckPerChannel(ctx, "w_scale", &w_scale, g.out_channels);
   CheckPerChannel(ctx, "w_zero_point", &w_zp, g.out_channels);
@@ -106,6 +107,8 @@ void QLinearConv::Compute(KernelContext& ctx) const {
   QuantWeights scratch;
   const QuantWeights& qw = WeightsFor(packed_w_, w, &w_zp, g.group, ctx.thread_pool(), scratch, channels_last_);
   if (channels_last_) {
+    if (g.group != 1 && qw.depthwise_nhwc.empty())
+      ctx.Fail("channels_last depthwise convolutions need every weight minus its zero point within int8");
     uint8_t local[256];
     linalg::Q8ConvAddend add;
     const bool adds = Addend(ctx, y, ys, yz, add);

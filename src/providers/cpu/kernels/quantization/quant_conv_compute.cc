@@ -265,6 +265,33 @@ void ConvInt8(KernelContext& ctx, const ConvGeometry& g, const uint8_t* xb, bool
     }
 }
 
+namespace {
+
+// What a channels-last kernel that has neither does after it: the table every output code is
+// replaced by, and QLinearAdd's own row over the whole output, in place (element by element).
+void LookupAndAdd(const ConvGeometry& g, const linalg::Q8Output& out, const uint8_t* lut,
+                  const linalg::Q8ConvAddend* add) {
+  const int64_t m = g.out_channels;
+  if (lut != nullptr) {
+    auto* y = static_cast<uint8_t*>(out.c);
+    linalg::Q8Lookup(lut, y, g.batch * g.out_size * m, y);
+  }
+  if (add != nullptr) {
+    auto* y = static_cast<uint8_t*>(out.c);
+    const auto* r = static_cast<const uint8_t*>(add->other);
+    const int64_t count = g.batch * g.out_size * m;
+    const uint8_t* a = add->conv_is_a ? y : r;
+    const uint8_t* b = add->conv_is_a ? r : y;
+    if (out.out_signed)
+      linalg::Q8AddS8(reinterpret_cast<const int8_t*>(a), add->ra, reinterpret_cast<const int8_t*>(b), 1, add->rb,
+                      add->fixed, count, reinterpret_cast<int8_t*>(y));
+    else
+      linalg::Q8AddU8(a, add->ra, b, 1, add->rb, add->fixed, count, y);
+  }
+}
+
+}  // namespace
+
 void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
               const linalg::Q8Output& out, ThreadPool* pool, const uint8_t* lut,
               const linalg::Q8ConvAddend* add) {
@@ -277,6 +304,17 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
     o.c = static_cast<uint8_t*>(out.c) + first * m;
     return o;
   };
+  if (!w.depthwise_nhwc.empty()) {
+    linalg::Q8DepthwiseShape s;
+    s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
+    s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
+    s.top = g.pad_begin[0], s.left = g.pad_begin[1];
+    linalg::Q8DepthwiseRequant rq;
+    rq.bias = out.bias_int, rq.scale = out.scale, rq.zero_point = out.zero_point, rq.out_signed = out.out_signed;
+    linalg::Q8DepthwiseNhwc(w.depthwise_nhwc, s, g.batch, xb, x_signed, x_zp, rq, out.c, pool);
+    LookupAndAdd(g, out, lut, add);
+    return;
+  }
   if (!w.direct.empty()) {  // the direct kernel reads the image in place
     linalg::Q8ConvNhwcShape s;
     s.channels = c, s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1];
@@ -312,22 +350,7 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
       linalg::Q8Gemm(count, a, x_signed, pointwise ? c : depth, &x_zp, false, w.groups[0], o, pool);
     }
   }
-  if (lut != nullptr) {
-    auto* y = static_cast<uint8_t*>(out.c);
-    linalg::Q8Lookup(lut, y, g.batch * g.out_size * m, y);
-  }
-  if (add != nullptr) {  // QLinearAdd's own row over the whole output, in place (element by element)
-    auto* y = static_cast<uint8_t*>(out.c);
-    const auto* r = static_cast<const uint8_t*>(add->other);
-    const int64_t count = g.batch * g.out_size * m;
-    const uint8_t* a = add->conv_is_a ? y : r;
-    const uint8_t* b = add->conv_is_a ? r : y;
-    if (out.out_signed)
-      linalg::Q8AddS8(reinterpret_cast<const int8_t*>(a), add->ra, reinterpret_cast<const int8_t*>(b), 1, add->rb,
-                      add->fixed, count, reinterpret_cast<int8_t*>(y));
-    else
-      linalg::Q8AddU8(a, add->ra, b, 1, add->rb, add->fixed, count, y);
-  }
+  LookupAndAdd(g, out, lut, add);
 }
 
 }  // namespace quant_conv

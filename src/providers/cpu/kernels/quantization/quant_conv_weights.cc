@@ -28,6 +28,12 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
       }
     return q;
   }
+  if (channels_last && w.rank() == 4 && IsDepthwise(w.dim(1) * group, m, group)) {
+    std::vector<int32_t> zps(static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) zps[static_cast<size_t>(j)] = zp(j);
+    q.depthwise_nhwc = linalg::PackedQ8DepthwiseNhwc(m, w.dim(2), w.dim(3), bytes, is_signed, zps.data(), true);
+    return q;
+  }
   if (!channels_last && (w.rank() == 4 || w.rank() == 3) && linalg::Q8GemmWAvailable()) {  // 2-D, or 1-D as one image row
     for (int64_t g = 0; g < group; ++g) {
       std::vector<int32_t> zps(static_cast<size_t>(mg));
@@ -67,7 +73,8 @@ QuantWeights PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_in
   if (w == nullptr || w->rank() < 3 || (info.has_input(zp_index) && zp == nullptr) || w->dim(0) % group != 0) return {};
   if (!IsInt8Type(w->dtype()) || (zp && (zp->dtype() != w->dtype() || (zp->size() != 1 && zp->size() != w->dim(0)))))
     return {};  // Compute reports the error
-  if (channels_last && (w->rank() != 4 || group != 1)) return {};  // Compute reports the error
+  if (channels_last && (w->rank() != 4 || (group != 1 && !IsDepthwise(w->dim(1) * group, w->dim(0), group))))
+    return {};  // Compute reports the error
   return PrepareWeights(*w, zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0}, group, info.thread_pool(), channels_last);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "linalg/q8_conv_nhwc.h"
+#include "linalg/q8_dwconv_nhwc.h"
 #include "linalg/q8_gemm.h"
 #include "onyx/tensor.h"
 #include "providers/kernel.h"
@@ -26,12 +27,16 @@ struct QuantWeights {
   std::vector<linalg::PackedQ8B> groups;
   std::vector<int32_t> depthwise;  // [M, kernel]
   linalg::PackedQ8Nhwc direct;     // channels_last, symmetric weights, AVX-512 VNNI (q8_conv_nhwc.h)
-  bool empty() const { return nchw.empty() && groups.empty() && depthwise.empty() && direct.empty(); }
+  linalg::PackedQ8DepthwiseNhwc depthwise_nhwc;  // channels_last depthwise (q8_dwconv_nhwc.h)
+  bool empty() const {
+    return nchw.empty() && groups.empty() && depthwise.empty() && direct.empty() && depthwise_nhwc.empty();
+  }
 };
 
 bool IsDepthwise(int64_t channels, int64_t out_channels, int64_t group);
 
-// channels_last: always the GEMM operand (ConvNhwc's B), group 1.
+// channels_last: the direct kernel's or the GEMM operand (ConvNhwc's B), group 1; or depthwise
+// (depthwise_nhwc, empty where a weight minus its zero point leaves int8).
 QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, int64_t group, ThreadPool* pool,
                             bool channels_last = false);
 
