@@ -282,7 +282,7 @@ def check_variant_outputs(name, path, float_path, threads, specs, workers, args,
             workers.pop(engine).close()
     family, twin = model_variants.family(result["variant"]), "ort" not in workers
     float_dir = None
-    if twin or family == "fp16":  # ORT on the float32 twin: the reference, or fp16's second chance
+    if twin or variant_check.wants_float_twin(result["variant"]):  # the reference, or a second chance
         float_dir = folder("ort_fp32")
         ort_float = Worker(worker_command("ort", float_path, threads, specs, args))
         try:
@@ -293,7 +293,8 @@ def check_variant_outputs(name, path, float_path, threads, specs, workers, args,
     for engine, key in (("onyx", "agree"), ("openvino", "openvino_agree")):
         if engine in workers:
             result[key], result[key + "_detail"] = variant_check.agreement(
-                float_dir if twin else folder("ort"), folder(engine), family, steps, twin, None if twin else float_dir)
+                float_dir if twin else folder("ort"), folder(engine), family, steps, twin, None if twin else float_dir,
+                dynamic=result["variant"] == "int8-dynamic")
 
 
 def read_into_page_cache(path):

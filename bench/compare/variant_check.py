@@ -3,6 +3,18 @@
   int8       integer outputs must be equal; a float output that comes straight out of a
              DequantizeLinear with one scale must be within one step of that scale (issue 15's
              rule); any other float output within rtol 1e-3 / atol 1e-4, as the float rows
+  int8-dynamic  the int8 rule, and a float output outside it still agrees where its mean error
+             against ORT on the float32 twin is at most 1.02x ORT's own on the same variant. Each
+             DynamicQuantizeLinear turns a last-bit difference in the float op before it into a
+             flipped code or a new scale, and the next layers carry it on: on yolo_like (SiLUs
+             between the convs) ORT's Sigmoid approximation alone moves every output, on bert_base
+             a Gelu's last bit does (docs/quantization.md, "Where the quantized models part from
+             ONNX Runtime"). Neither engine is then the reference; the float32 model is. 1.02: the
+             two engines' errors there are 0.987-1.004x of each other. A weak check: yolo_like with
+             its first conv's output scale 0.4 % off (one code in 255) is caught (1.20-1.26x), the
+             same fault at its 31st conv is not (1.007-1.016x); the kernels' own exact tests and
+             the exact rows (integer outputs, QDQ / QOperator, the Relu CNNs' dynamic form, which
+             still agree within rtol 1e-3) stay the real guard
   fp16       integer outputs equal; float outputs within 3% of the largest |value| of ORT's (the
              bound of tests/python/half_precision), or, where the engines' float16 roundings differ
              more (ORT rounds to float16 between nodes, Onyx computes the body in float32), a mean
@@ -18,6 +30,12 @@ import os
 import numpy as np
 
 HALF_SHARE = {"fp16": 3e-2, "bf16": 8 * 3e-2}
+DYNAMIC_TWIN_RATIO = 1.02
+
+
+def wants_float_twin(variant):
+    """Whether the check of `variant` needs ORT's outputs on the float32 twin (its second chance)."""
+    return variant in ("fp16", "int8-dynamic")
 
 
 def output_steps(path):
@@ -52,9 +70,10 @@ def _mean_share(a, b):
     return float(np.abs(a.astype(np.float64) - b).mean()) / max(float(np.abs(a).max()), 1e-30) if a.size else 0.0
 
 
-def agreement(ref_dir, other_dir, family, steps=None, twin=False, float_dir=None):
+def agreement(ref_dir, other_dir, family, steps=None, twin=False, float_dir=None, dynamic=False):
     """(agrees, note) of the outputs in other_dir against the reference's in ref_dir. float_dir:
-    ORT's outputs on the float32 twin, for the fp16 rule's second chance."""
+    ORT's outputs on the float32 twin, for the second chance of the fp16 rule and (dynamic: the
+    variant is int8-dynamic) of the int8 rule's float outputs without an output step."""
     notes, agree = [], True
     floats = {i: b for i, _, b, _ in _pairs(float_dir, float_dir)} if float_dir else {}
     for i, f, a, b in _pairs(ref_dir, other_dir):
@@ -73,8 +92,15 @@ def agreement(ref_dir, other_dir, family, steps=None, twin=False, float_dir=None
             notes.append(f"{f}: max abs diff {worst:.2e} = {worst / step:.2f} output steps")
         elif family == "int8":
             n = int(np.count_nonzero(~(diff <= 1e-4 + 1e-3 * np.abs(a))))
-            agree &= n == 0
-            notes.append(f"{f}: max abs diff {worst:.2e}" + (f", {n} of {a.size} outside rtol 1e-3/atol 1e-4" if n else ""))
+            note = f"{f}: max abs diff {worst:.2e}" + (f", {n} of {a.size} outside rtol 1e-3/atol 1e-4" if n else "")
+            ok = n == 0
+            if n and dynamic and i in floats and floats[i].shape == a.shape:
+                own, ort = _mean_share(floats[i], b), _mean_share(floats[i], a)
+                ok = own <= DYNAMIC_TWIN_RATIO * ort
+                note += (f"; mean error vs the float32 twin: this {100 * own:.3f}%, ORT {100 * ort:.3f}% "
+                         f"({own / max(ort, 1e-30):.3f}x, at most {DYNAMIC_TWIN_RATIO}x)")
+            agree &= ok
+            notes.append(note)
         else:
             share = worst / max(float(np.abs(a).max()) if a.size else 0.0, 1e-30)
             ok = share <= HALF_SHARE[family]

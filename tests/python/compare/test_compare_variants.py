@@ -248,3 +248,40 @@ def test_ort_errors_are_shortened_to_the_status_and_what_failed():
     e = RuntimeError("worker said: error InvalidGraph: [ONNXRuntimeError] : 10 : INVALID_GRAPH : Load model from "
                      "/x/m_bf16.onnx failed:This is an invalid model. Type Error: bfloat16 Conv")
     assert compare.worker_error(e) == "INVALID_GRAPH: This is an invalid model. Type Error: bfloat16 Conv"
+
+
+def test_int8_dynamic_float_output_agrees_where_no_farther_from_the_float32_twin_than_ort(tmp_path):
+    ort = _save(str(tmp_path / "ort"), np.array([1.0, 2.0, 3.0, 4.0], np.float32), np.array([7], np.uint8))
+    onyx = _save(str(tmp_path / "onyx"), np.array([1.1, 2.0, 2.9, 4.0], np.float32), np.array([7], np.uint8))
+    twin = _save(str(tmp_path / "twin"), np.array([1.05, 2.0, 2.95, 4.0], np.float32), np.array([7], np.uint8))
+    # ORT and Onyx both 0.05 from the twin on two values: equal mean errors.
+    agree, note = variant_check.agreement(ort, onyx, "int8", {}, float_dir=twin, dynamic=True)
+    assert agree and "mean error vs the float32 twin: this 0.625%, ORT 0.625% (1.000x, at most 1.02x)" in note
+    # The same outputs without the dynamic rule (QDQ / QOperator models) keep the strict tolerance.
+    assert not variant_check.agreement(ort, onyx, "int8", {}, float_dir=twin)[0]
+    # Farther from the twin than ORT by more than 2 %: no agreement.
+    near_ort = _save(str(tmp_path / "near_ort"), np.array([1.01, 2.0, 3.0, 4.0], np.float32), np.array([7], np.uint8))
+    agree, note = variant_check.agreement(ort, onyx, "int8", {}, float_dir=near_ort, dynamic=True)
+    assert not agree and "(19.000x, at most 1.02x)" in note
+    # An integer output still has to be equal.
+    flipped = _save(str(tmp_path / "flipped"), np.array([1.1, 2.0, 2.9, 4.0], np.float32), np.array([8], np.uint8))
+    assert not variant_check.agreement(ort, flipped, "int8", {}, float_dir=twin, dynamic=True)[0]
+
+
+def test_int8_dynamic_row_checks_against_ort_on_the_float32_twin(tmp_path, monkeypatch):
+    _fake(monkeypatch)
+    variant, twin = str(tmp_path / "m_int8-dynamic.onnx"), str(tmp_path / "m.onnx")
+    for p in (variant, twin):
+        open(p, "wb").write(b"x")
+    FakeWorker.outputs = {("onyx", variant): np.array([1.1, 2.0], np.float32),
+                          ("ort", variant): np.array([1.0, 2.0], np.float32),
+                          ("ort", twin): np.array([1.05, 2.0], np.float32)}
+    monkeypatch.setattr(variant_check, "output_steps", lambda path: {})
+    r = compare.measure("m@int8-dynamic", variant, {"x": np.zeros(2, np.float32)}, 1, _args(["int8-dynamic"]),
+                        str(tmp_path), variant="int8-dynamic", float_path=twin)
+    assert ("ort", twin) in FakeWorker.made
+    assert r["agree"] and "mean error vs the float32 twin" in r["agree_detail"]
+    FakeWorker.made = []
+    r = compare.measure("m@int8-qdq", variant, {"x": np.zeros(2, np.float32)}, 1, _args(["int8-qdq"]),
+                        str(tmp_path), variant="int8-qdq", float_path=twin)
+    assert ("ort", twin) not in FakeWorker.made and not r["agree"]
