@@ -14,6 +14,7 @@
 #include "runtime/run_memory.h"
 #include "runtime/session_logging.h"
 #include "runtime/session_options_apply.h"
+#include "runtime/small_page_packs.h"
 
 namespace onyx {
 
@@ -92,9 +93,10 @@ void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
                        key == kConfigCreationCacheDir || key == kConfigCreationCacheKey ||
                        key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key) ||
-                       IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key);
+                       IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key) || key == kConfigPacksOnSmallPages;
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
   }
+  PacksOnSmallPagesFromConfig(entries);  // a bad value fails before the optimizer runs
   if (const auto it = entries.find(kConfigCreationCacheKey); it != entries.end()) {
     ONYX_CHECK(entries.count(kConfigCreationCacheDir), kInvalidArgument, kConfigCreationCacheKey, " needs ",
                kConfigCreationCacheDir, " (the cache's folder)");
@@ -235,6 +237,8 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
   if (options.enable_cpu_mem_arena) arena_ = std::make_shared<ArenaAllocator>(CpuArenaBackingAllocator(), options.cpu_arena_max_bytes);
 
   GraphPlan::BuildContext ctx;
+  // Without a creation cache's store, the packs go where the session's config puts them.
+  if (!packs && PacksOnSmallPagesFromConfig(options.config_entries)) packs = SmallPagePackStore();
   ctx.packed_weights = std::move(packs);
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
   ctx.pool = pool_.get();

@@ -1,0 +1,114 @@
+// onyx.memory.packs_on_small_pages: the store puts packs of 2 MB or more on small-page mappings of
+// their own and smaller ones on the shared huge-page slabs; a session with the entry set makes its
+// MatMul's pack there (and computes what a default session computes), one without it does not.
+#include "runtime/small_page_packs.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/aligned_memory.h"
+#include "model_builder.h"
+#include "onyx/session.h"
+
+namespace onyx {
+namespace {
+
+TEST(SmallPagePacks, LargePacksAreSmallPageMappingsOfTheirOwn) {
+  const auto store = SmallPagePackStore();
+  int filled = 0;
+  const auto fill = [&](void* p) { ++filled, std::memset(p, 7, 100); };
+  PackedWeightStore::Blob large = store->Get("large", 3 * kHugePageBytes, fill);
+  PackedWeightStore::Blob small = store->Get("small", 16384, fill);
+  EXPECT_EQ(filled, 2);
+  EXPECT_EQ(static_cast<const unsigned char*>(large.data)[99], 7);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large.data) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data) % 64, 0u);
+  EXPECT_TRUE(IsOwnSmallPageMapping(large.data));
+  EXPECT_FALSE(IsOwnSmallPageMapping(small.data));
+  void* const large_data = large.data;
+  large = {};  // the pack's owner goes: so does its mapping
+  EXPECT_FALSE(IsOwnSmallPageMapping(large_data));
+}
+
+// Bytes of the mappings in /proc/self/smaps that are advised against huge pages ("nh"), of at
+// least `min_bytes` each: the own mappings of AllocateAlignedSmallPages.
+int64_t NoHugePageMappingBytes(int64_t min_bytes) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  int64_t total = 0, size = 0;
+  while (std::getline(smaps, line)) {
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-') {
+      size = static_cast<int64_t>(end - begin);
+    } else if (line.rfind("VmFlags:", 0) == 0 && line.find(" nh") != std::string::npos && size >= min_bytes) {
+      total += size;
+    }
+  }
+  return total;
+}
+
+// y = x [16, 1024] x W [1024, 1024]: W's pack is 4 MB.
+std::string MatMulModel() {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {16, 1024});
+  b.Initializer("W", test::PatternTensor({1024, 1024}, 3));
+  b.Node("MatMul", {"x", "W"}, {"y"});
+  b.Output("y", DataType::kFloat, {16, 1024});
+  return b.Bytes();
+}
+
+// A session of the model with the entry set to `value` ("" to leave it out), and how many bytes of
+// small-page mappings of 4 MB or more its creation added.
+std::unique_ptr<Session> MakeSession(const std::string& bytes, const std::string& value, int64_t* small_page_bytes) {
+  SessionOptions options;
+  if (!value.empty()) options.config_entries[kConfigPacksOnSmallPages] = value;
+  const int64_t before = NoHugePageMappingBytes(4 << 20);
+  auto session = std::make_unique<Session>(bytes.data(), bytes.size(), options);
+  *small_page_bytes = NoHugePageMappingBytes(4 << 20) - before;
+  return session;
+}
+
+TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {
+  const std::string bytes = MatMulModel();
+  int64_t plain_bytes = 0, off_bytes = 0, on_bytes = 0;
+  const auto plain = MakeSession(bytes, "", &plain_bytes);
+  const auto off = MakeSession(bytes, "0", &off_bytes);
+  const auto on = MakeSession(bytes, "1", &on_bytes);
+  // Whatever else a creation leaves on small pages (the loader's copy of W, where the kernel keeps
+  // it) is the same in all three: the 4 MB pack makes the difference.
+  EXPECT_EQ(off_bytes, plain_bytes);
+  EXPECT_GE(on_bytes - plain_bytes, 4 << 20) << "the MatMul's pack is not on small pages";
+  const Tensor x = test::PatternTensor({16, 1024}, 5);
+  const auto want = plain->Run({{"x", x}});
+  const auto got = on->Run({{"x", x}});
+  ASSERT_EQ(got.size(), 1u);
+  const Tensor& a = want[0].tensor();
+  const Tensor& b = got[0].tensor();
+  ASSERT_EQ(a.shape(), b.shape());
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.byte_size())), 0);
+}
+
+TEST(SmallPagePacks, RejectsAValueNotZeroOrOne) {
+  const std::string bytes = MatMulModel();
+  SessionOptions options;
+  options.config_entries[kConfigPacksOnSmallPages] = "yes";
+  try {
+    Session session(bytes.data(), bytes.size(), options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(kConfigPacksOnSmallPages), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace onyx
