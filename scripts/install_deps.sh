@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libhwy-dev
   libjpeg-dev libpng-dev libopenjp2-7-dev libwebp-dev
   libonnx-testdata
+  universal-ctags  # scripts/check_unity_batches.py: the sanitize preset's unity_batches test
 )
 
 missing=()
