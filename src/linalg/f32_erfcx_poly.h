@@ -1,5 +1,5 @@
-// The scaled complementary error function as a polynomial of t = 1 / (1 + z / 2), shared by
-// the vector-math GELU (f32_vmath_impl.h) and the GEMM epilogue's (f32_gemm_tile_impl.h):
+// The scaled complementary error function as a polynomial of t = 1 / (1 + z / 2), for the
+// vector-math GELU (GeluErf in f32_vmath_impl.h, which the GEMM epilogue runs too):
 //   erfc(z) exp(z^2) = R(t) = kErfcxR[0] + kErfcxR[1] t + ... on z in [0, 9.76] (t in [0.17, 1]).
 // A minimax fit of the relative error (Lawson's algorithm in double) made for Onyx: 3.7e-8 in
 // exact arithmetic, 2.4 ulps evaluated by Horner's rule with float FMAs. Plain data, so it may

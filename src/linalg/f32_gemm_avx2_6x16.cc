@@ -17,7 +17,6 @@ struct GemmAvx2 : Avx2 {
       Avx2::StoreN(p, v, static_cast<size_t>(n));
   }
   static V Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
-  static V SquareLo(V x, V hi) { return Fms(x, x, hi); }  // x * x - hi, exactly
   static V Pow2i(V n) {  // 2^n for integral n in [-126, 127]
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));

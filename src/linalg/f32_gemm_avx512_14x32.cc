@@ -8,8 +8,7 @@ namespace onyx::linalg {
 namespace {
 
 // The shared microkernel is written over the vector-math wrapper plus what a GEMM tile needs:
-// partial loads and stores of any width up to a full vector, broadcasts from memory, exact
-// squares (for the GELU epilogue) and 2^n.
+// partial loads and stores of any width up to a full vector, broadcasts from memory and 2^n.
 struct GemmAvx512 : Avx512 {
   static V LoadN(const float* p, int n) { return n >= kLanes ? Load(p) : Avx512::LoadN(p, static_cast<size_t>(n)); }
   static void StoreN(float* p, V v, int n) {
@@ -19,7 +18,6 @@ struct GemmAvx512 : Avx512 {
       Avx512::StoreN(p, v, static_cast<size_t>(n));
   }
   static V Broadcast(const float* p) { return Set1(*p); }
-  static V SquareLo(V x, V hi) { return Fms(x, x, hi); }  // x * x - hi, exactly
   static V Pow2i(V n) {  // 2^n for integral n in [-126, 127]
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));

@@ -1,13 +1,16 @@
 // Portable f32 GEMM microkernel, 4 rows x 8 columns of plain floats: the last link of the
 // selection chain (any CPU; the compiler may still vectorize it for the baseline ISA).
-#include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
+
+#include "linalg/f32_vector_kernels.h"
+#include "linalg/gemm.h"
 
 namespace onyx::linalg {
 namespace {
 
-// The SIMD wrapper the shared microkernel is written over, with one lane.
+// The SIMD wrapper the shared microkernel is written over, with one lane. It needs no vector
+// math: ActivateRow finishes the transcendental activations.
 struct Scalar {
   using V = float;
   using M = bool;
@@ -24,24 +27,23 @@ struct Scalar {
   static V Add(V a, V b) { return a + b; }
   static V Sub(V a, V b) { return a - b; }
   static V Mul(V a, V b) { return a * b; }
-  static V Div(V a, V b) { return a / b; }
-  static V Reciprocal(V a) { return 1.0f / a; }
   static V Fma(V a, V b, V c) { return a * b + c; }
-  static V Fnma(V a, V b, V c) { return c - a * b; }
-  static V SquareLo(V x, V hi) { return static_cast<float>(static_cast<double>(x) * x - hi); }
   static V Max(V a, V b) { return a > b ? a : b; }  // NaN in b propagates, as in SIMD max
   static V Min(V a, V b) { return a < b ? a : b; }
-  static V Abs(V a) { return std::fabs(a); }
-  static V Round(V a) { return std::nearbyint(a); }
-  static V Pow2i(V n) {
-    const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
-    float out;
-    std::memcpy(&out, &bits, sizeof(out));
-    return out;
-  }
   static M Less(V a, V b) { return a < b; }
   static V Select(M m, V yes, V no) { return m ? yes : no; }
   static void Transpose(V*) {}  // 1 x 1
+  // The transcendental epilogues run the scalar vector-math kernels in place, row by row, so
+  // that a fused activation gives the bits of the standalone one.
+  static void ActivateRow(int activation, float* row, int n) {
+    const F32VUnaryKernels& k = kF32VUnaryScalar;
+    const F32UnaryFn fn = activation == GemmEpilogue::kSigmoid ? k.sigmoid
+                          : activation == GemmEpilogue::kTanh  ? k.tanh
+                          : activation == GemmEpilogue::kSilu  ? k.silu
+                          : activation == GemmEpilogue::kGeluErf ? k.gelu_erf
+                                                                 : k.gelu_tanh;
+    fn(row, row, static_cast<size_t>(n));
+  }
 };
 
 }  // namespace

@@ -11,17 +11,20 @@
 #include <cstdint>
 #include <utility>
 
-#include "linalg/f32_erfcx_poly.h"
 #include "linalg/f32_gemm_kernel.h"
+#include "linalg/f32_vmath_impl.h"
 #include "linalg/gemm.h"
 
 namespace onyx::linalg {
 namespace {
 
-// ---- vector math for the transcendental epilogues (coefficients fitted for float) ----
+// ---- the transcendental epilogues ----
+// GELU (erf form) is vector math's GeluErf itself (f32_vmath_impl.h), so that a GEMM with a fused
+// GELU gives the bits of the standalone Gelu kernel of the same ISA. Sigmoid, Tanh and the
+// GELU's tanh form keep the epilogue's own formulas below (clamped Exp, 2^n by a shift).
 
 template <class S>
-typename S::V Exp(typename S::V x) {
+typename S::V EpilogueExp(typename S::V x) {
   using V = typename S::V;
   // exp(x) = 2^n * exp(r), r = x - n ln2 in [-ln2/2, ln2/2]. The clamp keeps 2^n, and 1 / exp(x)
   // in the callers, normal floats: a denormal operand costs a ~100-cycle microcode assist.
@@ -39,12 +42,12 @@ typename S::V Exp(typename S::V x) {
 }
 
 template <class S>
-typename S::V Sigmoid(typename S::V x) {
-  return S::Div(S::Set1(1.0f), S::Add(S::Set1(1.0f), Exp<S>(S::Sub(S::Zero(), x))));
+typename S::V EpilogueSigmoid(typename S::V x) {
+  return S::Div(S::Set1(1.0f), S::Add(S::Set1(1.0f), EpilogueExp<S>(S::Sub(S::Zero(), x))));
 }
 
 template <class S>
-typename S::V Tanh(typename S::V x) {
+typename S::V EpilogueTanh(typename S::V x) {
   using V = typename S::V;
   const V ax = S::Abs(x);
   // Small |x|: odd polynomial (no cancellation); otherwise 1 - 2 / (exp(2|x|) + 1).
@@ -56,30 +59,10 @@ typename S::V Tanh(typename S::V x) {
   p = S::Fma(p, z, S::Set1(0.13333212509117337f));
   p = S::Fma(p, z, S::Set1(-0.3333333101061633f));
   const V small = S::Fma(S::Mul(x, z), p, x);
-  const V e = Exp<S>(S::Add(ax, ax));
+  const V e = EpilogueExp<S>(S::Add(ax, ax));
   V large = S::Sub(S::Set1(1.0f), S::Div(S::Set1(2.0f), S::Add(e, S::Set1(1.0f))));
   large = S::Select(S::Less(x, S::Zero()), S::Sub(S::Zero(), large), large);
   return S::Select(S::Less(ax, S::Set1(0.625f)), small, large);
-}
-
-// 1 + erf(z) = erfc(-z), with erfc(|z|) = exp(-z^2) R(t), t = 1 / (1 + |z| / 2), for every z
-// (kErfcxR): relative to itself also far into the negative tail, with no small-|z| branch and a
-// reciprocal estimate instead of a division (GEMM + bias + GELU, 256 x 3072 x 768 on AVX-512:
-// 177 -> 180 GFLOP/s, medians of 5 alternating runs).
-template <class S>
-typename S::V OnePlusErf(typename S::V z) {
-  using V = typename S::V;
-  // Past |z| = 9, erfc(|z|) < 5e-37: clamping there keeps every product a normal float.
-  const V az = S::Min(S::Set1(9.0f), S::Abs(z));
-  const V z2 = S::Mul(az, az);
-  const V t = S::Reciprocal(S::Fma(az, S::Set1(0.5f), S::Set1(1.0f)));
-  constexpr int kTerms = sizeof(kErfcxR) / sizeof(kErfcxR[0]);
-  V r = S::Set1(kErfcxR[kTerms - 1]);
-  for (int i = kTerms - 2; i >= 0; --i) r = S::Fma(r, t, S::Set1(kErfcxR[i]));
-  // z^2 = hi + lo keeps exp(-z^2) accurate: exp(-hi - lo) = exp(-hi) (1 - lo).
-  const V lo = S::SquareLo(az, z2);
-  const V erfc = S::Mul(S::Mul(Exp<S>(S::Sub(S::Zero(), z2)), S::Fnma(lo, S::Set1(1.0f), S::Set1(1.0f))), r);
-  return S::Select(S::Less(z, S::Zero()), erfc, S::Sub(S::Set1(2.0f), erfc));
 }
 
 // The activations that need transcendental math, applied to finished values.
@@ -87,30 +70,38 @@ template <class S, int kActivation>
 typename S::V ActivateTranscendental(typename S::V x) {
   using V = typename S::V;
   if constexpr (kActivation == GemmEpilogue::kSigmoid) {
-    return Sigmoid<S>(x);
+    return EpilogueSigmoid<S>(x);
   } else if constexpr (kActivation == GemmEpilogue::kTanh) {
-    return Tanh<S>(x);
+    return EpilogueTanh<S>(x);
   } else if constexpr (kActivation == GemmEpilogue::kSilu) {
-    return S::Mul(x, Sigmoid<S>(x));
+    return S::Mul(x, EpilogueSigmoid<S>(x));
   } else if constexpr (kActivation == GemmEpilogue::kGeluErf) {
-    return S::Mul(S::Mul(x, S::Set1(0.5f)), OnePlusErf<S>(S::Mul(x, S::Set1(0.70710678118654752f))));
+    return GeluErf<S>(x);
   } else {
     static_assert(kActivation == GemmEpilogue::kGeluTanh);
     // 0.5 x (1 + tanh(y)) = x * sigmoid(2y), y = sqrt(2/pi) (x + 0.044715 x^3)
     const V x3 = S::Mul(S::Mul(x, x), x);
     const V y2 = S::Mul(S::Fma(x3, S::Set1(0.044715f), x), S::Set1(1.5957691216057308f));
-    return S::Mul(x, Sigmoid<S>(y2));
+    return S::Mul(x, EpilogueSigmoid<S>(y2));
   }
 }
+
+// A wrapper with ActivateRow (the scalar one) finishes whole rows with it instead.
+template <class S>
+concept HasActivateRow = requires(float* row) { S::ActivateRow(GemmEpilogue::kGeluErf, row, 1); };
 
 // A finished rows x cols block of C, still in L1.
 template <class S, int kActivation>
 void ActivateBlock(float* c, int64_t ldc, int rows, int cols) {
   constexpr int L = S::kLanes;
-  for (int i = 0; i < rows; ++i) {
-    float* crow = c + i * ldc;
-    for (int j = 0; j < cols; j += L)
-      S::StoreN(crow + j, ActivateTranscendental<S, kActivation>(S::LoadN(crow + j, cols - j)), cols - j);
+  if constexpr (HasActivateRow<S>) {
+    for (int i = 0; i < rows; ++i) S::ActivateRow(kActivation, c + i * ldc, cols);
+  } else {
+    for (int i = 0; i < rows; ++i) {
+      float* crow = c + i * ldc;
+      for (int j = 0; j < cols; j += L)
+        S::StoreN(crow + j, ActivateTranscendental<S, kActivation>(S::LoadN(crow + j, cols - j)), cols - j);
+    }
   }
 }
 

@@ -1,0 +1,101 @@
+// The f32 GEMM's fused GELU (erf form) against the standalone Gelu kernel of the same ISA: a
+// MatMul + Add + Gelu gives the same bits whether or not the optimizer fuses the GELU into the
+// GEMM. Each value reaches the epilogue as residual + 0 * 0 (alpha -1, so that -0 survives).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "linalg/gemm.h"
+#include "linalg/vector_math.h"
+#include "linalg/vector_test_util.h"
+
+namespace onyx::linalg {
+namespace {
+
+using testing::BitsToFloat;
+
+uint32_t BitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// The BERT-base value of GeluErfPositiveInputsRoundOnce, signed zeros, infinities, NaN, a
+// linear sweep over [-14, 14] and a sweep of bit patterns over the same range.
+std::vector<float> GeluInputs() {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {BitsToFloat(0x40242931u), 0.0f, -0.0f, kInf, -kInf, std::numeric_limits<float>::quiet_NaN(),
+                          -13.2f, 13.2f, -9.0f, 9.0f, 1e-30f, -1e-30f, 1e-40f, -1e-40f};
+  constexpr int kSteps = 1 << 18;
+  for (int i = 0; i <= kSteps; ++i) x.push_back(-14.0f + 28.0f * static_cast<float>(i) / kSteps);
+  for (uint32_t bits = 0; bits <= 0x41600000u; bits += 2039) {  // |x| in [0, 14]
+    x.push_back(BitsToFloat(bits));
+    x.push_back(-BitsToFloat(bits));
+  }
+  return x;
+}
+
+class GemmGeluFused : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const auto isas = SupportedSgemmIsas();
+    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
+      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
+    ASSERT_TRUE(ForceIsa(GetParam()));
+    ASSERT_TRUE(ForceVectorIsa(GetParam()));
+    ASSERT_EQ(SgemmIsa(), GetParam());
+    ASSERT_EQ(VectorIsa(), GetParam());
+  }
+  void TearDown() override {
+    ForceIsa("auto");
+    ForceVectorIsa("auto");
+  }
+};
+
+// C = -1 * (A B) + residual with A and B zeros: the epilogue sees exactly the residual.
+std::vector<float> FusedGemm(const std::vector<float>& residual, int64_t m, int64_t n,
+                             GemmEpilogue::Activation activation) {
+  constexpr int64_t k = 8;
+  const std::vector<float> a(m * k, 0.0f), b(k * n, 0.0f);
+  std::vector<float> c(m * n, 0.0f);
+  GemmEpilogue ep;
+  ep.residual = residual.data();
+  ep.ldr = n;
+  ep.activation = activation;
+  Sgemm(false, false, m, n, k, -1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n, nullptr, &ep);
+  return c;
+}
+
+TEST_P(GemmGeluFused, EqualsStandaloneGeluBitForBit) {
+  // 100 columns: full tiles, a narrow tile and partial vectors on every ISA.
+  constexpr int64_t n = 100;
+  std::vector<float> x = GeluInputs();
+  const int64_t m = (static_cast<int64_t>(x.size()) + n - 1) / n;
+  x.resize(m * n, 0.0f);
+  const std::vector<float> before = FusedGemm(x, m, n, GemmEpilogue::kNone);
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(BitsOf(before[i]), BitsOf(x[i])) << "the epilogue's input is not the residual at " << i;
+  const std::vector<float> fused = FusedGemm(x, m, n, GemmEpilogue::kGeluErf);
+  std::vector<float> standalone(x.size());
+  VecGeluErf(x.data(), standalone.data(), x.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (BitsOf(fused[i]) == BitsOf(standalone[i])) continue;
+    if (++differ <= 5)
+      ADD_FAILURE() << GetParam() << ": gelu(" << x[i] << " = 0x" << std::hex << BitsOf(x[i]) << std::dec
+                    << ") fused " << fused[i] << ", standalone " << standalone[i];
+  }
+  EXPECT_EQ(differ, 0u) << GetParam() << ": of " << x.size() << " values";
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, GemmGeluFused, ::testing::Values("avx512", "avx2", "scalar"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace onyx::linalg
