@@ -140,8 +140,13 @@ ConvChoice ChooseNchwcAlgorithm(const Conv2dShape& s, bool plain_input, bool exa
   if (s.IsDepthwise() && s.out_channels == s.in_channels)
     return {ConvAlgorithm::kDepthwise, "group == input channels == output channels"};
   if (WinogradConv::Applicable(s) && s.in_channels >= kConvWinogradMinChannels &&
-      s.out_channels >= kConvWinogradMinChannels && !exact)
+      s.out_channels >= kConvWinogradMinChannels && !exact) {
+    // ONYX_CONV_ALGO=direct turns Winograd off on the NCHWc path too (to measure its speed or
+    // rounding); before, the switch reached only plain-layout convolutions.
+    if (ConvAlgorithmFromEnvironment() == ConvAlgorithm::kDirect)
+      return {ConvAlgorithm::kDirect, "forced by ONYX_CONV_ALGO=direct"};
     return {ConvAlgorithm::kWinograd, "3x3, stride 1, dilation 1, group 1, at least 16 input and output channels"};
+  }
   return {ConvAlgorithm::kDirect, exact && WinogradConv::Applicable(s)
                                       ? "between DequantizeLinear and QuantizeLinear: exact arithmetic, no Winograd"
                                       : "none of the other engines' conditions hold"};

@@ -4,7 +4,9 @@
 // errors near 1e-5 of the output scale for these channel counts.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
+#include <string>
 
 #include "linalg/conv.h"
 #include "linalg/f32_conv_kernel.h"
@@ -82,6 +84,26 @@ TEST(ConvWinograd, Applicability) {
   s.dilation_h = 1;
   s.group = 2;
   EXPECT_FALSE(WinogradConv::Applicable(s));
+}
+
+// ONYX_CONV_ALGO=direct takes Winograd away on the NCHWc path (the one optimized sessions
+// use) as on the plain one, so its speed and rounding can be measured against direct.
+TEST(ConvWinograd, NchwcChoiceFollowsForcedDirect) {
+  const Conv2dShape s = Conv3x3(1, 64, 40, 40, 64, 1, 1);
+  const char* old = std::getenv("ONYX_CONV_ALGO");
+  const std::string saved = old != nullptr ? old : "";
+  unsetenv("ONYX_CONV_ALGO");
+  EXPECT_EQ(ChooseNchwcAlgorithm(s, false, false).algorithm, ConvAlgorithm::kWinograd);
+  setenv("ONYX_CONV_ALGO", "direct", 1);
+  const ConvChoice forced = ChooseNchwcAlgorithm(s, false, false);
+  EXPECT_EQ(forced.algorithm, ConvAlgorithm::kDirect);
+  EXPECT_STREQ(forced.why, "forced by ONYX_CONV_ALGO=direct");
+  // Depthwise layers keep their engine: the switch is about Winograd here.
+  Conv2dShape dw = s;
+  dw.group = 64;
+  EXPECT_EQ(ChooseNchwcAlgorithm(dw, false, false).algorithm, ConvAlgorithm::kDepthwise);
+  if (old != nullptr) setenv("ONYX_CONV_ALGO", saved.c_str(), 1);
+  else unsetenv("ONYX_CONV_ALGO");
 }
 
 // U = G g G^T of every filter, computed one filter at a time in double (the association the
