@@ -29,6 +29,7 @@
 #include "base/int_math.h"
 #include "linalg/f32_gemm_kernel.h"
 #include "linalg/f32_skinny_kernel.h"
+#include "linalg/f32_vector_kernels.h"
 #include "linalg/gemm.h"
 #include "platform/thread_pool.h"
 
@@ -435,7 +436,8 @@ void Run(const Problem& p_in, ThreadPool* pool) {
 // product: each row of A is streamed once through dot products with B's columns, and alpha,
 // beta and the epilogue are applied to the few results in scalar code.
 
-float ActivateScalar(float v, const GemmEpilogue& e) {
+// The piecewise-linear activations, per value.
+float ActivateLinear(float v, const GemmEpilogue& e) {
   switch (e.activation) {
     case GemmEpilogue::kRelu:
       return v < 0.0f ? 0.0f : v;  // NaN stays NaN
@@ -447,18 +449,29 @@ float ActivateScalar(float v, const GemmEpilogue& e) {
       const float h = e.alpha * v + e.beta;
       return h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
     }
-    case GemmEpilogue::kSigmoid:
-      return 1.0f / (1.0f + std::exp(-v));
-    case GemmEpilogue::kTanh:
-      return std::tanh(v);
-    case GemmEpilogue::kSilu:
-      return v / (1.0f + std::exp(-v));
-    case GemmEpilogue::kGeluErf:
-      return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f));
-    case GemmEpilogue::kGeluTanh:
-      return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
     default:
       return v;
+  }
+}
+
+// The transcendental activations run the standalone ops' vector-math kernels (f32_vector_kernels.h),
+// so a fused activation gives the bits of the unfused one; null for the others.
+F32UnaryFn TranscendentalKernel(const GemmEpilogue* e) {
+  if (e == nullptr) return nullptr;
+  const F32VUnaryKernels& k = SelectedF32VUnary();
+  switch (e->activation) {
+    case GemmEpilogue::kSigmoid:
+      return k.sigmoid;
+    case GemmEpilogue::kTanh:
+      return k.tanh;
+    case GemmEpilogue::kSilu:
+      return k.silu;
+    case GemmEpilogue::kGeluErf:
+      return k.gelu_erf;
+    case GemmEpilogue::kGeluTanh:
+      return k.gelu_tanh;
+    default:
+      return nullptr;
   }
 }
 
@@ -485,6 +498,7 @@ void RunSkinnyN(const Problem& p, ThreadPool* pool) {
   }
   const SkinnyFn dots = SkinnyKernel(*p.kernel);
   const GemmEpilogue* ep = p.epilogue;
+  const F32UnaryFn transcendental = TranscendentalKernel(ep);
   constexpr int64_t kRows = 64;
   ThreadPool::For(pool, CeilDiv(p.m, kRows), static_cast<double>(kRows * p.k * (p.n + 1)),
                   [&](int64_t begin, int64_t end) {
@@ -495,18 +509,20 @@ void RunSkinnyN(const Problem& p, ThreadPool* pool) {
                       for (int64_t r = 0; r < rows; ++r) {
                         const int64_t i = i0 + r;
                         for (int j = 0; j < n; ++j) {
-                          float* c = p.c + i * p.ldc + j;
-                          float v = p.alpha * out[r * n + j];
-                          if (p.beta != 0.0f) v += p.beta * *c;
+                          float& v = out[r * n + j];
+                          v *= p.alpha;
+                          if (p.beta != 0.0f) v += p.beta * p.c[i * p.ldc + j];
                           if (ep != nullptr) {
                             if (ep->bias_per_row != nullptr) v += ep->bias_per_row[i];
                             if (ep->bias_per_col != nullptr) v += ep->bias_per_col[j];
                             if (ep->residual != nullptr) v += ep->residual[i * ep->ldr + j];
-                            v = ActivateScalar(v, *ep);
+                            v = ActivateLinear(v, *ep);
                           }
-                          *c = v;
                         }
                       }
+                      if (transcendental != nullptr) transcendental(out, out, static_cast<size_t>(rows * n));
+                      for (int64_t r = 0; r < rows; ++r)
+                        std::memcpy(p.c + (i0 + r) * p.ldc, out + r * n, static_cast<size_t>(n) * sizeof(float));
                     }
                   });
 }

@@ -142,7 +142,9 @@ TEST(ConvWinograd, WeightTransformIsTheSameFloatsOnEveryIsa) {
             }
         }
       // Lanes past the block's filters are not written (the caller zero-fills partial blocks).
-      if (filters < b) EXPECT_EQ(out[static_cast<size_t>(filters)], -7.0f);
+      if (filters < b) {
+        EXPECT_EQ(out[static_cast<size_t>(filters)], -7.0f);
+      }
     }
   });
 }

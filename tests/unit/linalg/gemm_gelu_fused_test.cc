@@ -1,5 +1,5 @@
-// The f32 GEMM's fused GELU (erf form) and Tanh (every activation in the scalar microkernel)
-// against the standalone kernels of the same ISA: a MatMul + Add + Gelu gives the same bits
+// The f32 GEMM's fused GELU (erf form) and Tanh (every activation in the scalar microkernel and
+// in the few-columns path) against the standalone kernels of the same ISA: a MatMul + Add + Gelu gives the same bits
 // whether or not the optimizer fuses the GELU into the GEMM. Each value reaches the epilogue as
 // residual + 0 * 0 (alpha -1, so that -0 survives).
 #include <gtest/gtest.h>
@@ -75,10 +75,9 @@ std::vector<float> FusedGemm(const std::vector<float>& residual, int64_t m, int6
 
 // How many of x's values the fused activation gives other bits for than the standalone kernel
 // (the first few reported); NaN matches NaN.
+// n: the GEMM's columns; 100 gives full tiles, a narrow tile and partial vectors on every ISA.
 size_t FusedDiffers(std::vector<float> x, GemmEpilogue::Activation activation,
-                    void (*standalone_fn)(const float*, float*, size_t), const char* name) {
-  // 100 columns: full tiles, a narrow tile and partial vectors on every ISA.
-  constexpr int64_t n = 100;
+                    void (*standalone_fn)(const float*, float*, size_t), const char* name, int64_t n = 100) {
   const int64_t m = (static_cast<int64_t>(x.size()) + n - 1) / n;
   x.resize(m * n, 0.0f);
   const std::vector<float> before = FusedGemm(x, m, n, GemmEpilogue::kNone);
@@ -125,6 +124,23 @@ TEST_P(GemmGeluFused, TanhAndScalarSigmoidsEqualStandalone) {
                {GemmEpilogue::kSilu, &VecSilu, "silu"},
                {GemmEpilogue::kGeluTanh, &VecGeluTanh, "gelu_tanh"}};
   for (const auto& c : cases) EXPECT_EQ(FusedDiffers(x, c.activation, c.fn, c.name), 0u) << c.name;
+}
+
+// The few-columns path (N <= 4: one dot product per output, its own epilogue) applies every
+// transcendental activation through the standalone kernels too.
+TEST_P(GemmGeluFused, FewColumnsPathEqualsStandalone) {
+  const std::vector<float> x = GeluInputs();
+  const struct {
+    GemmEpilogue::Activation activation;
+    void (*fn)(const float*, float*, size_t);
+    const char* name;
+  } cases[] = {{GemmEpilogue::kGeluErf, &VecGeluErf, "gelu_erf"}, {GemmEpilogue::kTanh, &VecTanh, "tanh"},
+               {GemmEpilogue::kSigmoid, &VecSigmoid, "sigmoid"},  {GemmEpilogue::kSilu, &VecSilu, "silu"},
+               {GemmEpilogue::kGeluTanh, &VecGeluTanh, "gelu_tanh"}};
+  for (const int64_t n : {1, 3}) {
+    ASSERT_TRUE(SgemmTakesFewColumnsPath(false, n, 8)) << n;
+    for (const auto& c : cases) EXPECT_EQ(FusedDiffers(x, c.activation, c.fn, c.name, n), 0u) << c.name << ", N = " << n;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, GemmGeluFused, ::testing::Values("avx512", "avx2", "scalar"),
