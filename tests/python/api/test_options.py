@@ -103,6 +103,23 @@ def test_session_config_entries_reach_the_session():
         so.get_session_config_entry("nope")
 
 
+def test_packs_on_small_pages_entry():
+    # Onyx's own entry (docs/memory.md): where the packs live changes, not what a Run computes;
+    # the unit test SmallPagePacks checks the placement itself.
+    x = np.random.default_rng(0).standard_normal((3, 1024)).astype(np.float32)
+    outputs = []
+    for value in ("0", "1"):
+        so = onyx.SessionOptions()
+        so.add_session_config_entry("onyx.memory.packs_on_small_pages", value)
+        outputs.append(onyx.InferenceSession(matmul_chain_model(n=1024, depth=2), so).run(None, {"x": x})[0])
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+    np.testing.assert_allclose(outputs[1], x, rtol=0, atol=0)
+    so = onyx.SessionOptions()
+    so.add_session_config_entry("onyx.memory.packs_on_small_pages", "yes")
+    with pytest.raises(state.InvalidArgument, match="onyx.memory.packs_on_small_pages"):
+        onyx.InferenceSession(relu_model(), so)
+
+
 def test_disable_specified_optimizers_entry():
     def ops(disabled=None, **kwargs):
         so = onyx.SessionOptions()
