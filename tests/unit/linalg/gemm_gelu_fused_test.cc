@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "linalg/gemm.h"
+#include "linalg/isa_variant_test.h"
 #include "linalg/vector_math.h"
 #include "linalg/vector_test_util.h"
 
@@ -42,19 +43,18 @@ std::vector<float> GeluInputs() {
   return x;
 }
 
-class GemmGeluFused : public ::testing::TestWithParam<std::string> {
+// The GEMM and the vector kernels forced to the same ISA.
+class GemmGeluFused : public LinalgIsaVariant {
  protected:
   void SetUp() override {
-    const auto isas = SupportedSgemmIsas();
-    if (std::find(isas.begin(), isas.end(), GetParam()) == isas.end())
-      GTEST_SKIP() << GetParam() << " is not supported by this CPU";
-    ASSERT_TRUE(ForceIsa(GetParam()));
+    LinalgIsaVariant::SetUp();
+    if (IsSkipped()) return;
     ASSERT_TRUE(ForceVectorIsa(GetParam()));
     ASSERT_EQ(SgemmIsa(), GetParam());
     ASSERT_EQ(VectorIsa(), GetParam());
   }
   void TearDown() override {
-    ForceIsa("auto");
+    LinalgIsaVariant::TearDown();
     ForceVectorIsa("auto");
   }
 };

@@ -14,6 +14,7 @@
 
 #include "linalg/q8_dwconv.h"
 #include "linalg/q8_dwconv_nhwc.h"
+#include "linalg/q8_dwconv_test_shape.h"
 #include "linalg/q8_isa_test.h"
 #include "platform/thread_pool.h"
 
@@ -24,15 +25,6 @@ struct Case {
   int64_t batch, channels, ih, iw, kh, kw, sy, sx, dy, dx, top, left, bottom, right;
   bool x_signed, out_signed, bias;
 };
-
-Q8DepthwiseShape ShapeOf(const Case& c) {
-  Q8DepthwiseShape s;
-  s.ih = c.ih, s.iw = c.iw, s.kh = c.kh, s.kw = c.kw, s.sy = c.sy, s.sx = c.sx, s.dy = c.dy, s.dx = c.dx;
-  s.top = c.top, s.left = c.left;
-  s.oh = (c.ih + c.top + c.bottom - ((c.kh - 1) * c.dy + 1)) / c.sy + 1;
-  s.ow = (c.iw + c.left + c.right - ((c.kw - 1) * c.dx + 1)) / c.sx + 1;
-  return s;
-}
 
 const Case kCases[] = {
     {1, 144, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, false, false, true},   // MobileNetV2's block, 2.25 steps
@@ -96,7 +88,7 @@ TEST_P(Q8DepthwiseNhwcVariant, EqualsTheReference) {
       SCOPED_TRACE("channels " + std::to_string(c.channels) + ", " + std::to_string(c.kh) + "x" +
                    std::to_string(c.kw) + ", seed " + std::to_string(seed));
       const Data d = MakeData(c, seed);
-      const Q8DepthwiseShape s = ShapeOf(c);
+      const Q8DepthwiseShape s = DepthwiseShapeOf(c);
       const PackedQ8DepthwiseNhwc w(c.channels, c.kh, c.kw, d.w.data(), false, d.zero_points.data(), true);
       ASSERT_FALSE(w.empty());
       const Q8DepthwiseRequant rq = RequantOf(c, d);
@@ -118,7 +110,7 @@ TEST(Q8DepthwiseNhwcReference, EqualsTheNchwKernel) {
   for (const Case& c : kCases) {
     SCOPED_TRACE("channels " + std::to_string(c.channels) + ", " + std::to_string(c.kh) + "x" + std::to_string(c.kw));
     const Data d = MakeData(c, 7);
-    const Q8DepthwiseShape s = ShapeOf(c);
+    const Q8DepthwiseShape s = DepthwiseShapeOf(c);
     const PackedQ8DepthwiseNhwc w(c.channels, c.kh, c.kw, d.w.data(), false, d.zero_points.data(), true);
     const Q8DepthwiseRequant rq = RequantOf(c, d);
     const int64_t in_pixels = c.ih * c.iw, out_pixels = s.oh * s.ow;

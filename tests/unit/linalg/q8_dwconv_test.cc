@@ -15,6 +15,7 @@
 #include "linalg/gemm.h"
 #include "linalg/isa_variant_test.h"
 #include "linalg/q8_dwconv.h"
+#include "linalg/q8_dwconv_test_shape.h"
 
 namespace onyx::linalg {
 namespace {
@@ -25,15 +26,6 @@ struct Case {
   int64_t ih, iw, kh, kw, sy, sx, dy, dx, top, left, bottom, right;
   bool x_signed;
 };
-
-Q8DepthwiseShape ShapeOf(const Case& c) {
-  Q8DepthwiseShape s;
-  s.ih = c.ih, s.iw = c.iw, s.kh = c.kh, s.kw = c.kw, s.sy = c.sy, s.sx = c.sx, s.dy = c.dy, s.dx = c.dx;
-  s.top = c.top, s.left = c.left;
-  s.oh = (c.ih + c.top + c.bottom - ((c.kh - 1) * c.dy + 1)) / c.sy + 1;
-  s.ow = (c.iw + c.left + c.right - ((c.kw - 1) * c.dx + 1)) / c.sx + 1;
-  return s;
-}
 
 // The definition, one output at a time.
 std::vector<int32_t> Reference(const Q8DepthwiseShape& s, int64_t channels, const std::vector<uint8_t>& x,
@@ -59,7 +51,7 @@ std::vector<int32_t> Reference(const Q8DepthwiseShape& s, int64_t channels, cons
 // int8_weights: weights minus their zero point within int8 (symmetric int8 weights: the AVX-512 VNNI
 // path), else the whole 9-bit range (the 16-bit pair path).
 void Check(const Case& k, uint32_t seed, bool int8_weights) {
-  const Q8DepthwiseShape s = ShapeOf(k);
+  const Q8DepthwiseShape s = DepthwiseShapeOf(k);
   ASSERT_GT(s.oh, 0);
   ASSERT_GT(s.ow, 0);
   const int64_t channels = 5;
@@ -169,7 +161,7 @@ TEST_P(Q8DepthwiseVariant, HugeStridesWithOneOutputPosition) {
   constexpr int64_t kHuge = INT64_MAX;
   Check({5, 6, 3, 3, kHuge, kHuge, 1, 1, 1, 0, 0, 0, false}, 13);
   Check({4, 9, 3, 3, kHuge, 2, 1, 1, 0, 1, 0, 1, true}, 14);
-  EXPECT_LT(Q8DepthwiseScratchSize(ShapeOf({5, 6, 3, 3, kHuge, kHuge, 1, 1, 1, 0, 0, 0, false})), 1000);
+  EXPECT_LT(Q8DepthwiseScratchSize(DepthwiseShapeOf(Case{5, 6, 3, 3, kHuge, kHuge, 1, 1, 1, 0, 0, 0, false})), 1000);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, Q8DepthwiseVariant, ::testing::Values("avx512", "avx2", "scalar"),
