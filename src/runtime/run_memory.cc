@@ -85,11 +85,7 @@ bool IsRunLimitsConfigKey(const std::string& key) {
 }
 
 bool InPlaceReuseFromConfig(const std::map<std::string, std::string>& entries) {
-  const auto it = entries.find(kConfigInPlaceReuse);
-  if (it == entries.end()) return true;
-  ONYX_CHECK(it->second == "0" || it->second == "1", kInvalidArgument, "session config ", kConfigInPlaceReuse,
-             " must be 0 or 1, got '", it->second, "'");
-  return it->second == "1";
+  return ConfigSwitch(entries, kConfigInPlaceReuse, true);
 }
 
 RunLimits RunLimitsFromConfig(const std::map<std::string, std::string>& entries) {

@@ -3,7 +3,7 @@
 #include <new>
 
 #include "base/aligned_memory.h"
-#include "base/check.h"
+#include "base/config_value.h"
 
 namespace onyx {
 namespace {
@@ -29,11 +29,7 @@ class SmallPagePacks final : public PackedWeightStore {
 }  // namespace
 
 bool PacksOnSmallPagesFromConfig(const std::map<std::string, std::string>& entries) {
-  const auto it = entries.find(kConfigPacksOnSmallPages);
-  if (it == entries.end()) return false;
-  ONYX_CHECK(it->second == "0" || it->second == "1", kInvalidArgument, "session config ", kConfigPacksOnSmallPages,
-             " must be 0 or 1, got '", it->second, "'");
-  return it->second == "1";
+  return ConfigSwitch(entries, kConfigPacksOnSmallPages, false);
 }
 
 std::shared_ptr<PackedWeightStore> SmallPagePackStore() {

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "base/check.h"
+#include "base/config_value.h"
 #include "platform/cpu_features.h"
 #include "platform/thread_affinity.h"
 
@@ -15,14 +16,6 @@ SessionThreadPools g_global_pools;  // guarded by g_global_mutex
 const std::string* Entry(const SessionOptions& options, const char* key) {
   auto it = options.config_entries.find(key);
   return it == options.config_entries.end() ? nullptr : &it->second;
-}
-
-bool ParseSwitch(const SessionOptions& options, const char* key, bool fallback) {
-  const std::string* value = Entry(options, key);
-  if (value == nullptr) return fallback;
-  ONYX_CHECK(*value == "0" || *value == "1", kInvalidArgument, "session config entry ", key,
-             " must be \"0\" or \"1\", got '", *value, "'");
-  return *value == "1";
 }
 
 int ParseDynamicBlockBase(const SessionOptions& options) {
@@ -107,7 +100,7 @@ SessionThreadPools CreateSessionThreadPools(const SessionOptions& options) {
 
   ThreadPoolOptions intra;
   intra.num_threads = options.intra_op_num_threads;
-  intra.allow_spinning = ParseSwitch(options, kConfigIntraOpAllowSpinning, true);
+  intra.allow_spinning = ConfigSwitch(options.config_entries, kConfigIntraOpAllowSpinning, true);
   intra.dynamic_block_base = ParseDynamicBlockBase(options);
   if (const std::string* text = Entry(options, kConfigIntraOpThreadAffinities))
     intra.worker_affinities = ParseAffinities(*text, kConfigIntraOpThreadAffinities);
@@ -120,7 +113,7 @@ SessionThreadPools CreateSessionThreadPools(const SessionOptions& options) {
   intra.custom_join_thread_fn = options.custom_join_thread_fn;
   SessionThreadPools pools;
   pools.intra_op = MakePool(intra, "intra-op thread pool");
-  const bool inter_spinning = ParseSwitch(options, kConfigInterOpAllowSpinning, true);
+  const bool inter_spinning = ConfigSwitch(options.config_entries, kConfigInterOpAllowSpinning, true);
   if (parallel) {
     ThreadPoolOptions inter;
     inter.num_threads = options.inter_op_num_threads;
