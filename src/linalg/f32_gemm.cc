@@ -454,12 +454,10 @@ float ActivateLinear(float v, const GemmEpilogue& e) {
   }
 }
 
-// The transcendental activations run the standalone ops' vector-math kernels (f32_vector_kernels.h),
-// so a fused activation gives the bits of the unfused one; null for the others.
-F32UnaryFn TranscendentalKernel(const GemmEpilogue* e) {
-  if (e == nullptr) return nullptr;
-  const F32VUnaryKernels& k = SelectedF32VUnary();
-  switch (e->activation) {
+}  // namespace
+
+F32UnaryFn TranscendentalActivation(const F32VUnaryKernels& k, int activation) {
+  switch (activation) {
     case GemmEpilogue::kSigmoid:
       return k.sigmoid;
     case GemmEpilogue::kTanh:
@@ -474,6 +472,8 @@ F32UnaryFn TranscendentalKernel(const GemmEpilogue* e) {
       return nullptr;
   }
 }
+
+namespace {
 
 using SkinnyFn = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int, float*, int64_t);
 
@@ -498,7 +498,8 @@ void RunSkinnyN(const Problem& p, ThreadPool* pool) {
   }
   const SkinnyFn dots = SkinnyKernel(*p.kernel);
   const GemmEpilogue* ep = p.epilogue;
-  const F32UnaryFn transcendental = TranscendentalKernel(ep);
+  // Transcendental activations through the standalone ops' kernels, over each block of results.
+  const F32UnaryFn transcendental = ep != nullptr ? TranscendentalActivation(SelectedF32VUnary(), ep->activation) : nullptr;
   constexpr int64_t kRows = 64;
   ThreadPool::For(pool, CeilDiv(p.m, kRows), static_cast<double>(kRows * p.k * (p.n + 1)),
                   [&](int64_t begin, int64_t end) {

@@ -4,7 +4,14 @@
 
 #include <cstdint>
 
+#include "linalg/f32_vector_kernels.h"
+
 namespace onyx::linalg {
+
+// The kernel of `k` for GemmEpilogue activation `activation` (gemm.h) where it is transcendental
+// (Sigmoid, Tanh, SiLU, both GELUs), else null: a fused activation run through the standalone
+// op's kernel gives that op's bits. Defined in f32_gemm.cc.
+F32UnaryFn TranscendentalActivation(const F32VUnaryKernels& k, int activation);
 
 // The cache line F32GemmTile::prefetch advances by, in bytes and in floats.
 constexpr int64_t kPrefetchLineBytes = 64;

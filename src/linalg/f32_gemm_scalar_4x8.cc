@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "linalg/f32_gemm_kernel.h"
 #include "linalg/f32_vector_kernels.h"
-#include "linalg/gemm.h"
 
 namespace onyx::linalg {
 namespace {
@@ -36,13 +36,7 @@ struct Scalar {
   // The transcendental epilogues run the scalar vector-math kernels in place, row by row, so
   // that a fused activation gives the bits of the standalone one.
   static void ActivateRow(int activation, float* row, int n) {
-    const F32VUnaryKernels& k = kF32VUnaryScalar;
-    const F32UnaryFn fn = activation == GemmEpilogue::kSigmoid ? k.sigmoid
-                          : activation == GemmEpilogue::kTanh  ? k.tanh
-                          : activation == GemmEpilogue::kSilu  ? k.silu
-                          : activation == GemmEpilogue::kGeluErf ? k.gelu_erf
-                                                                 : k.gelu_tanh;
-    fn(row, row, static_cast<size_t>(n));
+    TranscendentalActivation(kF32VUnaryScalar, activation)(row, row, static_cast<size_t>(n));
   }
 };
 
