@@ -7,22 +7,14 @@
 #include <cstring>
 
 #include "onyx/error.h"
+#include "sanitizer_test_util.h"
 #include "tensor/arena_allocator.h"
 
 namespace onyx {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;  // the backing takes every block from malloc then
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+// Under ASan the backing takes every block from malloc.
+using test::kAddressSanitizer;
 
 constexpr size_t kMiB = size_t{1} << 20;
 
