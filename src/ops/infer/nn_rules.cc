@@ -101,10 +101,15 @@ void ConvLike(InferenceContext& ctx, bool pool) {
 }
 
 void ConvRule(InferenceContext& ctx) { ConvLike(ctx, false); }
-// com.onyx DynamicQuantizeConv: Y as Conv's, and its optional Y_range output float [2].
+// com.onyx DynamicQuantizeConv: Y (float, X float or its uint8 codes) as Conv's, its optional
+// Y_range output float [2] and Y_codes output uint8 of Y's dims.
 void DynamicQuantizeConvRule(InferenceContext& ctx) {
-  ConvLike(ctx, false);
+  const Dims* x = ctx.input_dims(0);
+  std::optional<Dims> out;
+  if (x && x->size() >= 3) out = ConvLikeDims(ctx, x, false);
+  ctx.set_output(0, DataType::kFloat, out);
   if (ctx.num_outputs() > 1) ctx.set_output(1, DataType::kFloat, Dims{Dim{2, ""}});
+  if (ctx.num_outputs() > 2) ctx.set_output(2, DataType::kUInt8, out);
 }
 
 // QuantizeLinear: X's dims, the zero point's type (else output_dtype, else uint8).

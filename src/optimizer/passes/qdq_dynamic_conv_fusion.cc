@@ -10,7 +10,8 @@
 // DynamicQuantizeLinear read by other nodes too stays for them (each fused reader repeats its
 // quantization: the same codes) and goes when its last reader is fused. A Relu or Clip (constant
 // bounds) reading the result alone joins as the node's activation. Then a fused node read only by
-// fused nodes (as their x) hands them its output's range (LinkRange). Onyx's own op: made at
+// fused nodes (as their x) hands them its output's range (LinkRange), or, where its output is
+// cheap to recompute, its output's codes in place of the output. Onyx's own op: made at
 // OptLevel::kAll only (a saved model needs Onyx to run it).
 #include <limits>
 
@@ -70,9 +71,29 @@ class QdqDynamicConvFusion final : public Pass {
     return n != nullptr && n->op_type == "DynamicQuantizeConv" && n->domain == kOnyxDomain;
   }
 
+  // Convs whose output the kernel can recompute in cache-sized pieces for less than a float
+  // tensor's trip through memory costs (dynamic_conv_codes.h): 2-D pointwise (group 1, stride 1,
+  // no padding) over at most kCheapDepth input channels, or 2-D depthwise.
+  static constexpr int64_t kCheapDepth = 160;
+  static bool CheapToRecompute(GraphEditor& editor, const ir::Node& n) {
+    auto w = ConstValue(editor, n.inputs[1]);
+    if (!w || w->rank() != 4) return false;
+    const int64_t group = AttrInt(n, "group", 1), m = w->dim(0);
+    const std::string auto_pad = AttrString(n, "auto_pad", "NOTSET");
+    if (group > 1) return group == m && w->dim(1) == 1;
+    if (w->dim(1) > kCheapDepth || w->dim(2) != 1 || w->dim(3) != 1) return false;
+    for (int64_t v : AttrInts(n, "strides"))
+      if (v != 1) return false;
+    for (int64_t v : AttrInts(n, "pads"))
+      if (v != 0) return false;
+    return auto_pad == "NOTSET" || auto_pad == "VALID";
+  }
+
   // A DynamicQuantizeConv whose Y only other DynamicQuantizeConvs read, as their X: Y's range
   // becomes its second output (taken while Y is written) and their X_range input, so they skip
   // the pass over X that DynamicQuantizeLinear's range is. The same values: min and max are exact.
+  // Where Y is cheap to recompute, the producer hands Y's codes instead (third output, Y itself
+  // dropped) and the readers take them as X: the same codes each reader would have made.
   static int LinkRange(PassContext& ctx, ir::Node* producer) {
     GraphEditor& editor = ctx.editor;
     if (producer->outputs.size() != 1) return 0;
@@ -85,17 +106,23 @@ class QdqDynamicConvFusion final : public Pass {
       for (size_t i = 1; i < r->inputs.size(); ++i)
         if (r->inputs[i] == y) return 0;
     }
+    const bool codes = CheapToRecompute(editor, *producer);
     const std::string range = editor.UniqueName(y + "_range");
+    const std::string y_codes = codes ? editor.UniqueName(y + "_codes") : std::string();
     const std::vector<std::string> inputs = producer->inputs;
     const std::vector<ir::Attribute> attributes = producer->attributes;
     editor.RemoveNode(producer);
-    ir::Node* linked = AddFusedNode(editor, "DynamicQuantizeConv", kOnyxDomain, 1, inputs, {y, range});
+    ir::Node* linked = AddFusedNode(editor, "DynamicQuantizeConv", kOnyxDomain, 1, inputs,
+                                    codes ? std::vector<std::string>{"", range, y_codes}
+                                          : std::vector<std::string>{y, range});
     linked->attributes = attributes;
     for (ir::Node* r : readers) {
       while (r->inputs.size() < 5) editor.SetInput(r, r->inputs.size(), "");
       editor.SetInput(r, 5, range);
+      if (codes) editor.SetInput(r, 0, y_codes);
     }
     ++ctx.counts["DynamicQuantizeConv range links"];
+    if (codes) ++ctx.counts["DynamicQuantizeConv code links"];
     return 1;
   }
 

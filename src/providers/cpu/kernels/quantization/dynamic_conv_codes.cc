@@ -1,0 +1,185 @@
+// DynamicQuantizeConv's Y_codes computed in cache-sized pieces (dynamic_conv_codes.h).
+#include "providers/cpu/kernels/quantization/dynamic_conv_codes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <vector>
+
+#include "base/int_math.h"
+#include "linalg/q8_dwconv.h"
+#include "linalg/q8_gemm.h"
+#include "linalg/q8_quantize.h"
+#include "linalg/q8_to_float.h"
+#include "platform/thread_pool.h"
+
+namespace onyx {
+namespace quant_conv {
+namespace {
+
+// Floats of one piece: 128 KB, in L2 with the piece's input.
+constexpr int64_t kPieceFloats = 32768;
+// Outputs of fewer floats (1 MB) are computed whole.
+constexpr int64_t kMinPiecedFloats = int64_t{1} << 18;
+
+bool IsPointwise(const ConvGeometry& g) {
+  bool pointwise = g.kernel_size == 1 && g.out_size == g.in_size;
+  for (size_t d = 0; d < g.in.size(); ++d) pointwise = pointwise && g.stride[d] == 1 && g.pad_begin[d] == 0;
+  return pointwise;
+}
+
+// One piece's float values into `piece` (row-major, `rows` rows of `cols`), and the piece's
+// place in Y: the first output plane (n * M + channel) and column.
+struct Piece {
+  int64_t plane = 0, col = 0, rows = 0, cols = 0;
+};
+
+// The pointwise conv: pieces of `cols` pixels by all M channels, on the weight-stationary GEMM
+// with its float epilogue (as ConvNchw runs it over the whole image).
+class PointwisePieces {
+ public:
+  PointwisePieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                  const DynamicFloatStage& stage)
+      : g_(g), x_(x), x_zp_(x_zp), w_(w.nchw[0]), stage_(stage) {
+    const int64_t m = g.out_channels;
+    cols_ = std::min(g.out_size, std::max<int64_t>(32, kPieceFloats / m / 32 * 32));
+    per_image_ = CeilDiv(g.out_size, cols_);
+  }
+  int64_t count() const { return g_.batch * per_image_; }
+  int64_t floats() const { return g_.out_channels * cols_; }
+  double cost() const { return 2.0 * static_cast<double>(g_.out_channels * g_.channels * cols_); }
+  Piece Compute(int64_t t, float* out, float* range) const {
+    const int64_t n = t / per_image_, j0 = (t % per_image_) * cols_;
+    Piece p{n * g_.out_channels, j0, g_.out_channels, std::min(cols_, g_.out_size - j0)};
+    linalg::Q8Output o;
+    o.kind = linalg::Q8Output::kFloat;
+    o.c = out;
+    o.ldc = p.cols;
+    o.scale = stage_.mult;
+    o.scale_per_column = true;
+    o.bias = stage_.bias;
+    o.lo = stage_.lo, o.hi = stage_.hi;
+    o.range = range;
+    linalg::Q8GemmW(w_, p.cols, x_ + n * g_.channels * g_.in_size + j0, false, g_.in_size, x_zp_, o, nullptr);
+    return p;
+  }
+
+ private:
+  const ConvGeometry& g_;
+  const uint8_t* x_;
+  uint8_t x_zp_;
+  const linalg::PackedQ8W& w_;
+  DynamicFloatStage stage_;
+  int64_t cols_ = 0, per_image_ = 0;
+};
+
+// The 2-D depthwise conv: pieces of whole channel planes, int32 from linalg's depthwise loop,
+// then to float in place by Q8ToFloat (as the Depthwise2d path finishes its runs).
+class DepthwisePieces {
+ public:
+  DepthwisePieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                  const DynamicFloatStage& stage)
+      : g_(g), x_(x), x_zp_(x_zp), w_(w.depthwise.data()), stage_(stage), to_float_(linalg::Q8ToFloatKernel()) {
+    s_.ih = g.in[0], s_.iw = g.in[1], s_.oh = g.out[0], s_.ow = g.out[1], s_.kh = g.kernel[0], s_.kw = g.kernel[1];
+    s_.sy = g.stride[0], s_.sx = g.stride[1], s_.dy = g.dilation[0], s_.dx = g.dilation[1];
+    s_.top = g.pad_begin[0], s_.left = g.pad_begin[1];
+    channels_ = std::clamp<int64_t>(kPieceFloats / g.out_size, 1, g.out_channels);
+    per_image_ = CeilDiv(g.out_channels, channels_);
+  }
+  int64_t count() const { return g_.batch * per_image_; }
+  int64_t floats() const { return channels_ * g_.out_size; }
+  double cost() const { return 2.0 * static_cast<double>(channels_ * g_.out_size * g_.kernel_size); }
+  Piece Compute(int64_t t, float* out, float* range) const {
+    const int64_t n = t / per_image_, c0 = (t % per_image_) * channels_;
+    const int64_t m = g_.out_channels;
+    Piece p{n * m + c0, 0, std::min(channels_, m - c0), g_.out_size};
+    thread_local std::vector<int32_t> scratch;
+    const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s_));
+    if (scratch.size() < need) scratch.resize(need);
+    linalg::Q8Depthwise(s_, p.rows, x_ + p.plane * g_.in_size, false, x_zp_, w_ + c0 * g_.kernel_size, nullptr, out,
+                        scratch.data());
+    for (int64_t r = 0; r < p.rows; ++r) {
+      const int64_t c = c0 + r;
+      to_float_(out + r * p.cols, p.cols, stage_.mult[c], stage_.bias != nullptr ? stage_.bias + c : nullptr,
+                stage_.lo, stage_.hi);
+    }
+    if (range != nullptr) {
+      float lo = 0.0f, hi = 0.0f;
+      linalg::Q8MinMax(out, p.rows * p.cols, &lo, &hi);
+      range[0] = std::min(range[0], lo);
+      range[1] = std::max(range[1], hi);
+    }
+    return p;
+  }
+
+ private:
+  const ConvGeometry& g_;
+  const uint8_t* x_;
+  uint8_t x_zp_;
+  const int32_t* w_;
+  DynamicFloatStage stage_;
+  linalg::Q8ToFloatFn to_float_;
+  linalg::Q8DepthwiseShape s_;
+  int64_t channels_ = 0, per_image_ = 0;
+};
+
+template <typename Pieces>
+void RunInPieces(const ConvGeometry& g, const Pieces& pieces, float range[2], uint8_t* codes, ThreadPool* pool) {
+  const auto floats = static_cast<size_t>(pieces.floats());
+  // The first pass: the range only.
+  std::mutex range_mutex;
+  ThreadPool::For(pool, pieces.count(), pieces.cost(), [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < floats) buffer.resize(floats);
+    float r[2] = {0.0f, 0.0f};
+    for (int64_t t = t0; t < t1; ++t) pieces.Compute(t, buffer.data(), r);
+    const std::lock_guard<std::mutex> lock(range_mutex);
+    range[0] = std::min(range[0], r[0]);
+    range[1] = std::max(range[1], r[1]);
+  });
+  // The second: the same values again, quantized while in cache.
+  const DynamicQuantParams q = DynamicQuantParamsOf(range[0], range[1]);
+  ThreadPool::For(pool, pieces.count(), pieces.cost() + 2.0 * static_cast<double>(floats),
+                  [&](int64_t t0, int64_t t1) {
+                    thread_local std::vector<float> buffer;
+                    if (buffer.size() < floats) buffer.resize(floats);
+                    for (int64_t t = t0; t < t1; ++t) {
+                      const Piece p = pieces.Compute(t, buffer.data(), nullptr);
+                      for (int64_t r = 0; r < p.rows; ++r)
+                        linalg::Q8QuantizeU8(buffer.data() + r * p.cols, p.cols, q.scale, q.zero_point,
+                                             codes + (p.plane + r) * g.out_size + p.col);
+                    }
+                  });
+}
+
+}  // namespace
+
+DynamicQuantParams DynamicQuantParamsOf(float lo, float hi) {
+  DynamicQuantParams q;
+  q.scale = (hi - lo) / 255.0f;
+  float zero_point = 0.0f;
+  if (q.scale != 0.0f) zero_point = std::nearbyint(std::clamp(0.0f - lo / q.scale, 0.0f, 255.0f));
+  q.zero_point = static_cast<uint8_t>(zero_point);
+  return q;
+}
+
+bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w) {
+  // A Y that stays in L2 anyway costs less written once than computed twice in small pieces
+  // (MobileNetV2, 96 -> 576 channels at 14x14: 82 us whole, 228 in pieces).
+  if (g.batch * g.out_channels * g.out_size < kMinPiecedFloats) return false;
+  if (g.group == 1 && w.nchw.size() == 1 && IsPointwise(g)) return true;
+  return !w.depthwise.empty() && g.in.size() == 2;
+}
+
+void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                         const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool) {
+  range[0] = range[1] = 0.0f;
+  if (g.batch * g.out_channels * g.out_size == 0) return;
+  if (g.group == 1 && w.nchw.size() == 1 && IsPointwise(g))
+    RunInPieces(g, PointwisePieces(g, x, x_zp, w, stage), range, codes, pool);
+  else
+    RunInPieces(g, DepthwisePieces(g, x, x_zp, w, stage), range, codes, pool);
+}
+
+}  // namespace quant_conv
+}  // namespace onyx

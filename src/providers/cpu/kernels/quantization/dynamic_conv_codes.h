@@ -1,0 +1,44 @@
+// A dynamically quantized conv's output handed on as DynamicQuantizeLinear's codes instead of
+// float (com.onyx DynamicQuantizeConv's Y_codes output): the next DynamicQuantizeConv reads the
+// codes and skips the quantization of its input, and the float output never goes to memory.
+#pragma once
+
+#include <cstdint>
+
+#include "providers/cpu/kernels/quantization/quant_conv_geometry.h"
+#include "providers/cpu/kernels/quantization/quant_conv_weights.h"
+
+namespace onyx {
+class ThreadPool;
+namespace quant_conv {
+
+// DynamicQuantizeLinear's scale and zero point for the range [lo, hi] (lo <= 0 <= hi), computed
+// in float as its kernel does.
+struct DynamicQuantParams {
+  float scale = 0.0f;
+  uint8_t zero_point = 0;
+};
+DynamicQuantParams DynamicQuantParamsOf(float lo, float hi);
+
+// DynamicQuantizeConv's float stage per output channel: float(acc) * mult[c], + bias[c] (bias
+// null: none), then clamped to [lo, hi] (q8_to_float.h's operations).
+struct DynamicFloatStage {
+  const float* mult = nullptr;
+  const float* bias = nullptr;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+// Whether ConvToCodesInPieces takes this conv: an output past L2's size (1 MB) of a group-1
+// pointwise conv on the weight-stationary GEMM, or of a 2-D depthwise one.
+bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w);
+
+// The conv over X's codes (uint8, zero point x_zp) computed twice in pieces that stay in cache:
+// first for Y's range (min(0, Y), max(0, Y), NaNs skipped) into range, then again to quantize
+// each piece with that range's DynamicQuantParams into codes (Y's shape, uint8). The float
+// values are those the whole-tensor paths write (the same kernels per element), so the codes
+// equal DynamicQuantizeLinear over that float output.
+void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                         const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool);
+
+}  // namespace quant_conv
+}  // namespace onyx
