@@ -3,6 +3,7 @@
 #include "linalg/q8_conv_nhwc.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -25,14 +26,16 @@ PackedQ8Nhwc::PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const v
   // Slack after the last panel: an AMX B tile is 16 groups, and where C is not a multiple of 64
   // the last tap's tile reads up to 15 groups past it (those meet zeros in A).
   const int64_t slack = 15 * kPanel * 4;
-  data_.assign(static_cast<size_t>(panels * taps_ * groups * kPanel * 4 + slack), 0);
+  const int64_t packed_bytes = panels * taps_ * groups * kPanel * 4 + slack;
+  data_ = AlignedFloats(static_cast<size_t>(CeilDiv(packed_bytes, int64_t{sizeof(float)})));
+  std::memset(data_.data(), 0, data_.size() * sizeof(float));  // zero past M and in the slack
   sums_.assign(static_cast<size_t>(m), 0);
   const auto* bytes = static_cast<const uint8_t*>(w);
   const uint8_t flip = w_signed ? 0 : 0x80;
   // Written in the packed order: a panel's 64 filters (64 * C * taps bytes, in L2) are read in
   // place for each of its taps. Scattering each filter's codes across the panel instead missed
   // the cache on nearly every store (resnet50's QOperator convs: most of their creation).
-  int8_t* out = data_.data();
+  auto* out = reinterpret_cast<int8_t*>(data_.data());
   for (int64_t panel = 0; panel < panels; ++panel) {
     const int64_t rows = std::min(kPanel, m - panel * kPanel);
     for (int64_t t = 0; t < taps_; ++t)

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "linalg/gemm.h"
 #include "linalg/q8_gemm.h"
 
 namespace onyx::linalg {
@@ -34,18 +35,21 @@ class PackedQ8Nhwc {
   PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const void* w, bool w_signed,
                const int32_t* zero_points, bool zero_per_channel);
 
-  bool empty() const { return data_.empty(); }
+  bool empty() const { return data_.size() == 0; }
   int64_t m() const { return m_; }
   int64_t channels() const { return c_; }
   int64_t taps() const { return taps_; }
   // [ceil(M / 64)][taps][C / 4][64][4] codes (uint8 W stored - 128), zero past M.
-  const int8_t* data() const { return data_.data(); }
+  const int8_t* data() const { return reinterpret_cast<const int8_t*>(data_.data()); }
   // Per output channel: the sum of its stored codes.
   const int32_t* sums() const { return sums_.data(); }
 
  private:
   int64_t m_ = 0, c_ = 0, taps_ = 0;
-  std::vector<int8_t> data_;
+  // On huge pages shared with the other packs (AlignedFloats), viewed as bytes: from malloc the
+  // packs of a CNN lay on 4 KB pages, and a Run after the process did other work paid a TLB
+  // miss on nearly every page of them (docs/quantization.md, "int8 runs after idle").
+  AlignedFloats data_;
   std::vector<int32_t> sums_;
 };
 
