@@ -51,15 +51,17 @@ void Q8DequantizeU8Avx512(const uint8_t* x, int64_t n, float scale, float zero_p
 void Q8DequantizeS8Avx512(const int8_t* x, int64_t n, float scale, float zero_point, float* out);
 #endif
 
-void Q8MinMax(const float* x, int64_t n, float* lo, float* hi) {
-  auto fn = &Q8MinMaxScalar;
+Q8MinMaxFn Q8MinMaxKernel() {
+  Q8MinMaxFn fn = &Q8MinMaxScalar;
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
   if (isa == "avx512") fn = &Q8MinMaxAvx512;
   if (isa == "avx2") fn = &Q8MinMaxAvx2;
 #endif
-  fn(x, n, lo, hi);
+  return fn;
 }
+
+void Q8MinMax(const float* x, int64_t n, float* lo, float* hi) { Q8MinMaxKernel()(x, n, lo, hi); }
 
 void Q8MinMax(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool) {
   constexpr int64_t kChunk = 16384;
@@ -76,14 +78,18 @@ void Q8MinMax(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool)
   *hi = *std::max_element(his.begin(), his.end());
 }
 
-void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out) {
-  auto fn = &Q8QuantizeU8Scalar;
+Q8QuantizeU8Fn Q8QuantizeU8Kernel() {
+  Q8QuantizeU8Fn fn = &Q8QuantizeU8Scalar;
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
   if (isa == "avx512") fn = &Q8QuantizeU8Avx512;
   if (isa == "avx2") fn = &Q8QuantizeU8Avx2;
 #endif
-  fn(x, n, scale, zero_point, out);
+  return fn;
+}
+
+void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out) {
+  Q8QuantizeU8Kernel()(x, n, scale, zero_point, out);
 }
 
 void Q8QuantizeS8(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out) {

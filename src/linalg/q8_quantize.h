@@ -20,6 +20,12 @@ void Q8MinMax(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool)
 // out[i] = clamp(nearbyint(x[i] / scale) + zero_point, 0, 255), rounding half to even; NaN gives
 // zero_point. Exact like the scalar formula for |x / scale| < 2^22 (beyond it the clamp decides).
 void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+// The variants Q8MinMax and Q8QuantizeU8 would call now (the ISA the SGEMM runs): callers of
+// many short rows look them up once (a lookup per row of a few hundred values cost 20 % of it).
+using Q8MinMaxFn = void (*)(const float* x, int64_t n, float* lo, float* hi);
+using Q8QuantizeU8Fn = void (*)(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
+Q8MinMaxFn Q8MinMaxKernel();
+Q8QuantizeU8Fn Q8QuantizeU8Kernel();
 // The same to int8: clamp(nearbyint(x[i] / scale) + zero_point, -128, 127).
 void Q8QuantizeS8(const float* x, int64_t n, float scale, int8_t zero_point, int8_t* out);
 

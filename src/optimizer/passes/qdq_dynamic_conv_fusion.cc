@@ -9,7 +9,8 @@
 // the pattern and be no graph outputs. The fused node quantizes x itself, so a
 // DynamicQuantizeLinear read by other nodes too stays for them (each fused reader repeats its
 // quantization: the same codes) and goes when its last reader is fused. A Relu or Clip (constant
-// bounds) reading the result alone joins as the node's activation. Then a fused node read only by
+// bounds) reading the result alone joins as the node's activation, as does a SiLU (Sigmoid(y)
+// and Mul(y, Sigmoid(y)) its only readers). Then a fused node read only by
 // fused nodes (as their x) hands them its output's range (LinkRange), or, where its output is
 // cheap to recompute, its output's codes in place of the output. Onyx's own op: made at
 // OptLevel::kAll only (a saved model needs Onyx to run it).
@@ -73,9 +74,10 @@ class QdqDynamicConvFusion final : public Pass {
 
   // Convs whose output the kernel can recompute in cache-sized pieces for less than a float
   // tensor's trip through memory costs (dynamic_conv_codes.h): 2-D pointwise (group 1, stride 1,
-  // no padding) over at most kCheapDepth input channels, or 2-D depthwise.
+  // no padding) over at most kCheapDepth input channels, or 2-D depthwise; no SiLU after.
   static constexpr int64_t kCheapDepth = 160;
   static bool CheapToRecompute(GraphEditor& editor, const ir::Node& n) {
+    if (AttrString(n, "activation", "") == "Silu") return false;  // its Sigmoid would double the cost
     auto w = ConstValue(editor, n.inputs[1]);
     if (!w || w->rank() != 4) return false;
     const int64_t group = AttrInt(n, "group", 1), m = w->dim(0);
@@ -126,6 +128,25 @@ class QdqDynamicConvFusion final : public Pass {
     return 1;
   }
 
+  // The Sigmoid of a SiLU over v: v read only by Sigmoid(v) and Mul(v, Sigmoid(v)) (either
+  // order), the Sigmoid only by the Mul; null otherwise.
+  static ir::Node* SiluGate(GraphEditor& editor, const std::string& v) {
+    if (editor.IsGraphOutput(v)) return nullptr;
+    const std::vector<ir::Node*> readers = editor.Consumers(v);
+    if (readers.size() != 2) return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      ir::Node* gate = readers[static_cast<size_t>(i)];
+      ir::Node* mul = readers[static_cast<size_t>(1 - i)];
+      if (!IsOnnxOp(gate, "Sigmoid", 6) || gate->inputs.size() != 1 || gate->inputs[0] != v ||
+          gate->outputs.size() != 1 || editor.IsGraphOutput(gate->outputs[0]))
+        continue;
+      if (!IsOnnxOp(mul, "Mul", 7) || mul->inputs.size() != 2 || mul->outputs.size() != 1) continue;
+      if (SoleReader(editor, gate->outputs[0]) != mul || OtherInput(*mul, gate->outputs[0]) != v) continue;
+      return gate;
+    }
+    return nullptr;
+  }
+
   static int Fuse(PassContext& ctx, ir::Node* conv) {
     GraphEditor& editor = ctx.editor;
     if (!IsOnnxOp(conv, "ConvInteger", 10) || conv->inputs.size() < 3 || conv->outputs.size() != 1) return 0;
@@ -174,14 +195,22 @@ class QdqDynamicConvFusion final : public Pass {
 
     std::vector<ir::Node*> pattern = {conv, cast, mul};
     if (!bias.empty()) pattern.push_back(add);
-    // A Relu or Clip reading the result only.
+    // A Relu or Clip reading the result only, or a SiLU (Sigmoid and Mul).
     ir::Node* act = SoleReader(editor, out);
     std::vector<float> bounds;
+    std::string act_type;
     if (act != nullptr && act->inputs.size() >= 1 && act->inputs[0] == out && act->outputs.size() == 1 &&
-        ActivationBounds(editor, *act, &bounds))
+        ActivationBounds(editor, *act, &bounds)) {
       pattern.push_back(act);
-    else
+      act_type = act->op_type;
+    } else if (ir::Node* gate = SiluGate(editor, out)) {
+      act = SoleReader(editor, gate->outputs[0]);
+      pattern.push_back(gate);
+      pattern.push_back(act);
+      act_type = "Silu";
+    } else {
       act = nullptr;
+    }
     // The scale Mul goes when only the pattern reads it, the DynamicQuantizeLinear when nothing
     // else reads its outputs.
     const bool scale_mul_private = OnlyReadBy(editor, scale_mul->outputs[0], {mul});
@@ -193,7 +222,6 @@ class QdqDynamicConvFusion final : public Pass {
     if (dql_private) pattern.push_back(dql);
     const std::vector<ir::Attribute> attributes = conv->attributes;
     const std::string act_out = act != nullptr ? act->outputs[0] : std::string();
-    const std::string act_type = act != nullptr ? act->op_type : std::string();
     const std::vector<std::string> inputs = {dql->inputs[0], conv->inputs[1], w_scale, w_zp, bias};
     RemoveAll(editor, pattern);
     ir::Node* fused = AddFusedNode(editor, "DynamicQuantizeConv", kOnyxDomain, 1, inputs,

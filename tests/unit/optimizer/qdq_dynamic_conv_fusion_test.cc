@@ -1,5 +1,5 @@
 // QdqDynamicConvFusion: quantize_dynamic's Conv (DynamicQuantizeLinear + ConvInteger + Cast + Mul
-// [+ Add] [+ Relu/Clip]) becomes one com.onyx DynamicQuantizeConv, equal to the unfused graph bit
+// [+ Add] [+ Relu/Clip/SiLU]) becomes one com.onyx DynamicQuantizeConv, equal to the unfused graph bit
 // for bit; anything else is left as it is.
 #include "optimizer/fusion_test_util.h"
 #include "optimizer/pattern_util.h"
@@ -23,7 +23,8 @@ struct ConvCase {
   int64_t c = 4, m = 6, k = 3, group = 1, stride = 1, pad = 1;
   bool bias = true;
   bool per_channel = false;      // w_scale [M, 1, 1] and w_zero_point [M]
-  std::string act;               // "", "Relu" or "Clip"
+  std::string act;               // "", "Relu", "Clip", "Silu" (Mul(v, Sigmoid(v))) or "SiluSwapped" (Mul(Sigmoid(v), v))
+  bool gate_is_output = false;   // the SiLU's Sigmoid output is a graph output too
   bool cast_read_elsewhere = false;
   bool mul_is_output = false;
   bool w_is_input = false;
@@ -67,6 +68,11 @@ std::string DynamicConv(const ConvCase& p) {
     v = next;
   }
   if (p.act == "Relu") b.Node("Relu", {v}, {"y"});
+  if (p.act == "Silu" || p.act == "SiluSwapped") {
+    b.Node("Sigmoid", {v}, {"gate"});
+    b.Node("Mul", p.act == "Silu" ? std::vector<std::string>{v, "gate"} : std::vector<std::string>{"gate", v}, {"y"});
+    if (p.gate_is_output) b.Output("gate", DataType::kFloat, {1, p.m, out_hw, out_hw});
+  }
   if (p.act == "Clip") {
     b.Initializer("lo", Scalar(0.0f)).Initializer("hi", Scalar(0.5f));
     b.Node("Clip", {v, "lo", "hi"}, {"y"});
@@ -106,6 +112,32 @@ TEST(QdqDynamicConvFusion, BecomesOneNodeEqualBitForBit) {
     EXPECT_EQ(AttrInts(*fused, "pads").size(), 4u);
     ExpectSameOutputs(bytes, run.optimized_bytes, Feeds(cases[i].c, 10 + static_cast<uint32_t>(i)), {0.0, 0.0});
   }
+}
+
+// A SiLU after the conv (YOLO's activation) joins the node, on each compute path: the
+// weight-stationary GEMM (1x1), the implicit im2col (3x3), the depthwise loop.
+TEST(QdqDynamicConvFusion, SiluJoinsEqualBitForBit) {
+  std::vector<ConvCase> cases(4);
+  for (auto& c : cases) c.act = "Silu", c.c = 8, c.m = 16;
+  cases[0].k = 1, cases[0].pad = 0;
+  cases[1].act = "SiluSwapped", cases[1].per_channel = true;
+  cases[2].group = 8, cases[2].m = 8, cases[2].stride = 2;
+  cases[3].bias = false;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string bytes = DynamicConv(cases[i]);
+    auto run = RunPasses(bytes, {"QdqDynamicConvFusion"});
+    EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"com.onyx.DynamicQuantizeConv", 1}})) << "case " << i;
+    auto fused = FindNode(run.optimized_bytes, "DynamicQuantizeConv", "com.onyx");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(AttrString(*fused, "activation", ""), "Silu");
+    ExpectSameOutputs(bytes, run.optimized_bytes, Feeds(cases[i].c, 40 + static_cast<uint32_t>(i)), {0.0, 0.0});
+  }
+  ConvCase read_elsewhere;
+  read_elsewhere.act = "Silu", read_elsewhere.gate_is_output = true;  // the Sigmoid stays, and so the SiLU
+  const std::string bytes = DynamicConv(read_elsewhere);
+  auto run = RunPasses(bytes, {"QdqDynamicConvFusion"});
+  EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"com.onyx.DynamicQuantizeConv", 1}, {"Sigmoid", 1}, {"Mul", 1}}));
+  ExpectSameOutputs(bytes, run.optimized_bytes, Feeds(read_elsewhere.c, 50), {0.0, 0.0});
 }
 
 TEST(QdqDynamicConvFusion, IntermediatesReadElsewhereStay) {

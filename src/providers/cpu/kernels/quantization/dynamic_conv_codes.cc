@@ -1,4 +1,5 @@
-// DynamicQuantizeConv's Y_codes computed in cache-sized pieces (dynamic_conv_codes.h).
+// DynamicQuantizeConv's Y_codes, and its pointwise SiLU outputs, computed in cache-sized pieces
+// (dynamic_conv_codes.h).
 #include "providers/cpu/kernels/quantization/dynamic_conv_codes.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
 #include "linalg/q8_to_float.h"
+#include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
 
 namespace onyx {
@@ -21,6 +23,13 @@ namespace {
 constexpr int64_t kPieceFloats = 32768;
 // Outputs of fewer floats (1 MB) are computed whole.
 constexpr int64_t kMinPiecedFloats = int64_t{1} << 18;
+
+void AddRange(linalg::Q8MinMaxFn min_max, const float* v, int64_t n, float range[2]) {
+  float lo = 0.0f, hi = 0.0f;
+  min_max(v, n, &lo, &hi);
+  range[0] = std::min(range[0], lo);
+  range[1] = std::max(range[1], hi);
+}
 
 bool IsPointwise(const ConvGeometry& g) {
   bool pointwise = g.kernel_size == 1 && g.out_size == g.in_size;
@@ -59,8 +68,12 @@ class PointwisePieces {
     o.scale_per_column = true;
     o.bias = stage_.bias;
     o.lo = stage_.lo, o.hi = stage_.hi;
-    o.range = range;
+    o.range = stage_.silu ? nullptr : range;  // a SiLU's range is taken after it
     linalg::Q8GemmW(w_, p.cols, x_ + n * g_.channels * g_.in_size + j0, false, g_.in_size, x_zp_, o, nullptr);
+    if (stage_.silu) {
+      SiluInPlace(out, p.rows * p.cols);
+      if (range != nullptr) AddRange(min_max_, out, p.rows * p.cols, range);
+    }
     return p;
   }
 
@@ -70,6 +83,7 @@ class PointwisePieces {
   uint8_t x_zp_;
   const linalg::PackedQ8W& w_;
   DynamicFloatStage stage_;
+  linalg::Q8MinMaxFn min_max_ = linalg::Q8MinMaxKernel();
   int64_t cols_ = 0, per_image_ = 0;
 };
 
@@ -103,12 +117,8 @@ class DepthwisePieces {
       to_float_(out + r * p.cols, p.cols, stage_.mult[c], stage_.bias != nullptr ? stage_.bias + c : nullptr,
                 stage_.lo, stage_.hi);
     }
-    if (range != nullptr) {
-      float lo = 0.0f, hi = 0.0f;
-      linalg::Q8MinMax(out, p.rows * p.cols, &lo, &hi);
-      range[0] = std::min(range[0], lo);
-      range[1] = std::max(range[1], hi);
-    }
+    if (stage_.silu) SiluInPlace(out, p.rows * p.cols);
+    if (range != nullptr) AddRange(min_max_, out, p.rows * p.cols, range);
     return p;
   }
 
@@ -119,6 +129,7 @@ class DepthwisePieces {
   const int32_t* w_;
   DynamicFloatStage stage_;
   linalg::Q8ToFloatFn to_float_;
+  linalg::Q8MinMaxFn min_max_ = linalg::Q8MinMaxKernel();
   linalg::Q8DepthwiseShape s_;
   int64_t channels_ = 0, per_image_ = 0;
 };
@@ -139,6 +150,7 @@ void RunInPieces(const ConvGeometry& g, const Pieces& pieces, float range[2], ui
   });
   // The second: the same values again, quantized while in cache.
   const DynamicQuantParams q = DynamicQuantParamsOf(range[0], range[1]);
+  const linalg::Q8QuantizeU8Fn quantize = linalg::Q8QuantizeU8Kernel();
   ThreadPool::For(pool, pieces.count(), pieces.cost() + 2.0 * static_cast<double>(floats),
                   [&](int64_t t0, int64_t t1) {
                     thread_local std::vector<float> buffer;
@@ -146,13 +158,23 @@ void RunInPieces(const ConvGeometry& g, const Pieces& pieces, float range[2], ui
                     for (int64_t t = t0; t < t1; ++t) {
                       const Piece p = pieces.Compute(t, buffer.data(), nullptr);
                       for (int64_t r = 0; r < p.rows; ++r)
-                        linalg::Q8QuantizeU8(buffer.data() + r * p.cols, p.cols, q.scale, q.zero_point,
-                                             codes + (p.plane + r) * g.out_size + p.col);
+                        quantize(buffer.data() + r * p.cols, p.cols, q.scale, q.zero_point,
+                                 codes + (p.plane + r) * g.out_size + p.col);
                     }
                   });
 }
 
 }  // namespace
+
+void SiluInPlace(float* v, int64_t n) {
+  constexpr int64_t kBlock = 2048;
+  thread_local std::vector<float> gate(kBlock);
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t count = std::min(kBlock, n - i);
+    linalg::VecSigmoid(v + i, gate.data(), static_cast<size_t>(count));
+    for (int64_t j = 0; j < count; ++j) v[i + j] *= gate[static_cast<size_t>(j)];
+  }
+}
 
 DynamicQuantParams DynamicQuantParamsOf(float lo, float hi) {
   DynamicQuantParams q;
@@ -179,6 +201,44 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
     RunInPieces(g, PointwisePieces(g, x, x_zp, w, stage), range, codes, pool);
   else
     RunInPieces(g, DepthwisePieces(g, x, x_zp, w, stage), range, codes, pool);
+}
+
+bool PointwiseSiluInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                           const DynamicFloatStage& stage, float* range, float* y, ThreadPool* pool) {
+  if (!stage.silu || g.group != 1 || w.nchw.size() != 1 || !IsPointwise(g)) return false;
+  const int64_t m = g.out_channels;
+  const int64_t cols = std::min(g.out_size, std::max<int64_t>(32, kPieceFloats / m / 32 * 32));
+  const int64_t per_image = CeilDiv(g.out_size, cols);
+  const linalg::Q8MinMaxFn min_max = linalg::Q8MinMaxKernel();
+  std::mutex range_mutex;
+  ThreadPool::For(pool, g.batch * per_image, 2.0 * static_cast<double>(m * g.channels * cols) + 20.0 * m * cols,
+                  [&](int64_t t0, int64_t t1) {
+                    float r[2] = {0.0f, 0.0f};
+                    for (int64_t t = t0; t < t1; ++t) {
+                      const int64_t n = t / per_image, j0 = (t % per_image) * cols;
+                      const int64_t count = std::min(cols, g.out_size - j0);
+                      float* piece = y + n * m * g.out_size + j0;
+                      linalg::Q8Output o;
+                      o.kind = linalg::Q8Output::kFloat;
+                      o.c = piece;
+                      o.ldc = g.out_size;
+                      o.scale = stage.mult;
+                      o.scale_per_column = true;
+                      o.bias = stage.bias;
+                      o.lo = stage.lo, o.hi = stage.hi;
+                      linalg::Q8GemmW(w.nchw[0], count, x + n * g.channels * g.in_size + j0, false, g.in_size, x_zp,
+                                      o, nullptr);
+                      for (int64_t row = 0; row < m; ++row) {
+                        SiluInPlace(piece + row * g.out_size, count);
+                        if (range != nullptr) AddRange(min_max, piece + row * g.out_size, count, r);
+                      }
+                    }
+                    if (range == nullptr) return;
+                    const std::lock_guard<std::mutex> lock(range_mutex);
+                    range[0] = std::min(range[0], r[0]);
+                    range[1] = std::max(range[1], r[1]);
+                  });
+  return true;
 }
 
 }  // namespace quant_conv

@@ -1,6 +1,7 @@
 // A dynamically quantized conv's output handed on as DynamicQuantizeLinear's codes instead of
 // float (com.onyx DynamicQuantizeConv's Y_codes output): the next DynamicQuantizeConv reads the
 // codes and skips the quantization of its input, and the float output never goes to memory.
+// Also the float stage's fused SiLU, run on pieces of a pointwise conv's output while in cache.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +22,17 @@ struct DynamicQuantParams {
 DynamicQuantParams DynamicQuantParamsOf(float lo, float hi);
 
 // DynamicQuantizeConv's float stage per output channel: float(acc) * mult[c], + bias[c] (bias
-// null: none), then clamped to [lo, hi] (q8_to_float.h's operations).
+// null: none), then clamped to [lo, hi] (q8_to_float.h's operations); with silu, then v times
+// Sigmoid(v) as Onyx's Sigmoid kernel (linalg::VecSigmoid) and Mul compute it.
 struct DynamicFloatStage {
   const float* mult = nullptr;
   const float* bias = nullptr;
   float lo = 0.0f, hi = 0.0f;
+  bool silu = false;
 };
+
+// v[i] = v[i] * VecSigmoid(v[i]): a fused SiLU (Sigmoid then Mul), bit for bit the two nodes'.
+void SiluInPlace(float* v, int64_t n);
 
 // Whether ConvToCodesInPieces takes this conv: an output past L2's size (1 MB) of a group-1
 // pointwise conv on the weight-stationary GEMM, or of a 2-D depthwise one.
@@ -39,6 +45,13 @@ bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w);
 // equal DynamicQuantizeLinear over that float output.
 void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                          const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool);
+
+// A pointwise conv with a fused SiLU (stage.silu; group 1, on the weight-stationary GEMM, which
+// has no SiLU epilogue) into float y, a piece of pixels at a time so that the SiLU runs while the
+// piece is in cache instead of in a second pass over y; Y's range after the SiLU into range
+// when not null. False (nothing done) where the conv is not such.
+bool PointwiseSiluInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                           const DynamicFloatStage& stage, float* range, float* y, ThreadPool* pool);
 
 }  // namespace quant_conv
 }  // namespace onyx

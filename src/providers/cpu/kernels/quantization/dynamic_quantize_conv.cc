@@ -30,7 +30,8 @@ namespace {
 // Y's buffer and turned into float in place, plane by plane, with the graph's float operations
 // in its order (a product, then a sum, each rounded: linalg/q8_to_float.h), so the
 // node equals the unfused graph bit for bit. w_scale and B: one value, or one per output channel.
-// A Relu or Clip that follows may be fused too (attribute activation), compared as they compare.
+// A Relu or Clip that follows may be fused too (attribute activation), compared as they compare,
+// or a SiLU (activation "Silu": Sigmoid, then Mul with the input), as Onyx's two kernels compute it.
 // Optional output 1, Y_range (float [2]): [min(0, Y), max(0, Y)], NaNs skipped, taken while Y is
 // written; optional input 5, X_range: that of X, from X's producer, in place of the pass over X
 // (QdqDynamicConvFusion links a DynamicQuantizeConv read only by others so). Optional output 2,
@@ -50,8 +51,10 @@ class DynamicQuantizeConv final : public OpKernel {
       const std::vector<float> p = info.GetFloatsOr("activation_params", {});
       if (p.size() != 2) info.Fail("activation Clip needs activation_params [min, max]");
       lo_ = p[0], hi_ = p[1];
+    } else if (act == "Silu") {
+      silu_ = true;
     } else if (!act.empty()) {
-      info.Fail("activation must be Relu or Clip, not " + act);
+      info.Fail("activation must be Relu, Clip or Silu, not " + act);
     }
   }
 
@@ -123,6 +126,7 @@ class DynamicQuantizeConv final : public OpKernel {
     stage.mult = mult.data();
     stage.bias = bias != nullptr ? bias_rows.data() : nullptr;
     stage.lo = lo_, stage.hi = hi_;
+    stage.silu = silu_;
     QuantWeights scratch;
     const QuantWeights& qw = WeightsFor(packed_w_, w, w_zp, g.group, pool, scratch);
     if (want_codes && y == nullptr && CodesInPieces(g, qw)) {
@@ -170,6 +174,7 @@ class DynamicQuantizeConv final : public OpKernel {
     const int64_t m = g.out_channels;
     linalg::Q8Output out;
     out.c = yd;
+    if (PointwiseSiluInPieces(g, codes, x_zp, qw, stage, range, yd, pool)) return;
     if (!qw.nchw.empty()) {
       // The weight-stationary GEMM writes the float result from its registers (the same
       // operations as Q8ToFloat, q8_gemm.h's kFloat): no int32 pass over Y.
@@ -178,8 +183,9 @@ class DynamicQuantizeConv final : public OpKernel {
       out.scale_per_column = true;
       out.bias = stage.bias;
       out.lo = stage.lo, out.hi = stage.hi;
-      out.range = range;
+      out.range = stage.silu ? nullptr : range;
       ConvNchw(g, codes, false, x_zp, qw, out, sizeof(float), pool);
+      if (stage.silu) FinishSilu(yd, g.batch * m * g.out_size, range, pool);
       return;
     }
     // Row `plane` (n * M + channel) of Y: int32 in, float out, with the graph's float operations
@@ -206,6 +212,7 @@ class DynamicQuantizeConv final : public OpKernel {
     if (!qw.depthwise.empty() && g.in.size() == 2) {
       const std::function<void(int64_t, int64_t)> finish = [&](int64_t bc, int64_t count) {
         for (int64_t p = bc; p < bc + count; ++p) finish_row(p);
+        if (stage.silu) SiluInPlace(yd + bc * g.out_size, count * g.out_size);
         add_range(yd + bc * g.out_size, count * g.out_size);
       };
       Depthwise2d(g, codes, false, x_zp, qw.depthwise.data(), nullptr, yd, sizeof(int32_t), pool, &finish);
@@ -214,13 +221,30 @@ class DynamicQuantizeConv final : public OpKernel {
     ConvInt8(ctx, g, codes, false, x_zp, qw, out, sizeof(int32_t), reinterpret_cast<int32_t*>(yd));
     ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) finish_row(p);
+      if (stage.silu) SiluInPlace(yd + p0 * g.out_size, (p1 - p0) * g.out_size);
       add_range(yd + p0 * g.out_size, (p1 - p0) * g.out_size);
+    });
+  }
+
+  // A fused SiLU over the whole float output, with its range (when not null) taken after it.
+  static void FinishSilu(float* y, int64_t size, float* range, ThreadPool* pool) {
+    std::mutex range_mutex;
+    ThreadPool::For(pool, CeilDiv(size, kChunk), 20.0 * static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
+      const int64_t begin = c0 * kChunk, end = std::min(size, c1 * kChunk);
+      SiluInPlace(y + begin, end - begin);
+      if (range == nullptr) return;
+      float l = 0.0f, h = 0.0f;
+      linalg::Q8MinMax(y + begin, end - begin, &l, &h);
+      const std::lock_guard<std::mutex> lock(range_mutex);
+      range[0] = std::min(range[0], l);
+      range[1] = std::max(range[1], h);
     });
   }
 
   ConvAttrs attrs_;
   QuantWeights packed_w_;
   float lo_ = -std::numeric_limits<float>::infinity(), hi_ = std::numeric_limits<float>::infinity();
+  bool silu_ = false;  // activation Silu: x * Sigmoid(x)
 };
 
 }  // namespace
