@@ -21,21 +21,25 @@ function(onyx_layer name dir)
   foreach(dep ${ARG_DEPS})
     target_link_libraries(${name} PUBLIC ${dep})
   endforeach()
-  # Per-ISA variants in this folder.
+  # Per-ISA variants in this folder. GCC ends AVX code with vzeroupper only under
+  # -fexpensive-optimizations (on from -O2): at the sanitize preset's -O1 every kernel left the
+  # vector registers' upper halves dirty, and its thread's next SSE code (libm's sinf per element)
+  # ran 5-40x slower (docs/threading.md, "Parallel execution under AddressSanitizer").
+  set(vzeroupper "$<$<AND:$<CXX_COMPILER_ID:GNU>,$<CONFIG:Debug>>:-fexpensive-optimizations>")
   file(GLOB_RECURSE avx2_sources CONFIGURE_DEPENDS ${dir}/*_avx2.cc ${dir}/*_avx2_*.cc)
   file(GLOB_RECURSE avx512_sources CONFIGURE_DEPENDS ${dir}/*_avx512.cc ${dir}/*_avx512_*.cc)
   if(avx2_sources)
-    set_source_files_properties(${avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+    set_source_files_properties(${avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;${vzeroupper}")
     target_sources(${name} PRIVATE ${avx2_sources})
   endif()
   if(avx512_sources)
     set_source_files_properties(${avx512_sources} PROPERTIES COMPILE_OPTIONS
-                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c")
+                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;${vzeroupper}")
     # *_avx512_vnni* files add VNNI by flag (clang ignores GCC's `#pragma GCC target`).
     file(GLOB_RECURSE avx512_vnni_sources CONFIGURE_DEPENDS ${dir}/*_avx512_vnni*.cc)
     if(avx512_vnni_sources)
       set_source_files_properties(${avx512_vnni_sources} PROPERTIES COMPILE_OPTIONS
-                                  "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni")
+                                  "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;${vzeroupper}")
     endif()
     target_sources(${name} PRIVATE ${avx512_sources})
   endif()
@@ -44,7 +48,7 @@ function(onyx_layer name dir)
   file(GLOB_RECURSE amx_sources CONFIGURE_DEPENDS ${dir}/*_amx_*.cc)
   if(amx_sources)
     set_source_files_properties(${amx_sources} PROPERTIES COMPILE_OPTIONS
-                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;-mamx-tile;-mamx-int8;-mamx-bf16")
+                                "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;-mamx-tile;-mamx-int8;-mamx-bf16;${vzeroupper}")
     target_sources(${name} PRIVATE ${amx_sources})
   endif()
 endfunction()
