@@ -5,7 +5,9 @@
 //   => DynamicQuantizeConv(x, W, w_scale, w_zp, B)   with ConvInteger's attributes
 // W and w_zp are constant; w_scale and B are float constants broadcasting along the channel axis
 // only (one value or one per output channel: quantize_dynamic writes a scalar w_scale and B
-// reshaped to [1, M, 1, 1]). The ConvInteger, Cast, Mul and Add outputs must be read only inside
+// reshaped to [1, M, 1, 1]); then a residual Add of another float value of the result's dims
+// (ResNet's shortcut; dims proven by the model's value_info, since Onyx infers no ConvInteger
+// shape) joins as input 6, Z. The ConvInteger, Cast, Mul and Add outputs must be read only inside
 // the pattern and be no graph outputs. The fused node quantizes x itself, so a
 // DynamicQuantizeLinear read by other nodes too stays for them (each fused reader repeats its
 // quantization: the same codes) and goes when its last reader is fused. A Relu or Clip (constant
@@ -60,8 +62,11 @@ class QdqDynamicConvFusion final : public Pass {
 
   int Apply(PassContext& ctx) override {
     int rewrites = 0;
-    for (ir::Node* conv : ctx.editor.NodesOfType("ConvInteger"))
-      if (qdq::Live(ctx.editor, conv)) rewrites += Fuse(ctx, conv);
+    const std::vector<ir::Node*> convs = ctx.editor.NodesOfType("ConvInteger");
+    // The types before any rewrite (fusions keep the types of the values they leave).
+    const TypeMap types = convs.empty() ? TypeMap{} : ctx.editor.TypeSnapshot();
+    for (ir::Node* conv : convs)
+      if (qdq::Live(ctx.editor, conv)) rewrites += Fuse(ctx, types, conv);
     for (ir::Node* node : ctx.editor.NodesOfType("DynamicQuantizeConv", kOnyxDomain))
       if (qdq::Live(ctx.editor, node)) rewrites += LinkRange(ctx, node);
     return rewrites;
@@ -78,6 +83,7 @@ class QdqDynamicConvFusion final : public Pass {
   static constexpr int64_t kCheapDepth = 160;
   static bool CheapToRecompute(GraphEditor& editor, const ir::Node& n) {
     if (AttrString(n, "activation", "") == "Silu") return false;  // its Sigmoid would double the cost
+    if (n.inputs.size() > 6 && !n.inputs[6].empty()) return false;  // a residual: read twice
     auto w = ConstValue(editor, n.inputs[1]);
     if (!w || w->rank() != 4) return false;
     const int64_t group = AttrInt(n, "group", 1), m = w->dim(0);
@@ -104,7 +110,9 @@ class QdqDynamicConvFusion final : public Pass {
     const std::vector<ir::Node*> readers = editor.Consumers(y);
     if (readers.empty()) return 0;
     for (const ir::Node* r : readers) {
-      if (!IsDynamicConv(r) || r->inputs.empty() || r->inputs[0] != y || r->inputs.size() > 5) return 0;
+      if (!IsDynamicConv(r) || r->inputs.empty() || r->inputs[0] != y || r->inputs.size() > 7 ||
+          (r->inputs.size() > 5 && !r->inputs[5].empty()))
+        return 0;
       for (size_t i = 1; i < r->inputs.size(); ++i)
         if (r->inputs[i] == y) return 0;
     }
@@ -147,7 +155,18 @@ class QdqDynamicConvFusion final : public Pass {
     return nullptr;
   }
 
-  static int Fuse(PassContext& ctx, ir::Node* conv) {
+  // Float values of the same known dims in the snapshot.
+  static bool SameFloatDims(const TypeMap& types, const std::string& a, const std::string& b) {
+    const auto ia = types.find(a), ib = types.find(b);
+    if (ia == types.end() || ib == types.end()) return false;
+    const TypeInfo& ta = *ia->second;
+    const TypeInfo& tb = *ib->second;
+    return ta.kind == TypeInfo::Kind::kTensor && tb.kind == TypeInfo::Kind::kTensor &&
+           ta.elem_type == DataType::kFloat && tb.elem_type == DataType::kFloat && ta.shape && tb.shape &&
+           SameDims(*ta.shape, *tb.shape);
+  }
+
+  static int Fuse(PassContext& ctx, const TypeMap& types, ir::Node* conv) {
     GraphEditor& editor = ctx.editor;
     if (!IsOnnxOp(conv, "ConvInteger", 10) || conv->inputs.size() < 3 || conv->outputs.size() != 1) return 0;
     // x from DynamicQuantizeLinear, with its zero point.
@@ -195,6 +214,17 @@ class QdqDynamicConvFusion final : public Pass {
 
     std::vector<ir::Node*> pattern = {conv, cast, mul};
     if (!bias.empty()) pattern.push_back(add);
+    // A residual Add of another float value of the result's dims, reading the result only.
+    std::string residual;
+    ir::Node* residual_add = SoleReader(editor, out);
+    if (IsOnnxOp(residual_add, "Add", 7) && residual_add->inputs.size() == 2 && residual_add->outputs.size() == 1) {
+      const std::string& z = OtherInput(*residual_add, out);
+      if (!z.empty() && z != out && SameFloatDims(types, z, out)) {
+        residual = z;
+        pattern.push_back(residual_add);
+        out = residual_add->outputs[0];
+      }
+    }
     // A Relu or Clip reading the result only, or a SiLU (Sigmoid and Mul).
     ir::Node* act = SoleReader(editor, out);
     std::vector<float> bounds;
@@ -222,7 +252,8 @@ class QdqDynamicConvFusion final : public Pass {
     if (dql_private) pattern.push_back(dql);
     const std::vector<ir::Attribute> attributes = conv->attributes;
     const std::string act_out = act != nullptr ? act->outputs[0] : std::string();
-    const std::vector<std::string> inputs = {dql->inputs[0], conv->inputs[1], w_scale, w_zp, bias};
+    std::vector<std::string> inputs = {dql->inputs[0], conv->inputs[1], w_scale, w_zp, bias};
+    if (!residual.empty()) inputs.insert(inputs.end(), {std::string(), residual});
     RemoveAll(editor, pattern);
     ir::Node* fused = AddFusedNode(editor, "DynamicQuantizeConv", kOnyxDomain, 1, inputs,
                                    {act != nullptr ? act_out : out});

@@ -58,7 +58,7 @@ def test_linked_where_only_dynamic_convs_read(quantized):
     assert len(convs) == 3, qm.op_counts(model)
     # (expand and depthwise, cheap to recompute, also hand on their codes: test_dynamic_conv_code_link.py)
     with_range_out = [n for n in convs if len(n.output) >= 2 and n.output[1]]
-    with_range_in = [n for n in convs if len(n.input) == 6 and n.input[5]]
+    with_range_in = [n for n in convs if len(n.input) >= 6 and n.input[5]]  # (the project conv also takes the Add: Z)
     assert len(with_range_out) == 2 and len(with_range_in) == 2, [(list(n.input), list(n.output)) for n in convs]
     produced = {n.output[1] for n in with_range_out}
     assert {n.input[5] for n in with_range_in} == produced

@@ -25,6 +25,7 @@ struct ConvCase {
   bool per_channel = false;      // w_scale [M, 1, 1] and w_zero_point [M]
   std::string act;               // "", "Relu", "Clip", "Silu" (Mul(v, Sigmoid(v))) or "SiluSwapped" (Mul(Sigmoid(v), v))
   bool gate_is_output = false;   // the SiLU's Sigmoid output is a graph output too
+  std::string residual;          // "", "after" (Add(v, r)), "before" (Add(r, v)) or "broadcast" (r [1, M, 1, 1])
   bool cast_read_elsewhere = false;
   bool mul_is_output = false;
   bool w_is_input = false;
@@ -59,12 +60,23 @@ std::string DynamicConv(const ConvCase& p) {
   conv.attributes.push_back(IntsAttr("strides", {p.stride, p.stride}));
   if (p.group > 1) conv.attributes.push_back(IntAttr("group", p.group));
   b.Node("Cast", {"acc"}, {"accf"}).attributes.push_back(IntAttr("to", 1));
-  std::string v = p.bias || !p.act.empty() ? "mm" : "y";
+  std::string v = p.bias || !p.act.empty() || !p.residual.empty() ? "mm" : "y";
   b.Node("Mul", {"accf", "scale"}, {v});
   if (p.bias) {
     b.Initializer("bias", RandomTensor({1, p.m, 1, 1}, 5));
-    const std::string next = p.act.empty() ? "y" : "biased";
+    const std::string next = p.act.empty() && p.residual.empty() ? "y" : "biased";
     b.Node("Add", {v, "bias"}, {next});
+    v = next;
+  }
+  if (!p.residual.empty()) {
+    // ConvInteger's and DynamicQuantizeLinear's output types, as quant_pre_process records them
+    // (Onyx infers neither): the fusion takes a residual only of the conv result's proven dims.
+    b.model().graph->value_types["acc"] = ModelBuilder::Type(DataType::kInt32, {1, p.m, out_hw, out_hw});
+    b.model().graph->value_types["xs"] = ModelBuilder::Type(DataType::kFloat, {});
+    const bool full = p.residual != "broadcast";
+    b.Input("r", DataType::kFloat, full ? Shape{1, p.m, out_hw, out_hw} : Shape{1, p.m, 1, 1});
+    const std::string next = p.act.empty() ? "y" : "summed";
+    b.Node("Add", p.residual == "before" ? std::vector<std::string>{"r", v} : std::vector<std::string>{v, "r"}, {next});
     v = next;
   }
   if (p.act == "Relu") b.Node("Relu", {v}, {"y"});
@@ -138,6 +150,34 @@ TEST(QdqDynamicConvFusion, SiluJoinsEqualBitForBit) {
   auto run = RunPasses(bytes, {"QdqDynamicConvFusion"});
   EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"com.onyx.DynamicQuantizeConv", 1}, {"Sigmoid", 1}, {"Mul", 1}}));
   ExpectSameOutputs(bytes, run.optimized_bytes, Feeds(read_elsewhere.c, 50), {0.0, 0.0});
+}
+
+// A residual Add (ResNet's shortcut: another value of the result's dims) joins as input Z, before
+// the activation, on each compute path; one that broadcasts stays.
+TEST(QdqDynamicConvFusion, ResidualAddJoinsEqualBitForBit) {
+  std::vector<ConvCase> cases(4);
+  for (auto& c : cases) c.c = 8, c.m = 16, c.residual = "after";
+  cases[0].k = 1, cases[0].pad = 0, cases[0].act = "Relu";
+  cases[1].act = "Clip", cases[1].residual = "before";
+  cases[2].group = 8, cases[2].m = 8;  // depthwise, no activation
+  cases[3].k = 1, cases[3].pad = 0, cases[3].act = "Silu", cases[3].bias = false;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ConvCase& p = cases[i];
+    const std::string bytes = DynamicConv(p);
+    auto run = RunPasses(bytes, {"QdqDynamicConvFusion"});
+    EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"com.onyx.DynamicQuantizeConv", 1}})) << "case " << i;
+    auto fused = FindNode(run.optimized_bytes, "DynamicQuantizeConv", "com.onyx");
+    ASSERT_NE(fused, nullptr);
+    ASSERT_EQ(fused->inputs.size(), 7u) << "case " << i;
+    EXPECT_EQ(fused->inputs[6], "r");
+    NamedValues feeds = Feeds(p.c, 60 + static_cast<uint32_t>(i));
+    feeds.push_back({"r", RandomTensor({1, p.m, 7, 7}, 70 + static_cast<uint32_t>(i), -3.0f, 3.0f)});
+    ExpectSameOutputs(bytes, run.optimized_bytes, feeds, {0.0, 0.0});
+  }
+  ConvCase broadcast;
+  broadcast.residual = "broadcast", broadcast.act = "Relu";
+  auto run = RunPasses(DynamicConv(broadcast), {"QdqDynamicConvFusion"});
+  EXPECT_EQ(run.ops_after, (std::map<std::string, int>{{"com.onyx.DynamicQuantizeConv", 1}, {"Add", 1}, {"Relu", 1}}));
 }
 
 TEST(QdqDynamicConvFusion, IntermediatesReadElsewhereStay) {

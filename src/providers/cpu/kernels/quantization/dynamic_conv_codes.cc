@@ -21,6 +21,8 @@ namespace {
 
 // Floats of one piece: 128 KB, in L2 with the piece's input.
 constexpr int64_t kPieceFloats = 32768;
+// PointwisePostInPieces: at most this many output channels (pieces of 128+ pixels) and weights.
+constexpr int64_t kMaxPieceRows = 128, kMaxPieceWeights = int64_t{32} << 10;
 // Outputs of fewer floats (1 MB) are computed whole.
 constexpr int64_t kMinPiecedFloats = int64_t{1} << 18;
 
@@ -203,9 +205,38 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
     RunInPieces(g, DepthwisePieces(g, x, x_zp, w, stage), range, codes, pool);
 }
 
-bool PointwiseSiluInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+DynamicFloatStage DynamicFloatStage::Pre() const {
+  DynamicFloatStage pre = *this;
+  pre.silu = false;
+  pre.z = nullptr;
+  if (z != nullptr) {
+    pre.lo = -std::numeric_limits<float>::infinity();
+    pre.hi = std::numeric_limits<float>::infinity();
+  }
+  return pre;
+}
+
+void PostStage(const DynamicFloatStage& stage, float* v, int64_t offset, int64_t n) {
+  if (stage.z != nullptr) {
+    const float* z = stage.z + offset;
+    const float lo = stage.lo, hi = stage.hi;
+    for (int64_t i = 0; i < n; ++i) {
+      float t = v[i] + z[i];
+      t = t < lo ? lo : t;  // q8_to_float.h's clamp: a NaN passes
+      v[i] = t > hi ? hi : t;
+    }
+  }
+  if (stage.silu) SiluInPlace(v, n);
+}
+
+bool PointwisePostInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                            const DynamicFloatStage& stage, float* range, float* y, ThreadPool* pool) {
-  if (!stage.silu || g.group != 1 || w.nchw.size() != 1 || !IsPointwise(g)) return false;
+  if (!stage.HasPost() || g.group != 1 || w.nchw.size() != 1 || !IsPointwise(g)) return false;
+  // Narrow pieces cost the GEMM more than the second pass saves where W is large (it streams
+  // again for every piece) or the pieces are few pixels wide (ResNet-50's 1x1 convs to 256-2048
+  // channels: 33 -> 35 ms).
+  if (g.out_channels > kMaxPieceRows || g.out_channels * g.channels > kMaxPieceWeights) return false;
+  const DynamicFloatStage pre = stage.Pre();
   const int64_t m = g.out_channels;
   const int64_t cols = std::min(g.out_size, std::max<int64_t>(32, kPieceFloats / m / 32 * 32));
   const int64_t per_image = CeilDiv(g.out_size, cols);
@@ -222,14 +253,14 @@ bool PointwiseSiluInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp
                       o.kind = linalg::Q8Output::kFloat;
                       o.c = piece;
                       o.ldc = g.out_size;
-                      o.scale = stage.mult;
+                      o.scale = pre.mult;
                       o.scale_per_column = true;
-                      o.bias = stage.bias;
-                      o.lo = stage.lo, o.hi = stage.hi;
+                      o.bias = pre.bias;
+                      o.lo = pre.lo, o.hi = pre.hi;
                       linalg::Q8GemmW(w.nchw[0], count, x + n * g.channels * g.in_size + j0, false, g.in_size, x_zp,
                                       o, nullptr);
                       for (int64_t row = 0; row < m; ++row) {
-                        SiluInPlace(piece + row * g.out_size, count);
+                        PostStage(stage, piece + row * g.out_size, (n * m + row) * g.out_size + j0, count);
                         if (range != nullptr) AddRange(min_max, piece + row * g.out_size, count, r);
                       }
                     }

@@ -24,12 +24,23 @@ DynamicQuantParams DynamicQuantParamsOf(float lo, float hi);
 // DynamicQuantizeConv's float stage per output channel: float(acc) * mult[c], + bias[c] (bias
 // null: none), then clamped to [lo, hi] (q8_to_float.h's operations); with silu, then v times
 // Sigmoid(v) as Onyx's Sigmoid kernel (linalg::VecSigmoid) and Mul compute it.
+// With a residual z (Y's shape), v + z comes before the clamp (and the SiLU): Add's rounding.
 struct DynamicFloatStage {
   const float* mult = nullptr;
   const float* bias = nullptr;
   float lo = 0.0f, hi = 0.0f;
   bool silu = false;
+  const float* z = nullptr;
+  // Whether PostStage has work: what the conv's own float epilogue cannot do.
+  bool HasPost() const { return silu || z != nullptr; }
+  // The part the conv's float epilogue runs: all of it, or without the clamp when a residual
+  // comes first.
+  DynamicFloatStage Pre() const;
 };
+
+// The rest of the stage over Y's values [offset, offset + n) in v, in place: + z[offset + i],
+// then the clamp (with a residual), then the SiLU.
+void PostStage(const DynamicFloatStage& stage, float* v, int64_t offset, int64_t n);
 
 // v[i] = v[i] * VecSigmoid(v[i]): a fused SiLU (Sigmoid then Mul), bit for bit the two nodes'.
 void SiluInPlace(float* v, int64_t n);
@@ -46,11 +57,11 @@ bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w);
 void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                          const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool);
 
-// A pointwise conv with a fused SiLU (stage.silu; group 1, on the weight-stationary GEMM, which
-// has no SiLU epilogue) into float y, a piece of pixels at a time so that the SiLU runs while the
-// piece is in cache instead of in a second pass over y; Y's range after the SiLU into range
-// when not null. False (nothing done) where the conv is not such.
-bool PointwiseSiluInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+// A pointwise conv with a PostStage (a SiLU or a residual; group 1, on the weight-stationary
+// GEMM, whose epilogue has neither) into float y, a piece of pixels at a time so that the post
+// stage runs while the piece is in cache instead of in a second pass over y; Y's range after it
+// into range when not null. False (nothing done) where the conv is not such.
+bool PointwisePostInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                            const DynamicFloatStage& stage, float* range, float* y, ThreadPool* pool);
 
 }  // namespace quant_conv

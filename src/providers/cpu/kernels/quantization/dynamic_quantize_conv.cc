@@ -32,6 +32,8 @@ namespace {
 // node equals the unfused graph bit for bit. w_scale and B: one value, or one per output channel.
 // A Relu or Clip that follows may be fused too (attribute activation), compared as they compare,
 // or a SiLU (activation "Silu": Sigmoid, then Mul with the input), as Onyx's two kernels compute it.
+// Optional input 6, Z (float, Y's shape): a residual Add's other operand, added (one rounding)
+// after B and before the activation.
 // Optional output 1, Y_range (float [2]): [min(0, Y), max(0, Y)], NaNs skipped, taken while Y is
 // written; optional input 5, X_range: that of X, from X's producer, in place of the pass over X
 // (QdqDynamicConvFusion links a DynamicQuantizeConv read only by others so). Optional output 2,
@@ -127,9 +129,15 @@ class DynamicQuantizeConv final : public OpKernel {
     stage.bias = bias != nullptr ? bias_rows.data() : nullptr;
     stage.lo = lo_, stage.hi = hi_;
     stage.silu = silu_;
+    // Z (input 6): a residual Add's other operand, Y's shape, added before the activation.
+    if (const Tensor* z = ctx.input(6)) {
+      if (z->dtype() != DataType::kFloat || z->shape() != y_shape)
+        ctx.Fail(StrCat("Z must be float of Y's shape ", ShapeToString(y_shape), ", not ", z->Describe()));
+      stage.z = z->data<float>();
+    }
     QuantWeights scratch;
     const QuantWeights& qw = WeightsFor(packed_w_, w, w_zp, g.group, pool, scratch);
-    if (want_codes && y == nullptr && CodesInPieces(g, qw)) {
+    if (want_codes && y == nullptr && stage.z == nullptr && CodesInPieces(g, qw)) {
       // Y's codes without Y in memory: the conv twice, in pieces that stay in cache.
       ConvToCodesInPieces(g, codes, xq.zero_point, qw, stage, y_range, y_codes, pool);
       return write_range();
@@ -174,18 +182,19 @@ class DynamicQuantizeConv final : public OpKernel {
     const int64_t m = g.out_channels;
     linalg::Q8Output out;
     out.c = yd;
-    if (PointwiseSiluInPieces(g, codes, x_zp, qw, stage, range, yd, pool)) return;
+    if (PointwisePostInPieces(g, codes, x_zp, qw, stage, range, yd, pool)) return;
+    const DynamicFloatStage pre = stage.Pre();
     if (!qw.nchw.empty()) {
       // The weight-stationary GEMM writes the float result from its registers (the same
       // operations as Q8ToFloat, q8_gemm.h's kFloat): no int32 pass over Y.
       out.kind = linalg::Q8Output::kFloat;
-      out.scale = stage.mult;
+      out.scale = pre.mult;
       out.scale_per_column = true;
-      out.bias = stage.bias;
-      out.lo = stage.lo, out.hi = stage.hi;
-      out.range = stage.silu ? nullptr : range;
+      out.bias = pre.bias;
+      out.lo = pre.lo, out.hi = pre.hi;
+      out.range = stage.HasPost() ? nullptr : range;
       ConvNchw(g, codes, false, x_zp, qw, out, sizeof(float), pool);
-      if (stage.silu) FinishSilu(yd, g.batch * m * g.out_size, range, pool);
+      if (stage.HasPost()) FinishPost(stage, yd, g.batch * m * g.out_size, range, pool);
       return;
     }
     // Row `plane` (n * M + channel) of Y: int32 in, float out, with the graph's float operations
@@ -193,8 +202,8 @@ class DynamicQuantizeConv final : public OpKernel {
     const linalg::Q8ToFloatFn to_float = linalg::Q8ToFloatKernel();
     auto finish_row = [&](int64_t plane) {
       const int64_t c = plane % m;
-      to_float(yd + plane * g.out_size, g.out_size, stage.mult[c], stage.bias != nullptr ? stage.bias + c : nullptr,
-               stage.lo, stage.hi);
+      to_float(yd + plane * g.out_size, g.out_size, pre.mult[c], pre.bias != nullptr ? pre.bias + c : nullptr, pre.lo,
+               pre.hi);
     };
     // The range of finished rows while they are in cache, merged under a lock.
     std::mutex range_mutex;
@@ -212,7 +221,7 @@ class DynamicQuantizeConv final : public OpKernel {
     if (!qw.depthwise.empty() && g.in.size() == 2) {
       const std::function<void(int64_t, int64_t)> finish = [&](int64_t bc, int64_t count) {
         for (int64_t p = bc; p < bc + count; ++p) finish_row(p);
-        if (stage.silu) SiluInPlace(yd + bc * g.out_size, count * g.out_size);
+        PostStage(stage, yd + bc * g.out_size, bc * g.out_size, count * g.out_size);
         add_range(yd + bc * g.out_size, count * g.out_size);
       };
       Depthwise2d(g, codes, false, x_zp, qw.depthwise.data(), nullptr, yd, sizeof(int32_t), pool, &finish);
@@ -221,17 +230,18 @@ class DynamicQuantizeConv final : public OpKernel {
     ConvInt8(ctx, g, codes, false, x_zp, qw, out, sizeof(int32_t), reinterpret_cast<int32_t*>(yd));
     ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) finish_row(p);
-      if (stage.silu) SiluInPlace(yd + p0 * g.out_size, (p1 - p0) * g.out_size);
+      PostStage(stage, yd + p0 * g.out_size, p0 * g.out_size, (p1 - p0) * g.out_size);
       add_range(yd + p0 * g.out_size, (p1 - p0) * g.out_size);
     });
   }
 
-  // A fused SiLU over the whole float output, with its range (when not null) taken after it.
-  static void FinishSilu(float* y, int64_t size, float* range, ThreadPool* pool) {
+  // The post stage (residual, SiLU) over the whole float output, with its range (when not null)
+  // taken after it.
+  static void FinishPost(const DynamicFloatStage& stage, float* y, int64_t size, float* range, ThreadPool* pool) {
     std::mutex range_mutex;
     ThreadPool::For(pool, CeilDiv(size, kChunk), 20.0 * static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
       const int64_t begin = c0 * kChunk, end = std::min(size, c1 * kChunk);
-      SiluInPlace(y + begin, end - begin);
+      PostStage(stage, y + begin, begin, end - begin);
       if (range == nullptr) return;
       float l = 0.0f, h = 0.0f;
       linalg::Q8MinMax(y + begin, end - begin, &l, &h);
