@@ -123,6 +123,16 @@ TEST_P(Q8GemmPaths, TailsAndZeroPointPatterns) {
       }
 }
 
+// Small B (a task's panels within half of L1): the driver walks row panels outer, every column
+// panel of the task inner; across row blocks, with row and column tails, A packed or in place.
+TEST_P(Q8GemmPaths, RowPanelOuterOrderForSmallB) {
+  Check({784, 128, 128, false, true, false, false}, nullptr);
+  Check({300, 100, 128, true, false, true, true}, nullptr);
+  Check({529, 70, 64, false, true, true, true}, nullptr);
+  ThreadPool pool(2);
+  Check({300, 100, 128, false, true, false, true}, &pool);
+}
+
 TEST_P(Q8GemmPaths, ThreadsOverLongK) {
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
