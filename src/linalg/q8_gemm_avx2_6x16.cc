@@ -43,7 +43,8 @@ void Tile(int64_t k_groups, const void* a_panel, const void* b_panel, int32_t* a
 
 }  // namespace
 
-const Q8GemmKernel kQ8GemmAvx2_6x16 = {"avx2", "q8_gemm_avx2_6x16", kMr, kNr, kGroup, 2, 2, &Tile, &FinishTile<kMr, kNr>};
+const Q8GemmKernel kQ8GemmAvx2_6x16 = {"avx2", "q8_gemm_avx2_6x16", kMr, kNr, kGroup, 2, 2, &Tile,
+                                       &FinishTile<kMr, kNr, true>};
 
 }  // namespace onyx::linalg
 #endif  // __x86_64__

@@ -19,11 +19,23 @@ inline int32_t Wrap(uint32_t v) { return static_cast<int32_t>(v); }
 
 // Row r of the finished tile with its zero-point terms, into v[0:cols]:
 //   v = acc - zb' (sum a' - K za') - za' sum b'   (uint32: the int32 wrap ONNX allows)
-// Plain loops over contiguous columns, which the compiler vectorizes.
+// Plain loops over contiguous columns, which the compiler vectorizes. col_term: null, or
+// za' sum b' already made for this row's za' (kShareTerms below); row_term_zero: every zb' of
+// the tile's columns is 0, so the row term is 0 too.
 inline void CorrectRow(const int32_t* acc, int cols, int64_t k, int32_t row_sum, int32_t row_zero,
-                       const int32_t* col_sums, const int32_t* col_zero, int32_t* v) {
+                       const int32_t* col_sums, const int32_t* col_zero, int32_t* v,
+                       const uint32_t* col_term = nullptr, bool row_term_zero = false) {
   const auto za = static_cast<uint32_t>(row_zero);
   const uint32_t t = static_cast<uint32_t>(row_sum) - static_cast<uint32_t>(k) * za;
+  if (col_term != nullptr && row_term_zero) {
+    for (int c = 0; c < cols; ++c) v[c] = Wrap(static_cast<uint32_t>(acc[c]) - col_term[c]);
+    return;
+  }
+  if (col_term != nullptr) {
+    for (int c = 0; c < cols; ++c)
+      v[c] = Wrap(static_cast<uint32_t>(acc[c]) - static_cast<uint32_t>(col_zero[c]) * t - col_term[c]);
+    return;
+  }
   for (int c = 0; c < cols; ++c)
     v[c] = Wrap(static_cast<uint32_t>(acc[c]) - static_cast<uint32_t>(col_zero[c]) * t -
                 za * static_cast<uint32_t>(col_sums[c]));
@@ -55,8 +67,11 @@ inline void StoreTile(const Q8Output& out, int64_t i0, int rows, int64_t j0, int
 // The finished tile: zero-point terms, then the output stage (rows <= kMr <= kMaxRows, cols <=
 // kMaxCols: the microkernel's MR and NR). kCols > 0: cols is that constant, so every row loop
 // has a fixed trip count (full tiles; with a run-time width the compiler's loops paid for
-// remainders, and at small K this stage cost as much as the products).
-template <int kMr, int kCols>
+// remainders, and at small K this stage cost as much as the products). kShareTerms: the column
+// term za' sum b' is made once for the first row's za' and reused by the rows with the same
+// za', and the row term is skipped when the tile's zb' are all 0 (as the AVX-512 stage does:
+// the AVX2 tile at 784x128x128 ran 2 vpmulld an output vector; same values, wrap included).
+template <int kMr, int kCols, bool kShareTerms = false>
 inline void FinishTileBody(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows,
                            int64_t j0, int cols, const int32_t* row_sums, const int32_t* row_zero,
                            const int32_t* col_sums, const int32_t* col_zero) {
@@ -64,8 +79,21 @@ inline void FinishTileBody(const Q8Output& out, int64_t k, const int32_t* acc, i
   alignas(64) int32_t v[kMaxRows][kMaxCols];
   alignas(64) float sc[kMaxCols];
   for (int c = 0; c < cols; ++c) sc[c] = out.scale == nullptr ? 1.0f : out.scale[out.scale_per_column ? j0 + c : 0];
-  for (int r = 0; r < rows; ++r)
-    CorrectRow(acc + r * nr_stride, cols, k, row_sums[r], row_zero[r], col_sums, col_zero + j0, v[r]);
+  if constexpr (kShareTerms) {
+    alignas(64) uint32_t col_term[kMaxCols];
+    const auto za0 = static_cast<uint32_t>(row_zero[0]);
+    uint32_t any_zb = 0;
+    for (int c = 0; c < cols; ++c) {
+      col_term[c] = za0 * static_cast<uint32_t>(col_sums[c]);
+      any_zb |= static_cast<uint32_t>(col_zero[j0 + c]);
+    }
+    for (int r = 0; r < rows; ++r)
+      CorrectRow(acc + r * nr_stride, cols, k, row_sums[r], row_zero[r], col_sums, col_zero + j0, v[r],
+                 static_cast<uint32_t>(row_zero[r]) == za0 ? col_term : nullptr, any_zb == 0);
+  } else {
+    for (int r = 0; r < rows; ++r)
+      CorrectRow(acc + r * nr_stride, cols, k, row_sums[r], row_zero[r], col_sums, col_zero + j0, v[r]);
+  }
   switch (out.kind) {
     case Q8Output::kInt32: StoreTile<kMr>(out, i0, rows, j0, cols, v); break;
     case Q8Output::kFloat: {
@@ -104,18 +132,18 @@ inline void FinishTileBody(const Q8Output& out, int64_t k, const int32_t* acc, i
 }
 
 // The microkernel's finish (Q8FinishFn): kNr > 0 runs full-width tiles through the fixed-width
-// body.
-template <int kMr, int kNr = 0>
+// body; kShareTerms as FinishTileBody's.
+template <int kMr, int kNr = 0, bool kShareTerms = false>
 void FinishTile(const Q8Output& out, int64_t k, const int32_t* acc, int nr_stride, int64_t i0, int rows, int64_t j0,
                 int cols, const int32_t* row_sums, const int32_t* row_zero, const int32_t* col_sums,
                 const int32_t* col_zero) {
   if constexpr (kNr > 0) {
     if (cols == kNr) {
-      FinishTileBody<kMr, kNr>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
+      FinishTileBody<kMr, kNr, kShareTerms>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
       return;
     }
   }
-  FinishTileBody<kMr, 0>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
+  FinishTileBody<kMr, 0, kShareTerms>(out, k, acc, nr_stride, i0, rows, j0, cols, row_sums, row_zero, col_sums, col_zero);
 }
 
 }  // namespace
