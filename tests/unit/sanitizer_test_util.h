@@ -1,5 +1,6 @@
 // Whether this test binary is built with AddressSanitizer (the sanitize preset): tests whose
-// measurements ASan changes (page faults, one thread's share of the CPU) say so and skip them.
+// measurements ASan changes (the arena's mapped pages: its backing takes every block from
+// malloc) say so and skip them.
 #pragma once
 
 namespace onyx::test {
