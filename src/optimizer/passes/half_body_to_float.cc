@@ -243,7 +243,7 @@ class HalfBodyToFloat final : public Pass {
         if (const Tensor* c = editor_->Constant(v)) {
           // Added when rewriting: a new initializer now would make the editor infer types again.
           plan.float_name[v] = editor_->UniqueName(v + "_float");
-          plan.widened.emplace_back(plan.float_name[v], c, OnlyMatMulWeight(v));
+          plan.widened.emplace_back(plan.float_name[v], c, PackedOrGatheredOnly(v));
           ++ctx.counts["half initializers made float"];
           continue;
         }
@@ -306,21 +306,42 @@ class HalfBodyToFloat final : public Pass {
            (node.op_type == "FusedMatMul" || node.op_type == "FusedConv" || node.op_type == "Attention");
   }
 
-  // A constant read only as the B operand of MatMul / Gemm: its kernel packs it and drops the
-  // widened copy, so the copy goes on small pages (docs/memory.md: on a VM that hands freed memory
-  // back to its host, a fresh 2 MB page costs a host fault for all of it). Others (Conv weights,
-  // read again by BatchNormalization folding and the NCHWc / Winograd packs; embedding tables
-  // read at Run time) stay on the default huge pages. Cold creation, 5 fresh workers alternating,
-  // 1 thread, medians (CPU ms): all widened copies on small pages took BERT-base float16 1569 ->
-  // 1049 ms and gpt2_small float16 2491 -> 1374 ms, but ResNet-50 float16 328 -> 540 ms.
-  bool OnlyMatMulWeight(const std::string& value) {
+  // A constant read only as the B operand of MatMul / Gemm (itself or through a Transpose of the
+  // matrix, a tied LM head), or as the table of Gather: its kernel packs it and drops the widened
+  // copy, or reads a few rows of it per Run, where huge pages buy nothing. Such a copy goes on small
+  // pages (docs/memory.md: on a VM that hands freed memory back to its host, a fresh 2 MB page
+  // costs a host fault for all of it). Others (Conv weights, read again by BatchNormalization
+  // folding and the NCHWc / Winograd packs) stay on the default huge pages. Cold creation, 5 fresh
+  // workers alternating, 1 thread, medians (CPU ms): all widened copies on small pages took
+  // BERT-base float16 1569 -> 1049 ms and gpt2_small float16 2491 -> 1374 ms, but ResNet-50
+  // float16 328 -> 540 ms.
+  bool PackedOrGatheredOnly(const std::string& value) {
     if (editor_->IsGraphOutput(value)) return false;
     const std::vector<ir::Node*> readers = editor_->Consumers(value);
-    for (const ir::Node* r : readers) {
-      if (!r->domain.empty() || (r->op_type != "MatMul" && r->op_type != "Gemm")) return false;
-      for (size_t i = 0; i < r->inputs.size(); ++i)
-        if (r->inputs[i] == value && i != 1) return false;
-    }
+    for (const ir::Node* r : readers)
+      if (!ReadAsMatMulB(*r, value) && !ReadAsGatherTable(*r, value) && !TransposedForMatMulB(*r)) return false;
+    return !readers.empty();
+  }
+
+  static bool OnlyAt(const ir::Node& node, const std::string& value, size_t index) {
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] == value && i != index) return false;
+    return true;
+  }
+  static bool ReadAsMatMulB(const ir::Node& r, const std::string& value) {
+    return r.domain.empty() && (r.op_type == "MatMul" || r.op_type == "Gemm") && OnlyAt(r, value, 1);
+  }
+  static bool ReadAsGatherTable(const ir::Node& r, const std::string& value) {
+    return r.domain.empty() && r.op_type == "Gather" && OnlyAt(r, value, 0);
+  }
+  // Transpose(value) read only as MatMul / Gemm's B: packed from value (MatMulConstantTransposeFusion).
+  bool TransposedForMatMulB(const ir::Node& r) {
+    if (!r.domain.empty() || r.op_type != "Transpose" || r.outputs.size() != 1) return false;
+    const std::string& t = r.outputs[0];
+    if (editor_->IsGraphOutput(t)) return false;
+    const std::vector<ir::Node*> readers = editor_->Consumers(t);
+    for (const ir::Node* m : readers)
+      if (!ReadAsMatMulB(*m, t)) return false;
     return !readers.empty();
   }
 
