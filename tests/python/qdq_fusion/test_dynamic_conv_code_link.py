@@ -92,7 +92,7 @@ def dynamic_quantize(y):
     return np.clip(np.rint(y / scale) + zp, 0, 255).astype(np.uint8), np.array([lo, hi], np.float32)
 
 
-def codes_model(kind, h, with_y):
+def codes_model(kind, h, with_y, batch=1):
     """One DynamicQuantizeConv (pointwise 24 -> 64, or 3x3 depthwise 64 stride 2) with Y_range
     and Y_codes outputs, and Y too when with_y."""
     rng = np.random.default_rng(5)
@@ -111,21 +111,25 @@ def codes_model(kind, h, with_y):
                             activation="Clip", activation_params=[-3.0, 5.0], **attrs)
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT if n != "c" else TensorProto.UINT8, None)
             for n in outputs if n]
-    graph = helper.make_graph([node], "codes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin, h, h])],
+    graph = helper.make_graph([node], "codes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, cin, h, h])],
                               outs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.onyx", 1)])
 
 
-# 20 and 40: computed whole; 112 (pointwise) and 224 (depthwise, stride 2): 64 x 12544 floats, in pieces.
-@pytest.mark.parametrize("kind,h", [("pointwise", 20), ("pointwise", 112), ("depthwise", 40), ("depthwise", 224)])
+# 20 and 40: computed whole; 112 (pointwise) and 224 (depthwise, stride 2): 64 x 12544 floats, in pieces;
+# two images of 80 (pointwise) and 160 (depthwise): in pieces, across the batch.
+@pytest.mark.parametrize("kind,h,batch", [("pointwise", 20, 1), ("pointwise", 112, 1), ("pointwise", 80, 2),
+                                          ("depthwise", 40, 1), ("depthwise", 224, 1), ("depthwise", 160, 2)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_codes_are_dynamic_quantize_linear_of_y(kind, h, threads):
-    x = (np.random.default_rng(3).standard_normal((1, 24 if kind == "pointwise" else 64, h, h)) * 4).astype(np.float32)
-    y, r, c = run_onyx(save_model(codes_model(kind, h, True), f"codes_{kind}_{h}_y.onnx"), {"x": x}, threads=threads)
+def test_codes_are_dynamic_quantize_linear_of_y(kind, h, batch, threads):
+    x = (np.random.default_rng(3).standard_normal((batch, 24 if kind == "pointwise" else 64, h, h)) * 4).astype(np.float32)
+    y, r, c = run_onyx(save_model(codes_model(kind, h, True, batch), f"codes_{kind}_{h}_{batch}_y.onnx"), {"x": x},
+                       threads=threads)
     expected_codes, expected_range = dynamic_quantize(y)
     assert np.array_equal(r, expected_range)
     assert np.array_equal(c, expected_codes)
-    r2, c2 = run_onyx(save_model(codes_model(kind, h, False), f"codes_{kind}_{h}.onnx"), {"x": x}, threads=threads)
+    r2, c2 = run_onyx(save_model(codes_model(kind, h, False, batch), f"codes_{kind}_{h}_{batch}.onnx"), {"x": x},
+                      threads=threads)
     assert np.array_equal(r2, expected_range) and np.array_equal(c2, expected_codes)
 
 
