@@ -2,8 +2,9 @@
 DynamicQuantizeConvs whose output is cheap to recompute (a 1x1 conv over few channels, or a
 depthwise one) hands them DynamicQuantizeLinear's codes of its output (output 2, Y_codes, uint8)
 instead of the float output, which it drops; they read the codes as X (with X_range) and skip
-quantizing it. Past 1 MB the producer computes its output twice in pieces that stay in cache
-(the range, then the codes), so the float output never goes to memory. Outputs equal ONNX
+quantizing it. Past 1 MB a pointwise producer computes its output twice in pieces that stay in
+cache (the range, then the codes), so the float output never goes to memory; others compute it
+once into a buffer and quantize it there. Outputs equal ONNX
 Runtime 1.31.1's and Onyx's unfused graph bit for bit; the codes equal DynamicQuantizeLinear's
 formula over the float output."""
 import numpy as np
@@ -43,7 +44,7 @@ def block_model(h):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-# 14x14: the producers' outputs are computed whole; 80x80 (48 x 6400 floats, 1.2 MB): in pieces.
+# 14x14: the producers' outputs are computed whole; 80x80 (48 x 6400 floats, 1.2 MB): the expand in pieces.
 @pytest.fixture(scope="module", params=[14, 80])
 def quantized(request):
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -116,8 +117,8 @@ def codes_model(kind, h, with_y, batch=1):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.onyx", 1)])
 
 
-# 20 and 40: computed whole; 112 (pointwise) and 224 (depthwise, stride 2): 64 x 12544 floats, in pieces;
-# two images of 80 (pointwise) and 160 (depthwise): in pieces, across the batch.
+# Pointwise: 20 whole, 112 (64 x 12544 floats) and two images of 80 in pieces (across the batch).
+# Depthwise (always whole): 40, 224 (stride 2) and two images of 160.
 @pytest.mark.parametrize("kind,h,batch", [("pointwise", 20, 1), ("pointwise", 112, 1), ("pointwise", 80, 2),
                                           ("depthwise", 40, 1), ("depthwise", 224, 1), ("depthwise", 160, 2)])
 @pytest.mark.parametrize("threads", [1, 2])

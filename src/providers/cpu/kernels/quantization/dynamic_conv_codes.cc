@@ -8,10 +8,8 @@
 #include <vector>
 
 #include "base/int_math.h"
-#include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
-#include "linalg/q8_to_float.h"
 #include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
 
@@ -89,53 +87,6 @@ class PointwisePieces {
   int64_t cols_ = 0, per_image_ = 0;
 };
 
-// The 2-D depthwise conv: pieces of whole channel planes, int32 from linalg's depthwise loop,
-// then to float in place by Q8ToFloat (as the Depthwise2d path finishes its runs).
-class DepthwisePieces {
- public:
-  DepthwisePieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
-                  const DynamicFloatStage& stage)
-      : g_(g), x_(x), x_zp_(x_zp), w_(w.depthwise.data()), stage_(stage), to_float_(linalg::Q8ToFloatKernel()) {
-    s_.ih = g.in[0], s_.iw = g.in[1], s_.oh = g.out[0], s_.ow = g.out[1], s_.kh = g.kernel[0], s_.kw = g.kernel[1];
-    s_.sy = g.stride[0], s_.sx = g.stride[1], s_.dy = g.dilation[0], s_.dx = g.dilation[1];
-    s_.top = g.pad_begin[0], s_.left = g.pad_begin[1];
-    channels_ = std::clamp<int64_t>(kPieceFloats / g.out_size, 1, g.out_channels);
-    per_image_ = CeilDiv(g.out_channels, channels_);
-  }
-  int64_t count() const { return g_.batch * per_image_; }
-  int64_t floats() const { return channels_ * g_.out_size; }
-  double cost() const { return 2.0 * static_cast<double>(channels_ * g_.out_size * g_.kernel_size); }
-  Piece Compute(int64_t t, float* out, float* range) const {
-    const int64_t n = t / per_image_, c0 = (t % per_image_) * channels_;
-    const int64_t m = g_.out_channels;
-    Piece p{n * m + c0, 0, std::min(channels_, m - c0), g_.out_size};
-    thread_local std::vector<int32_t> scratch;
-    const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s_));
-    if (scratch.size() < need) scratch.resize(need);
-    linalg::Q8Depthwise(s_, p.rows, x_ + p.plane * g_.in_size, false, x_zp_, w_ + c0 * g_.kernel_size, nullptr, out,
-                        scratch.data());
-    for (int64_t r = 0; r < p.rows; ++r) {
-      const int64_t c = c0 + r;
-      to_float_(out + r * p.cols, p.cols, stage_.mult[c], stage_.bias != nullptr ? stage_.bias + c : nullptr,
-                stage_.lo, stage_.hi);
-    }
-    if (stage_.silu) SiluInPlace(out, p.rows * p.cols);
-    if (range != nullptr) AddRange(min_max_, out, p.rows * p.cols, range);
-    return p;
-  }
-
- private:
-  const ConvGeometry& g_;
-  const uint8_t* x_;
-  uint8_t x_zp_;
-  const int32_t* w_;
-  DynamicFloatStage stage_;
-  linalg::Q8ToFloatFn to_float_;
-  linalg::Q8MinMaxFn min_max_ = linalg::Q8MinMaxKernel();
-  linalg::Q8DepthwiseShape s_;
-  int64_t channels_ = 0, per_image_ = 0;
-};
-
 template <typename Pieces>
 void RunInPieces(const ConvGeometry& g, const Pieces& pieces, float range[2], uint8_t* codes, ThreadPool* pool) {
   const auto floats = static_cast<size_t>(pieces.floats());
@@ -191,18 +142,16 @@ bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w) {
   // A Y that stays in L2 anyway costs less written once than computed twice in small pieces
   // (MobileNetV2, 96 -> 576 channels at 14x14: 82 us whole, 228 in pieces).
   if (g.batch * g.out_channels * g.out_size < kMinPiecedFloats) return false;
-  if (g.group == 1 && w.nchw.size() == 1 && IsPointwise(g)) return true;
-  return !w.depthwise.empty() && g.in.size() == 2;
+  // A depthwise conv's output is computed once (its int32 loop costs more than the trip through
+  // memory: MobileNetV2 dynamic, CPU per Run 7.8 -> 7.0 ms, 1 thread, loaded machine).
+  return g.group == 1 && w.nchw.size() == 1 && IsPointwise(g);
 }
 
 void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                          const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool) {
   range[0] = range[1] = 0.0f;
   if (g.batch * g.out_channels * g.out_size == 0) return;
-  if (g.group == 1 && w.nchw.size() == 1 && IsPointwise(g))
-    RunInPieces(g, PointwisePieces(g, x, x_zp, w, stage), range, codes, pool);
-  else
-    RunInPieces(g, DepthwisePieces(g, x, x_zp, w, stage), range, codes, pool);
+  RunInPieces(g, PointwisePieces(g, x, x_zp, w, stage), range, codes, pool);
 }
 
 DynamicFloatStage DynamicFloatStage::Pre() const {

@@ -46,7 +46,7 @@ void PostStage(const DynamicFloatStage& stage, float* v, int64_t offset, int64_t
 void SiluInPlace(float* v, int64_t n);
 
 // Whether ConvToCodesInPieces takes this conv: an output past L2's size (1 MB) of a group-1
-// pointwise conv on the weight-stationary GEMM, or of a 2-D depthwise one.
+// pointwise conv on the weight-stationary GEMM.
 bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w);
 
 // The conv over X's codes (uint8, zero point x_zp) computed twice in pieces that stay in cache:
