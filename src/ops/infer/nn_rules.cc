@@ -12,10 +12,12 @@ namespace {
 
 using Dims = std::vector<Dim>;
 
-void MatMulLike(InferenceContext& ctx, bool trans_a, bool trans_b) {
+// Y of A times B; its type is dt (the integer products' int32 or zero point's type), else A's.
+void MatMulLike(InferenceContext& ctx, bool trans_a, bool trans_b, size_t b_index = 1,
+                DataType dt = DataType::kUndefined) {
   const Dims* a = ctx.input_dims(0);
-  const Dims* b = ctx.input_dims(1);
-  const DataType dt = ctx.input_dtype(0);
+  const Dims* b = ctx.input_dims(b_index);
+  if (dt == DataType::kUndefined) dt = ctx.input_dtype(0);
   if (!a || !b || a->empty() || b->empty()) return ctx.set_output(0, dt, std::nullopt);
   Dims as = *a, bs = *b;
   const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
@@ -36,6 +38,10 @@ void MatMulRule(InferenceContext& ctx) { MatMulLike(ctx, false, false); }
 void FusedMatMulRule(InferenceContext& ctx) {
   MatMulLike(ctx, ctx.attr_int("transA", 0) != 0, ctx.attr_int("transB", 0) != 0);
 }
+
+// MatMulInteger: int32 products. QLinearMatMul: B is input 3, Y has y_zero_point's type (input 7).
+void MatMulIntegerRule(InferenceContext& ctx) { MatMulLike(ctx, false, false, 1, DataType::kInt32); }
+void QLinearMatMulRule(InferenceContext& ctx) { MatMulLike(ctx, false, false, 3, ctx.input_dtype(7)); }
 
 void GemmRule(InferenceContext& ctx) {
   const Dims* a = ctx.input_dims(0);
@@ -101,6 +107,20 @@ void ConvLike(InferenceContext& ctx, bool pool) {
 }
 
 void ConvRule(InferenceContext& ctx) { ConvLike(ctx, false); }
+
+// ConvInteger: Conv's dims, int32.
+void ConvIntegerRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  ctx.set_output(0, DataType::kInt32, x && x->size() >= 3 ? std::optional<Dims>(ConvLikeDims(ctx, x, false)) : std::nullopt);
+}
+
+// DynamicQuantizeLinear: uint8 codes of X's dims, a float scale and a uint8 zero point (scalars).
+void DynamicQuantizeLinearRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  ctx.set_output(0, DataType::kUInt8, x ? std::optional<Dims>(*x) : std::nullopt);
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DataType::kFloat, Dims{});
+  if (ctx.num_outputs() > 2) ctx.set_output(2, DataType::kUInt8, Dims{});
+}
 // com.onyx DynamicQuantizeConv: Y (float, X float or its uint8 codes) as Conv's, its optional
 // Y_range output float [2] and Y_codes output uint8 of Y's dims.
 void DynamicQuantizeConvRule(InferenceContext& ctx) {
@@ -333,6 +353,10 @@ struct Registrations {
     RegisterInferenceRule("com.microsoft", "FusedMatMul", FusedMatMulRule);
     RegisterInferenceRule("", "Gemm", GemmRule);
     RegisterInferenceRule("", "Conv", ConvRule);
+    RegisterInferenceRule("", "ConvInteger", ConvIntegerRule);
+    RegisterInferenceRule("", "MatMulInteger", MatMulIntegerRule);
+    RegisterInferenceRule("", "QLinearMatMul", QLinearMatMulRule);
+    RegisterInferenceRule("", "DynamicQuantizeLinear", DynamicQuantizeLinearRule);
     RegisterInferenceRule("com.microsoft", "FusedConv", ConvRule);
     RegisterInferenceRule("com.onyx", "FusedConv", ConvRule);  // same shapes; Silu and HardSwish added
     RegisterInferenceRule("com.onyx", "DynamicQuantizeConv", DynamicQuantizeConvRule);  // float X in, float Y out
