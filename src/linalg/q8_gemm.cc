@@ -229,8 +229,8 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
             const PackedQ8B& b, const Q8Output& out, ThreadPool* pool) {
   if (b.empty() && (m > 0 && b.n() > 0)) throw std::invalid_argument("Q8Gemm: B is not packed");
   if (out.lo != -std::numeric_limits<float>::infinity() || out.hi != std::numeric_limits<float>::infinity() ||
-      out.range != nullptr)
-    throw std::invalid_argument("Q8Gemm: Q8Output lo / hi / range are Q8GemmW's only");
+      out.range != nullptr || out.kind == Q8Output::kFloatCodes)
+    throw std::invalid_argument("Q8Gemm: Q8Output lo / hi / range / kFloatCodes are Q8GemmW's only");
   const int64_t n = b.n(), k = b.k();
   if (m <= 0 || n <= 0) return;
   const Q8GemmKernel& kr = Q8PackedAccess::Kernel(b);

@@ -51,6 +51,9 @@ struct Q8Output {
     kInt32,      // c = acc
     kFloat,      // c = float(acc) * scale[j] + bias[j]
     kQuantized,  // c = clamp(nearbyint(float(acc + bias_int[j]) * scale[j]) + zero_point), int8 or uint8
+    // Q8GemmW only: kFloat's value v (with lo / hi), then DynamicQuantizeLinear's uint8 code of it,
+    // Q8QuantizeU8's operations: clamp(nearbyint(v / code_scale) + zero_point, 0, 255), NaN -> zero_point.
+    kFloatCodes,
   };
   Kind kind = kInt32;
   void* c = nullptr;
@@ -60,7 +63,8 @@ struct Q8Output {
   bool scale_per_column = false;
   const float* bias = nullptr;         // kFloat: null or [N]
   const int32_t* bias_int = nullptr;   // kQuantized: null or [N]
-  int32_t zero_point = 0;              // kQuantized
+  int32_t zero_point = 0;              // kQuantized, kFloatCodes (0..255)
+  float code_scale = 1.0f;             // kFloatCodes: the codes' scale (a divisor, as Q8QuantizeU8's)
   bool out_signed = false;             // kQuantized: int8 (else uint8)
   // Q8GemmW's kFloat only (Q8Gemm refuses others): the value then clamped to [lo, hi] as Clip
   // compares (a NaN passes; infinite bounds change nothing), a fused Relu or Clip.
@@ -81,7 +85,7 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
 // [K, N] (channels or im2col rows by pixels, row-major) is read per call, so C [M, N] is the
 // NCHW output itself, written in contiguous runs with no transposes:
 //   acc[i, j] = sum_k (W[i, k] - w_zero[i]) * (X[k, j] - x_zero)
-// Q8Output::kInt32, kQuantized and kFloat; there `scale` (one, or M when scale_per_column),
+// Q8Output::kInt32, kQuantized, kFloat and kFloatCodes; there `scale` (one, or M when scale_per_column),
 // `bias_int` and `bias` ([M]) are per row of C, the output channel; `transposed` must be false.
 // kFloat writes q8_to_float.h's value from the registers (float(acc) * scale, then + bias when
 // not null, each rounded, never one fused multiply-add; then clamped to [lo, hi]), so a

@@ -155,7 +155,13 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   const int8_t* wdata = Q8PackedWAccess::Data(w);
   const int32_t* row_sums = Q8PackedWAccess::RowSums(w);
   const int32_t* row_zero = Q8PackedWAccess::RowZero(w);
-  const bool quantized = out.kind == Q8Output::kQuantized, to_float = out.kind == Q8Output::kFloat;
+  const bool quantized = out.kind == Q8Output::kQuantized, to_codes = out.kind == Q8Output::kFloatCodes;
+  const bool to_float = out.kind == Q8Output::kFloat || to_codes;
+  if (to_codes && (out.zero_point < 0 || out.zero_point > 255))
+    throw std::invalid_argument("Q8GemmW: kFloatCodes' zero point must be within 0..255");
+  // As q8_quantize_avx512.cc's QuantizeByReciprocal: exact where neither the remainder nor the
+  // reciprocal leaves the normal range.
+  const bool by_reciprocal = out.code_scale >= 0x1p-60f && out.code_scale <= 0x1p60f;
   // The pixel sums only meet W's zero points: symmetric int8 weights (all zero) skip them.
   const bool need_sums = std::any_of(row_zero, row_zero + m, [](int32_t z) { return z != 0; });
   const float lo = (out.out_signed ? -128.0f : 0.0f) - static_cast<float>(out.zero_point);
@@ -254,8 +260,35 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
           if (out.bias != nullptr) f = _mm512_add_round_ps(f, vb, _MM_FROUND_CUR_DIRECTION);
           return _mm512_min_ps(fhi, _mm512_max_ps(flo, f));
         };
-        auto* c = static_cast<float*>(out.c) + i * out.ldc + j0;
         const __m512 f0 = convert(v0), f1 = convert(v1);
+        if (to_codes) {
+          // Q8QuantizeU8's operations (q8_quantize_avx512.cc): the quotient correctly rounded
+          // (by the reciprocal and one fma correction where the scale allows, else vdivps), max /
+          // min return their second operand for a NaN (so it clamps, then becomes 0, the zero
+          // point), rounding half to even.
+          const __m512 cs = _mm512_set1_ps(out.code_scale), rc = _mm512_set1_ps(1.0f / out.code_scale);
+          const __m512 clo = _mm512_set1_ps(0.0f - static_cast<float>(out.zero_point));
+          const __m512 chi = _mm512_set1_ps(255.0f - static_cast<float>(out.zero_point));
+          const __m512i zp = _mm512_set1_epi32(out.zero_point);
+          auto code = [&](__m512 f) {
+            __m512 q;
+            if (by_reciprocal) {
+              const __m512 q0 = _mm512_mul_ps(f, rc);
+              q = _mm512_fmadd_ps(_mm512_fnmadd_ps(q0, cs, f), rc, q0);
+              q = _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), q0);  // q0 infinite, or f NaN
+            } else {
+              q = _mm512_div_ps(f, cs);
+            }
+            q = _mm512_min_ps(_mm512_max_ps(q, clo), chi);
+            q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, f, _CMP_ORD_Q), q);
+            return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(q), zp));
+          };
+          auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;
+          _mm_mask_storeu_epi8(c, m0, code(f0));
+          _mm_mask_storeu_epi8(c + 16, m1, code(f1));
+          continue;
+        }
+        auto* c = static_cast<float*>(out.c) + i * out.ldc + j0;
         _mm512_mask_storeu_ps(c, m0, f0);
         _mm512_mask_storeu_ps(c + 16, m1, f1);
         if (out.range != nullptr) {

@@ -87,10 +87,10 @@ class PointwisePieces {
   int64_t cols_ = 0, per_image_ = 0;
 };
 
+// The first pass: the range only.
 template <typename Pieces>
-void RunInPieces(const ConvGeometry& g, const Pieces& pieces, float range[2], uint8_t* codes, ThreadPool* pool) {
+void RangeInPieces(const Pieces& pieces, float range[2], ThreadPool* pool) {
   const auto floats = static_cast<size_t>(pieces.floats());
-  // The first pass: the range only.
   std::mutex range_mutex;
   ThreadPool::For(pool, pieces.count(), pieces.cost(), [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> buffer;
@@ -101,7 +101,13 @@ void RunInPieces(const ConvGeometry& g, const Pieces& pieces, float range[2], ui
     range[0] = std::min(range[0], r[0]);
     range[1] = std::max(range[1], r[1]);
   });
-  // The second: the same values again, quantized while in cache.
+}
+
+// The second, where the float stage has a SiLU: the same values again, quantized while in cache.
+template <typename Pieces>
+void QuantizedPieces(const ConvGeometry& g, const Pieces& pieces, const float range[2], uint8_t* codes,
+                     ThreadPool* pool) {
+  const auto floats = static_cast<size_t>(pieces.floats());
   const DynamicQuantParams q = DynamicQuantParamsOf(range[0], range[1]);
   const linalg::Q8QuantizeU8Fn quantize = linalg::Q8QuantizeU8Kernel();
   ThreadPool::For(pool, pieces.count(), pieces.cost() + 2.0 * static_cast<double>(floats),
@@ -151,7 +157,25 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
                          const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool) {
   range[0] = range[1] = 0.0f;
   if (g.batch * g.out_channels * g.out_size == 0) return;
-  RunInPieces(g, PointwisePieces(g, x, x_zp, w, stage), range, codes, pool);
+  const PointwisePieces pieces(g, x, x_zp, w, stage);
+  RangeInPieces(pieces, range, pool);
+  if (stage.silu) return QuantizedPieces(g, pieces, range, codes, pool);
+  // Else the GEMM writes the codes from its registers (Q8Output::kFloatCodes: the float stage's
+  // value, then Q8QuantizeU8's operations on it), so no float piece is stored and read again.
+  const DynamicQuantParams q = DynamicQuantParamsOf(range[0], range[1]);
+  linalg::Q8Output o;
+  o.kind = linalg::Q8Output::kFloatCodes;
+  o.ldc = g.out_size;
+  o.scale = stage.mult;
+  o.scale_per_column = true;
+  o.bias = stage.bias;
+  o.lo = stage.lo, o.hi = stage.hi;
+  o.code_scale = q.scale;
+  o.zero_point = q.zero_point;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    o.c = codes + n * g.out_channels * g.out_size;
+    linalg::Q8GemmW(w.nchw[0], g.out_size, x + n * g.channels * g.in_size, false, g.in_size, x_zp, o, pool);
+  }
 }
 
 DynamicFloatStage DynamicFloatStage::Pre() const {
