@@ -118,6 +118,34 @@ class _Reader:
         return next(self.feeds, None)
 
 
+def inverted_residual_block(c, e, h):
+    """MobileNetV2's inverted-residual block on a [1, c, h, h] input: 1x1 expand to e channels +
+    Clip, 3x3 depthwise + Clip, 1x1 project back to c, + the block's input (a Relu of x)."""
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
+    nodes = [helper.make_node("Relu", ["x"], ["x0"])]  # a float input of both signs would do too
+
+    def conv(name, src, cin, cout, k, group, act):
+        w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32) * 0.3
+        b = rng.standard_normal(cout).astype(np.float32) * 0.1
+        inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
+        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name], kernel_shape=[k, k],
+                                      pads=[k // 2] * 4, group=group))
+        if not act:
+            return name
+        nodes.append(helper.make_node("Clip", [name, "lo", "hi"], [name + "_act"]))
+        return name + "_act"
+
+    y = conv("expand", "x0", c, e, 1, 1, True)
+    y = conv("dw", y, e, e, 3, e, True)
+    y = conv("project", y, e, c, 1, 1, False)
+    nodes.append(helper.make_node("Add", [y, "x0"], ["y"]))
+    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, h])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def quantize_static_qdq(float_model, feed_fn, name, activation="QUInt8", per_channel=False, int_output=True):
     """Saves the float model, quantizes it to QDQ form and returns the quantized model's path.
     int_output: the integer value the final DequantizeLinear reads becomes a second graph output."""

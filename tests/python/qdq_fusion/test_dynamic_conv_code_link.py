@@ -17,39 +17,12 @@ import qdq_models as qm
 C, E = 16, 48
 
 
-def block_model(h):
-    """An inverted-residual block: 1x1 expand + Clip, 3x3 depthwise + Clip, 1x1 project, + x."""
-    rng = np.random.default_rng(11)
-    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
-             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
-    nodes = [helper.make_node("Relu", ["x"], ["x0"])]
-
-    def conv(name, src, cin, cout, k, group, act):
-        w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32) * 0.3
-        b = rng.standard_normal(cout).astype(np.float32) * 0.1
-        inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
-        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name], kernel_shape=[k, k],
-                                      pads=[k // 2] * 4, group=group))
-        if not act:
-            return name
-        nodes.append(helper.make_node("Clip", [name, "lo", "hi"], [name + "_act"]))
-        return name + "_act"
-
-    y = conv("expand", "x0", C, E, 1, 1, True)
-    y = conv("dw", y, E, E, 3, E, True)
-    y = conv("project", y, E, C, 1, 1, False)
-    nodes.append(helper.make_node("Add", [y, "x0"], ["y"]))
-    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, h, h])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
 # 14x14: the producers' outputs are computed whole; 80x80 (48 x 6400 floats, 1.2 MB): the expand in pieces.
 @pytest.fixture(scope="module", params=[14, 80])
 def quantized(request):
     from onnxruntime.quantization import QuantType, quantize_dynamic
     h = request.param
-    float_path = save_model(block_model(h), f"code_block_{h}_fp32.onnx")
+    float_path = save_model(qm.inverted_residual_block(C, E, h), f"code_block_{h}_fp32.onnx")
     path = float_path.replace("_fp32.onnx", "_dyn.onnx")
     quantize_dynamic(float_path, path, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"])
     return path, h

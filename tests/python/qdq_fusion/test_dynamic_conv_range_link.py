@@ -17,36 +17,10 @@ import qdq_models as qm
 C, E, H = 16, 48, 14
 
 
-def block_model():
-    rng = np.random.default_rng(11)
-    inits = [numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
-             numpy_helper.from_array(np.array(6.0, np.float32), "hi")]
-    nodes = [helper.make_node("Relu", ["x"], ["x0"])]  # a float input of both signs would do too
-
-    def conv(name, src, cin, cout, k, group, act):
-        w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32) * 0.3
-        b = rng.standard_normal(cout).astype(np.float32) * 0.1
-        inits.extend([numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")])
-        nodes.append(helper.make_node("Conv", [src, name + "_w", name + "_b"], [name], kernel_shape=[k, k],
-                                      pads=[k // 2] * 4, group=group))
-        if not act:
-            return name
-        nodes.append(helper.make_node("Clip", [name, "lo", "hi"], [name + "_act"]))
-        return name + "_act"
-
-    y = conv("expand", "x0", C, E, 1, 1, True)
-    y = conv("dw", y, E, E, 3, E, True)
-    y = conv("project", y, E, C, 1, 1, False)
-    nodes.append(helper.make_node("Add", [y, "x0"], ["y"]))
-    graph = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, H, H])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
 @pytest.fixture(scope="module")
 def quantized():
     from onnxruntime.quantization import QuantType, quantize_dynamic
-    float_path = save_model(block_model(), "range_block_fp32.onnx")
+    float_path = save_model(qm.inverted_residual_block(C, E, H), "range_block_fp32.onnx")
     path = float_path.replace("_fp32.onnx", "_dyn.onnx")
     quantize_dynamic(float_path, path, weight_type=QuantType.QInt8, op_types_to_quantize=["Conv"])
     return path

@@ -17,6 +17,19 @@ namespace onyx {
 namespace quant_conv {
 namespace {
 
+// The Q8GemmW output that runs `stage`'s float epilogue (per-channel scale, bias, clamp) into c.
+linalg::Q8Output StageOutput(const DynamicFloatStage& stage, linalg::Q8Output::Kind kind, void* c, int64_t ldc) {
+  linalg::Q8Output o;
+  o.kind = kind;
+  o.c = c;
+  o.ldc = ldc;
+  o.scale = stage.mult;
+  o.scale_per_column = true;
+  o.bias = stage.bias;
+  o.lo = stage.lo, o.hi = stage.hi;
+  return o;
+}
+
 // Floats of one piece: 128 KB, in L2 with the piece's input.
 constexpr int64_t kPieceFloats = 32768;
 // PointwisePostInPieces: at most this many output channels (pieces of 128+ pixels) and weights.
@@ -60,14 +73,7 @@ class PointwisePieces {
   Piece Compute(int64_t t, float* out, float* range) const {
     const int64_t n = t / per_image_, j0 = (t % per_image_) * cols_;
     Piece p{n * g_.out_channels, j0, g_.out_channels, std::min(cols_, g_.out_size - j0)};
-    linalg::Q8Output o;
-    o.kind = linalg::Q8Output::kFloat;
-    o.c = out;
-    o.ldc = p.cols;
-    o.scale = stage_.mult;
-    o.scale_per_column = true;
-    o.bias = stage_.bias;
-    o.lo = stage_.lo, o.hi = stage_.hi;
+    linalg::Q8Output o = StageOutput(stage_, linalg::Q8Output::kFloat, out, p.cols);
     o.range = stage_.silu ? nullptr : range;  // a SiLU's range is taken after it
     linalg::Q8GemmW(w_, p.cols, x_ + n * g_.channels * g_.in_size + j0, false, g_.in_size, x_zp_, o, nullptr);
     if (stage_.silu) {
@@ -163,13 +169,7 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
   // Else the GEMM writes the codes from its registers (Q8Output::kFloatCodes: the float stage's
   // value, then Q8QuantizeU8's operations on it), so no float piece is stored and read again.
   const DynamicQuantParams q = DynamicQuantParamsOf(range[0], range[1]);
-  linalg::Q8Output o;
-  o.kind = linalg::Q8Output::kFloatCodes;
-  o.ldc = g.out_size;
-  o.scale = stage.mult;
-  o.scale_per_column = true;
-  o.bias = stage.bias;
-  o.lo = stage.lo, o.hi = stage.hi;
+  linalg::Q8Output o = StageOutput(stage, linalg::Q8Output::kFloatCodes, nullptr, g.out_size);
   o.code_scale = q.scale;
   o.zero_point = q.zero_point;
   for (int64_t n = 0; n < g.batch; ++n) {
@@ -222,14 +222,7 @@ bool PointwisePostInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp
                       const int64_t n = t / per_image, j0 = (t % per_image) * cols;
                       const int64_t count = std::min(cols, g.out_size - j0);
                       float* piece = y + n * m * g.out_size + j0;
-                      linalg::Q8Output o;
-                      o.kind = linalg::Q8Output::kFloat;
-                      o.c = piece;
-                      o.ldc = g.out_size;
-                      o.scale = pre.mult;
-                      o.scale_per_column = true;
-                      o.bias = pre.bias;
-                      o.lo = pre.lo, o.hi = pre.hi;
+                      const linalg::Q8Output o = StageOutput(pre, linalg::Q8Output::kFloat, piece, g.out_size);
                       linalg::Q8GemmW(w.nchw[0], count, x + n * g.channels * g.in_size + j0, false, g.in_size, x_zp,
                                       o, nullptr);
                       for (int64_t row = 0; row < m; ++row) {
