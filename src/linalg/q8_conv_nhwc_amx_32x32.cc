@@ -6,13 +6,13 @@
 // q8_conv_nhwc_tile.h), equal the AVX-512 VNNI kernel's bit for bit.
 //
 // A (int8 codes + 128, zero-point codes in the padding, zeros past C): a pointwise conv's pixels
-// are rows of the image at stride C, loaded in place; other unit-stride convs read a padded copy of
-// the image (the canvas) in which every tap of 16 neighbouring pixels is at one stride; strided
-// convs stage each block's window rows, [taps][chunks][32 pixels][64 codes], once for every
-// output channel. B: the
-// packed panel [taps][C / 4][64][4] is already a tile's layout (a tile of 16 channels is 16 groups
-// of 64 bytes at stride 256); past C the tile reads the next groups (PackedQ8Nhwc keeps slack after
-// its last panel), which meet zeros in A.
+// are rows of the image at stride C, loaded in place (C a multiple of 64, or below 64: then the A
+// tiles are C bytes wide and the B tiles C / 4 rows, so nothing past C is read); other unit-stride
+// convs read a padded copy of the image (the canvas) in which every tap of 16 neighbouring pixels
+// is at one stride; strided convs stage each block's window rows, [taps][chunks][32 pixels][64
+// codes], once for every output channel. B: the packed panel [taps][C / 4][64][4] is already a
+// tile's layout (a tile of 16 channels is 16 groups of 64 bytes at stride 256); past C the tile
+// reads the next groups (PackedQ8Nhwc keeps slack after its last panel), which meet zeros in A.
 #if defined(__x86_64__)
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -81,6 +81,16 @@ inline void Block(const uint8_t* a, const int64_t* tap, int64_t chunk_step, int6
   _tile_stored(3, c + 16 * kPanel + 16, ld);
 }
 
+// Tiles 0-7 as LoadFullTiles, except that the A tiles (4, 5) are k codes wide and the B tiles
+// (6, 7) k / 4 groups tall: a conv with C < 64 multiplies only its C codes (k = 64 otherwise).
+inline void LoadTiles(int64_t k) {
+  amx::TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  cfg.colsb[4] = cfg.colsb[5] = static_cast<uint16_t>(k);
+  cfg.rows[6] = cfg.rows[7] = static_cast<uint8_t>(k / 4);
+  __asm__ volatile("ldtilecfg %0" : : "m"(cfg));  // as LoadFullTiles: not GCC 12's _tile_loadconfig
+}
+
 // 64 codes from src (n of them; zeros after), kFlip: int8 codes + 128.
 template <bool kFlip>
 inline __m512i Codes(const uint8_t* src, int64_t n) {
@@ -137,8 +147,11 @@ void Q8ConvNhwcAmx(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* 
   // the image's size), whose virtual pixels q = y wp + x read every tap at one stride; the
   // columns x >= ow are computed and dropped (wp / ow more work: 1.04 at 56x56, 1.29 at 7x7, where
   // the 32-pixel blocks round the same way). Strided convs: each block's window rows staged.
+  // A C below 64 (one chunk) reads only its C codes of a pixel (LoadTiles), so such a pointwise conv
+  // reads its image in place too: MobileNetV2's 32-channel 1x1 convs copied 0.8 MB at 112x112.
+  const int64_t tile_k = chunks == 1 ? c : kStep;
   const bool in_place = taps == 1 && s.sy == 1 && s.sx == 1 && s.top == 0 && s.left == 0 && s.oh == s.ih &&
-                        s.ow == s.iw && c == cp && !x_signed;
+                        s.ow == s.iw && (c == cp || chunks == 1) && !x_signed;
   const bool on_canvas = !in_place && s.sy == 1 && s.sx == 1;
   const int64_t wp = s.ow + (s.kw - 1) * s.dx, hp = s.oh + (s.kh - 1) * s.dy;
   const int64_t virtual_pixels = on_canvas ? (s.oh - 1) * wp + s.ow : pixels;
@@ -208,7 +221,7 @@ void Q8ConvNhwcAmx(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* 
     if (stage.size() < static_cast<size_t>(per_task * block_bytes)) stage.resize(static_cast<size_t>(per_task * block_bytes));
     if (ptr.size() < static_cast<size_t>(taps * kBlock)) ptr.resize(static_cast<size_t>(taps * kBlock));
     alignas(64) int32_t acc[kBlock * kPanel] = {};
-    amx::LoadFullTiles();
+    LoadTiles(tile_k);
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t b0 = task / panel_runs * per_task, b1 = std::min(blocks, b0 + per_task);
       const int64_t panel0 = task % panel_runs * per_run, panel1 = std::min(panels, panel0 + per_run);
@@ -233,7 +246,7 @@ void Q8ConvNhwcAmx(const PackedQ8Nhwc& w, const Q8ConvNhwcShape& s, const void* 
           const uint8_t* a = from_stage ? stage.data() + (b - b0) * block_bytes
                              : on_canvas ? canvas_rows + q0 * cp
                                          : img + q0 * c;
-          const int64_t chunk_step = from_stage ? kBlock * kStep : kStep, lda = from_stage ? kStep : cp;
+          const int64_t chunk_step = from_stage ? kBlock * kStep : kStep, lda = from_stage ? kStep : on_canvas ? cp : c;
           for (int half = 0; half < (valid > 32 ? 2 : 1); ++half)
             Block(a, tap.data(), chunk_step, lda, wpanel, taps, chunks, groups * kGroupRow, half, acc);
           store(acc, e, m0, valid, q0);

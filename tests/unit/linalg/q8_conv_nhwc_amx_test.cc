@@ -166,6 +166,23 @@ TEST_F(Q8ConvNhwcAmxTest, KernelSizesAndChannelCounts) {
     }
 }
 
+// A pointwise conv with C below 64 reads its uint8 image in place through tiles C codes wide (the
+// codes of the next pixel, which follow each row's C, must not be multiplied); int8 images go
+// through the canvas as before.
+TEST_F(Q8ConvNhwcAmxTest, NarrowPointwiseInPlace) {
+  uint32_t seed = 20;
+  for (bool ws : {false, true})
+    for (bool xs : {false, true}) {
+      Check({16, 32, 13, 11, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, ws, xs}, seed++);  // 143 pixels: a staged tail
+      Check({96, 48, 8, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, ws, xs}, seed++);    // whole blocks, two panels
+      Check({40, 36, 7, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, ws, xs, 8}, seed++); // C 36, ldc > M
+      Check({24, 60, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, ws, xs}, seed++);    // one partial block only
+    }
+  ThreadPool pool(2);
+  Check({192, 32, 28, 28, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, false}, seed++, &pool);  // MobileNetV2's expand
+  Check({16, 32, 40, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, true, false}, seed++, &pool);   // and its 32 -> 16
+}
+
 TEST_F(Q8ConvNhwcAmxTest, StridesDilationPadding) {
   uint32_t seed = 40;
   for (bool ws : {false, true})
