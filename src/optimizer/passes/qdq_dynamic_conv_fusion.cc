@@ -6,9 +6,9 @@
 // W and w_zp are constant; w_scale and B are float constants broadcasting along the channel axis
 // only (one value or one per output channel: quantize_dynamic writes a scalar w_scale and B
 // reshaped to [1, M, 1, 1]); then a residual Add of another float value of the result's dims
-// (ResNet's shortcut; dims proven by the model's value_info, since Onyx infers no ConvInteger
-// shape) joins as input 6, Z. The ConvInteger, Cast, Mul and Add outputs must be read only inside
-// the pattern and be no graph outputs. The fused node quantizes x itself, so a
+// (ResNet's shortcut; dims proven by shape inference or the model's value_info) joins as input
+// 6, Z. The ConvInteger, Cast, Mul and Add outputs must be read only inside the pattern and be
+// no graph outputs. The fused node quantizes x itself, so a
 // DynamicQuantizeLinear read by other nodes too stays for them (each fused reader repeats its
 // quantization: the same codes) and goes when its last reader is fused. A Relu or Clip (constant
 // bounds) reading the result alone joins as the node's activation, as does a SiLU (Sigmoid(y)

@@ -69,10 +69,8 @@ std::string DynamicConv(const ConvCase& p) {
     v = next;
   }
   if (!p.residual.empty()) {
-    // ConvInteger's and DynamicQuantizeLinear's output types, as quant_pre_process records them
-    // (Onyx infers neither): the fusion takes a residual only of the conv result's proven dims.
-    b.model().graph->value_types["acc"] = ModelBuilder::Type(DataType::kInt32, {1, p.m, out_hw, out_hw});
-    b.model().graph->value_types["xs"] = ModelBuilder::Type(DataType::kFloat, {});
+    // No value_info: the conv result's dims, which the fusion needs before it takes a residual,
+    // come from shape inference (ConvInteger's and DynamicQuantizeLinear's rules).
     const bool full = p.residual != "broadcast";
     b.Input("r", DataType::kFloat, full ? Shape{1, p.m, out_hw, out_hw} : Shape{1, p.m, 1, 1});
     const std::string next = p.act.empty() ? "y" : "summed";
