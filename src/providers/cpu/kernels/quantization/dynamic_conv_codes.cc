@@ -17,18 +17,6 @@ namespace onyx {
 namespace quant_conv {
 namespace {
 
-// The Q8GemmW output that runs `stage`'s float epilogue (per-channel scale, bias, clamp) into c.
-linalg::Q8Output StageOutput(const DynamicFloatStage& stage, linalg::Q8Output::Kind kind, void* c, int64_t ldc) {
-  linalg::Q8Output o;
-  o.kind = kind;
-  o.c = c;
-  o.ldc = ldc;
-  o.scale = stage.mult;
-  o.scale_per_column = true;
-  o.bias = stage.bias;
-  o.lo = stage.lo, o.hi = stage.hi;
-  return o;
-}
 
 // Floats of one piece: 128 KB, in L2 with the piece's input.
 constexpr int64_t kPieceFloats = 32768;
@@ -97,15 +85,13 @@ class PointwisePieces {
 template <typename Pieces>
 void RangeInPieces(const Pieces& pieces, float range[2], ThreadPool* pool) {
   const auto floats = static_cast<size_t>(pieces.floats());
-  std::mutex range_mutex;
+  SharedRange shared(range);
   ThreadPool::For(pool, pieces.count(), pieces.cost(), [&](int64_t t0, int64_t t1) {
     thread_local std::vector<float> buffer;
     if (buffer.size() < floats) buffer.resize(floats);
     float r[2] = {0.0f, 0.0f};
     for (int64_t t = t0; t < t1; ++t) pieces.Compute(t, buffer.data(), r);
-    const std::lock_guard<std::mutex> lock(range_mutex);
-    range[0] = std::min(range[0], r[0]);
-    range[1] = std::max(range[1], r[1]);
+    shared.Merge(r);
   });
 }
 
@@ -130,6 +116,32 @@ void QuantizedPieces(const ConvGeometry& g, const Pieces& pieces, const float ra
 }
 
 }  // namespace
+
+linalg::Q8Output StageOutput(const DynamicFloatStage& stage, linalg::Q8Output::Kind kind, void* c, int64_t ldc) {
+  linalg::Q8Output o;
+  o.kind = kind;
+  o.c = c;
+  o.ldc = ldc;
+  o.scale = stage.mult;
+  o.scale_per_column = true;
+  o.bias = stage.bias;
+  o.lo = stage.lo, o.hi = stage.hi;
+  return o;
+}
+
+void SharedRange::Merge(const float r[2]) {
+  if (range_ == nullptr) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  range_[0] = std::min(range_[0], r[0]);
+  range_[1] = std::max(range_[1], r[1]);
+}
+
+void SharedRange::Add(const float* v, int64_t n) {
+  if (range_ == nullptr) return;
+  float r[2] = {0.0f, 0.0f};
+  linalg::Q8MinMax(v, n, &r[0], &r[1]);
+  Merge(r);
+}
 
 void SiluInPlace(float* v, int64_t n) {
   constexpr int64_t kBlock = 2048;
@@ -214,7 +226,7 @@ bool PointwisePostInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp
   const int64_t cols = std::min(g.out_size, std::max<int64_t>(32, kPieceFloats / m / 32 * 32));
   const int64_t per_image = CeilDiv(g.out_size, cols);
   const linalg::Q8MinMaxFn min_max = linalg::Q8MinMaxKernel();
-  std::mutex range_mutex;
+  SharedRange shared(range);
   ThreadPool::For(pool, g.batch * per_image, 2.0 * static_cast<double>(m * g.channels * cols) + 20.0 * m * cols,
                   [&](int64_t t0, int64_t t1) {
                     float r[2] = {0.0f, 0.0f};
@@ -230,10 +242,7 @@ bool PointwisePostInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp
                         if (range != nullptr) AddRange(min_max, piece + row * g.out_size, count, r);
                       }
                     }
-                    if (range == nullptr) return;
-                    const std::lock_guard<std::mutex> lock(range_mutex);
-                    range[0] = std::min(range[0], r[0]);
-                    range[1] = std::max(range[1], r[1]);
+                    shared.Merge(r);
                   });
   return true;
 }

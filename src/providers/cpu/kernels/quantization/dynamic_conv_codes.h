@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 
+#include "linalg/q8_gemm.h"
 #include "providers/cpu/kernels/quantization/quant_conv_geometry.h"
 #include "providers/cpu/kernels/quantization/quant_conv_weights.h"
 
@@ -36,6 +38,26 @@ struct DynamicFloatStage {
   // The part the conv's float epilogue runs: all of it, or without the clamp when a residual
   // comes first.
   DynamicFloatStage Pre() const;
+};
+
+// The Q8GemmW / ConvNchw output that runs `stage`'s float epilogue (per-channel mult, bias, the
+// clamp) into c: kFloat, or kFloatCodes with code_scale and zero_point still to set.
+linalg::Q8Output StageOutput(const DynamicFloatStage& stage, linalg::Q8Output::Kind kind, void* c, int64_t ldc);
+
+// Y's range [min(0, Y), max(0, Y)] that the pool's tasks widen, each merging its own under a
+// lock; a null range takes nothing.
+class SharedRange {
+ public:
+  explicit SharedRange(float* range) : range_(range) {}
+  bool wanted() const { return range_ != nullptr; }
+  // A task's range [lo, hi].
+  void Merge(const float r[2]);
+  // linalg::Q8MinMax of v[0, n).
+  void Add(const float* v, int64_t n);
+
+ private:
+  float* range_;
+  std::mutex mutex_;
 };
 
 // The rest of the stage over Y's values [offset, offset + n) in v, in place: + z[offset + i],

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -180,18 +179,12 @@ class DynamicQuantizeConv final : public OpKernel {
                           const QuantWeights& qw, const DynamicFloatStage& stage, float* range, float* yd) {
     ThreadPool* pool = ctx.thread_pool();
     const int64_t m = g.out_channels;
-    linalg::Q8Output out;
-    out.c = yd;
     if (PointwisePostInPieces(g, codes, x_zp, qw, stage, range, yd, pool)) return;
     const DynamicFloatStage pre = stage.Pre();
     if (!qw.nchw.empty()) {
       // The weight-stationary GEMM writes the float result from its registers (the same
       // operations as Q8ToFloat, q8_gemm.h's kFloat): no int32 pass over Y.
-      out.kind = linalg::Q8Output::kFloat;
-      out.scale = pre.mult;
-      out.scale_per_column = true;
-      out.bias = pre.bias;
-      out.lo = pre.lo, out.hi = pre.hi;
+      linalg::Q8Output out = StageOutput(pre, linalg::Q8Output::kFloat, yd, 0);
       out.range = stage.HasPost() ? nullptr : range;
       ConvNchw(g, codes, false, x_zp, qw, out, sizeof(float), pool);
       if (stage.HasPost()) FinishPost(stage, yd, g.batch * m * g.out_size, range, pool);
@@ -205,16 +198,8 @@ class DynamicQuantizeConv final : public OpKernel {
       to_float(yd + plane * g.out_size, g.out_size, pre.mult[c], pre.bias != nullptr ? pre.bias + c : nullptr, pre.lo,
                pre.hi);
     };
-    // The range of finished rows while they are in cache, merged under a lock.
-    std::mutex range_mutex;
-    auto add_range = [&](const float* v, int64_t count) {
-      if (range == nullptr) return;
-      float l = 0.0f, h = 0.0f;
-      linalg::Q8MinMax(v, count, &l, &h);
-      const std::lock_guard<std::mutex> lock(range_mutex);
-      range[0] = std::min(range[0], l);
-      range[1] = std::max(range[1], h);
-    };
+    // The range of finished rows while they are in cache.
+    SharedRange shared(range);
     // Else the int32 convolution into Y's buffer (int32 and float are both 4 bytes), finished in
     // pieces that are still in cache where the path allows it (runs of depthwise channels);
     // other paths finish the whole output after.
@@ -222,32 +207,29 @@ class DynamicQuantizeConv final : public OpKernel {
       const std::function<void(int64_t, int64_t)> finish = [&](int64_t bc, int64_t count) {
         for (int64_t p = bc; p < bc + count; ++p) finish_row(p);
         PostStage(stage, yd + bc * g.out_size, bc * g.out_size, count * g.out_size);
-        add_range(yd + bc * g.out_size, count * g.out_size);
+        shared.Add(yd + bc * g.out_size, count * g.out_size);
       };
       Depthwise2d(g, codes, false, x_zp, qw.depthwise.data(), nullptr, yd, sizeof(int32_t), pool, &finish);
       return;
     }
+    linalg::Q8Output out;  // int32 into Y's buffer
+    out.c = yd;
     ConvInt8(ctx, g, codes, false, x_zp, qw, out, sizeof(int32_t), reinterpret_cast<int32_t*>(yd));
     ThreadPool::For(pool, g.batch * m, 2.0 * static_cast<double>(g.out_size), [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) finish_row(p);
       PostStage(stage, yd + p0 * g.out_size, p0 * g.out_size, (p1 - p0) * g.out_size);
-      add_range(yd + p0 * g.out_size, (p1 - p0) * g.out_size);
+      shared.Add(yd + p0 * g.out_size, (p1 - p0) * g.out_size);
     });
   }
 
   // The post stage (residual, SiLU) over the whole float output, with its range (when not null)
   // taken after it.
   static void FinishPost(const DynamicFloatStage& stage, float* y, int64_t size, float* range, ThreadPool* pool) {
-    std::mutex range_mutex;
+    SharedRange shared(range);
     ThreadPool::For(pool, CeilDiv(size, kChunk), 20.0 * static_cast<double>(kChunk), [&](int64_t c0, int64_t c1) {
       const int64_t begin = c0 * kChunk, end = std::min(size, c1 * kChunk);
       PostStage(stage, y + begin, begin, end - begin);
-      if (range == nullptr) return;
-      float l = 0.0f, h = 0.0f;
-      linalg::Q8MinMax(y + begin, end - begin, &l, &h);
-      const std::lock_guard<std::mutex> lock(range_mutex);
-      range[0] = std::min(range[0], l);
-      range[1] = std::max(range[1], h);
+      shared.Add(y + begin, end - begin);
     });
   }
 
