@@ -66,20 +66,20 @@ def dynamic_quantize(y):
     return np.clip(np.rint(y / scale) + zp, 0, 255).astype(np.uint8), np.array([lo, hi], np.float32)
 
 
-def codes_model(kind, h, with_y, batch=1):
-    """One DynamicQuantizeConv (pointwise 24 -> 64, or 3x3 depthwise 64 stride 2) with Y_range
+def codes_model(kind, h, with_y, batch=1, m=64):
+    """One DynamicQuantizeConv (pointwise 24 -> m, or 3x3 depthwise m stride 2) with Y_range
     and Y_codes outputs, and Y too when with_y."""
     rng = np.random.default_rng(5)
-    cin = 24 if kind == "pointwise" else 64
+    cin = 24 if kind == "pointwise" else m
     if kind == "pointwise":
-        w = rng.integers(-127, 128, (64, cin, 1, 1)).astype(np.int8)
+        w = rng.integers(-127, 128, (m, cin, 1, 1)).astype(np.int8)
         attrs = dict(kernel_shape=[1, 1])
     else:
-        w = rng.integers(-127, 128, (64, 1, 3, 3)).astype(np.int8)
-        attrs = dict(kernel_shape=[3, 3], group=64, strides=[2, 2], pads=[1, 1, 1, 1])
+        w = rng.integers(-127, 128, (m, 1, 3, 3)).astype(np.int8)
+        attrs = dict(kernel_shape=[3, 3], group=m, strides=[2, 2], pads=[1, 1, 1, 1])
     inits = [numpy_helper.from_array(w, "w"),
-             numpy_helper.from_array((rng.random(64) * 0.01).astype(np.float32), "ws"),
-             numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b")]
+             numpy_helper.from_array((rng.random(m) * 0.01).astype(np.float32), "ws"),
+             numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b")]
     outputs = ["y" if with_y else "", "r", "c"]
     node = helper.make_node("DynamicQuantizeConv", ["x", "w", "ws", "", "b"], outputs, domain="com.onyx",
                             activation="Clip", activation_params=[-3.0, 5.0], **attrs)
@@ -105,6 +105,24 @@ def test_codes_are_dynamic_quantize_linear_of_y(kind, h, batch, threads):
     r2, c2 = run_onyx(save_model(codes_model(kind, h, False, batch), f"codes_{kind}_{h}_{batch}.onnx"), {"x": x},
                       threads=threads)
     assert np.array_equal(r2, expected_range) and np.array_equal(c2, expected_codes)
+
+
+# A depthwise producer's codes are made by the tasks that computed its channels (ConvToCodesOnce:
+# runs of planes, two a thread, the range merged between the two phases): 3 images of 37 channels
+# at 3 threads give six runs of 18-19 planes that cross the images, and the codes must still be
+# DynamicQuantizeLinear's of the whole Y, and the same at every thread count.
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_depthwise_codes_split_across_tasks_and_images(threads):
+    x = (np.random.default_rng(8).standard_normal((3, 37, 13, 13)) * 3).astype(np.float32)
+    y, r, c = run_onyx(save_model(codes_model("depthwise", 13, True, 3, 37), "codes_dw_odd_y.onnx"), {"x": x},
+                       threads=threads)
+    expected_codes, expected_range = dynamic_quantize(y)
+    r2, c2 = run_onyx(save_model(codes_model("depthwise", 13, False, 3, 37), "codes_dw_odd.onnx"), {"x": x},
+                      threads=threads)
+    assert np.array_equal(r2.view(np.uint32), expected_range.view(np.uint32))
+    assert np.array_equal(c2, expected_codes)
+    r1, c1 = run_onyx(save_model(codes_model("depthwise", 13, False, 3, 37), "codes_dw_odd.onnx"), {"x": x}, threads=1)
+    assert np.array_equal(c2, c1) and np.array_equal(r2.view(np.uint32), r1.view(np.uint32))
 
 
 def test_uint8_x_needs_x_range():

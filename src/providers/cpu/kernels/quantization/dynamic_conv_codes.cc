@@ -3,13 +3,21 @@
 #include "providers/cpu/kernels/quantization/dynamic_conv_codes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
+#include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "base/int_math.h"
+#include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
+#include "linalg/q8_to_float.h"
 #include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
 
@@ -115,6 +123,84 @@ void QuantizedPieces(const ConvGeometry& g, const Pieces& pieces, const float ra
                   });
 }
 
+// ConvToCodesOnce's parts per thread: a task that starts late leaves its share to the others.
+// (Eight measured slower on an isolated MobileNetV2 block at 2 threads.)
+constexpr int64_t kPartsPerThread = 2;
+// Pauses a task spins for the others' parts before it yields its core (each a few dozen ns):
+// yielding after 64, as the pool's own waits do, measured slower on the busy machine.
+constexpr int kSpinsBeforeYield = 4000;
+
+inline void SpinPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Parts [0, parts) of Y in one parallel loop of two phases. Each task claims parts while any are
+// left and runs compute(part, r) on them, widening its r from {0, 0}; then it merges r into
+// range and, once every part is computed (range final), runs codes(part, q) on its own parts
+// first (in its cache), then on any part no task has coded yet. A task waits only when every
+// part is claimed, so by tasks that are running: no deadlock whatever the pool's threads do.
+template <typename Compute, typename Codes>
+void ComputeThenCodes(ThreadPool* pool, int64_t parts, double cost_per_part, float range[2], const Compute& compute,
+                      const Codes& codes) {
+  range[0] = range[1] = 0.0f;
+  if (parts <= 0) return;
+  std::atomic<int64_t> next{0}, computed{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::atomic<bool>> coded(static_cast<size_t>(parts));
+  for (auto& c : coded) c.store(false, std::memory_order_relaxed);
+  SharedRange shared(range);
+  const int64_t tasks = std::min<int64_t>(parts, pool != nullptr ? pool->num_threads() : 1);
+  const double cost = cost_per_part * static_cast<double>(parts) / static_cast<double>(tasks);
+  ThreadPool::For(pool, tasks, cost, [&](int64_t, int64_t) {
+    thread_local std::vector<int64_t> mine;
+    mine.clear();
+    float r[2] = {0.0f, 0.0f};
+    try {
+      for (int64_t p = next.fetch_add(1); p < parts; p = next.fetch_add(1)) {
+        compute(p, r);
+        mine.push_back(p);
+      }
+    } catch (...) {
+      failed.store(true);
+      throw;
+    }
+    if (mine.empty()) return;
+    shared.Merge(r);
+    computed.fetch_add(static_cast<int64_t>(mine.size()), std::memory_order_acq_rel);
+    for (int spins = 0; computed.load(std::memory_order_acquire) < parts; ++spins) {
+      if (failed.load()) return;
+      if (spins < kSpinsBeforeYield) SpinPause();
+      else std::this_thread::yield();
+    }
+    const DynamicQuantParams q = DynamicQuantParamsOf(range[0], range[1]);
+    auto code = [&](int64_t p) {
+      if (!coded[static_cast<size_t>(p)].exchange(true)) codes(p, q);
+    };
+    for (const int64_t p : mine) code(p);
+    for (int64_t p = 0; p < parts; ++p) code(p);
+  });
+}
+
+// A 2-D depthwise conv's int32 sums of planes [p0, p1) (n * M + channel) into y, as Depthwise2d.
+void DepthwisePlanes(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const int32_t* wc, int64_t p0, int64_t p1,
+                     float* y) {
+  linalg::Q8DepthwiseShape s;
+  s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
+  s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
+  s.top = g.pad_begin[0], s.left = g.pad_begin[1];
+  thread_local std::vector<int32_t> scratch;  // kept between calls, as Depthwise2d's
+  const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s));
+  if (scratch.size() < need) scratch.resize(need);
+  for (int64_t p = p0; p < p1;) {
+    const int64_t ch = p % g.out_channels, count = std::min(p1 - p, g.out_channels - ch);  // one image's
+    linalg::Q8Depthwise(s, count, x + p * g.in_size, false, x_zp, wc + ch * g.kernel_size, nullptr, y + p * g.out_size,
+                        scratch.data());
+    p += count;
+  }
+}
+
 }  // namespace
 
 linalg::Q8Output StageOutput(const DynamicFloatStage& stage, linalg::Q8Output::Kind kind, void* c, int64_t ldc) {
@@ -188,6 +274,39 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
     o.c = codes + n * g.out_channels * g.out_size;
     linalg::Q8GemmW(w.nchw[0], g.out_size, x + n * g.channels * g.in_size, false, g.in_size, x_zp, o, pool);
   }
+}
+
+bool ConvToCodesOnce(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
+                     const DynamicFloatStage& stage, float range[2], float* y, uint8_t* codes, ThreadPool* pool) {
+  if (stage.HasPost() || !w.nchw.empty() || w.depthwise.empty() || g.in.size() != 2) return false;
+  const int64_t m = g.out_channels;
+  const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
+  const linalg::Q8QuantizeU8Fn quantize = linalg::Q8QuantizeU8Kernel();
+  // Parts: runs of planes (n * M + channel), each finished in runs of kRun while in cache.
+  constexpr int64_t kRun = 8;
+  const int64_t planes = g.batch * m, parts = std::min(planes, kPartsPerThread * threads);
+  const linalg::Q8ToFloatFn to_float = linalg::Q8ToFloatKernel();
+  const linalg::Q8MinMaxFn min_max = linalg::Q8MinMaxKernel();
+  auto compute = [&](int64_t part, float r[2]) {
+    const int64_t p1 = (part + 1) * planes / parts;
+    for (int64_t p = part * planes / parts; p < p1; p += kRun) {
+      const int64_t end = std::min(p1, p + kRun);
+      DepthwisePlanes(g, x, x_zp, w.depthwise.data(), p, end, y);
+      for (int64_t q = p; q < end; ++q) {
+        const int64_t c = q % m;
+        to_float(y + q * g.out_size, g.out_size, stage.mult[c], stage.bias != nullptr ? stage.bias + c : nullptr,
+                 stage.lo, stage.hi);
+      }
+      AddRange(min_max, y + p * g.out_size, (end - p) * g.out_size, r);
+    }
+  };
+  auto to_codes = [&](int64_t part, DynamicQuantParams q) {
+    const int64_t p0 = part * planes / parts, p1 = (part + 1) * planes / parts;
+    quantize(y + p0 * g.out_size, (p1 - p0) * g.out_size, q.scale, q.zero_point, codes + p0 * g.out_size);
+  };
+  const double cost = 2.0 * static_cast<double>(planes * g.out_size * g.kernel_size) / static_cast<double>(parts);
+  ComputeThenCodes(pool, parts, cost, range, compute, to_codes);
+  return true;
 }
 
 DynamicFloatStage DynamicFloatStage::Pre() const {

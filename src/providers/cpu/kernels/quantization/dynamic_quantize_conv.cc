@@ -145,6 +145,9 @@ class DynamicQuantizeConv final : public OpKernel {
     thread_local std::vector<float> y_buffer;  // kept: as QuantizeInput's
     if (y == nullptr && y_buffer.size() < static_cast<size_t>(y_size)) y_buffer.resize(static_cast<size_t>(y_size));
     float* yd = y != nullptr ? y->data<float>() : y_buffer.data();
+    // Only the codes: computed and quantized by the same tasks, a part at a time, where the conv allows it.
+    if (want_codes && y == nullptr && ConvToCodesOnce(g, codes, xq.zero_point, qw, stage, y_range, yd, y_codes, pool))
+      return write_range();
     ConvToFloat(ctx, g, codes, xq.zero_point, qw, stage, want_range ? y_range : nullptr, yd);
     if (want_codes) {
       const DynamicQuantParams yq = DynamicQuantParamsOf(y_range[0], y_range[1]);
