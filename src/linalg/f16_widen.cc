@@ -42,14 +42,16 @@ void WidenHalfScalar(const uint16_t* src, float* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = HalfToFloatBranchFree(src[i]);
 }
 
-void WidenHalf(const uint16_t* src, float* dst, int64_t n) {
+WidenHalfFn SelectedWidenHalf() {
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
-  if (isa == "avx512") return WidenHalfAvx512(src, dst, n);
+  if (isa == "avx512") return WidenHalfAvx512;
   // The AVX2 level asks only for AVX2 and FMA; every such CPU known has F16C, but it is checked.
-  if (isa == "avx2" && GetCpuFeatures().f16c) return WidenHalfAvx2(src, dst, n);
+  if (isa == "avx2" && GetCpuFeatures().f16c) return WidenHalfAvx2;
 #endif
-  WidenHalfScalar(src, dst, n);
+  return WidenHalfScalar;
 }
+
+void WidenHalf(const uint16_t* src, float* dst, int64_t n) { SelectedWidenHalf()(src, dst, n); }
 
 }  // namespace onyx::linalg

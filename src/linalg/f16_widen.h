@@ -10,6 +10,10 @@ namespace onyx::linalg {
 
 void WidenHalf(const uint16_t* src, float* dst, int64_t n);
 
+// The variant WidenHalf calls now, for callers that widen many short rows (a pack's panels).
+using WidenHalfFn = void (*)(const uint16_t* src, float* dst, int64_t n);
+WidenHalfFn SelectedWidenHalf();
+
 // The per-ISA variants (WidenHalf picks one), for the unit tests.
 void WidenHalfScalar(const uint16_t* src, float* dst, int64_t n);
 #if defined(__x86_64__)

@@ -560,6 +560,16 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 PackedB::PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool,
                  const PackSource* source)
     : kernel_(&SelectedF32GemmKernel()), k_(k), n_(n) {
+  Pack(
+      trans_b,
+      [&](const F32GemmKernel& kern, int64_t k0, int64_t j, int64_t kcb, int64_t cols, float* out) {
+        kern.pack_b(trans_b, trans_b ? b + j * ldb + k0 : b + k0 * ldb + j, ldb, cols, kcb, out);
+      },
+      pool, source);
+}
+
+void PackedB::Pack(bool trans_b, const PanelPacker& panel, ThreadPool* pool, const PackSource* source) {
+  const int64_t k = k_, n = n_;
   CheckDims(0, n, k);
   const F32GemmKernel& kern = *kernel_;
   kc_ = BlockKc(kern, k);
@@ -571,13 +581,12 @@ PackedB::PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb
       for (int64_t task = begin; task < end; ++task) {
         const int64_t k0 = task / n_panels * kc_, j = task % n_panels * kern.nr;
         const int64_t kcb = std::min(kc_, k - k0);
-        const float* src = trans_b ? b + j * ldb + k0 : b + k0 * ldb + j;
-        kern.pack_b(trans_b, src, ldb, std::min<int64_t>(kern.nr, n - j), kcb, out + k0 * n_pad + j * kcb);
+        panel(kern, k0, j, kcb, std::min<int64_t>(kern.nr, n - j), out + k0 * n_pad + j * kcb);
       }
     });
   };
   // The form names everything the layout depends on besides the values (trans_b only says how
-  // the source was read: both give the same pack).
+  // the source was read: both give the same pack; so does a float16 source).
   const std::string form = std::string("sgemm_b:") + kern.name + ":k" + std::to_string(k) + ":n" +
                            std::to_string(n) + ":kc" + std::to_string(kc_) + (trans_b ? ":t" : "");
   data_ = MakePack(source, form, static_cast<size_t>(k * n_pad), fill);

@@ -106,6 +106,11 @@ class PackedB {
   PackedB() = default;
   PackedB(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, ThreadPool* pool = nullptr,
           const PackSource* source = nullptr);
+  // The same pack from float16 bits (IEEE binary16), each panel widened exactly just before it
+  // is packed (f32_packed_b_half.cc): bit for bit the pack of the widened matrix, without a
+  // float copy of all of it.
+  PackedB(bool trans_b, int64_t k, int64_t n, const uint16_t* b_half, int64_t ldb, ThreadPool* pool = nullptr,
+          const PackSource* source = nullptr);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
@@ -115,6 +120,12 @@ class PackedB {
 
  private:
   friend struct PackedAccess;
+  // Packs op(B) panel by panel: panel(kernel, k0, j, kcb, cols, out) packs op(B)[k0:k0+kcb,
+  // j:j+cols] into `out` (the kernel's pack_b of the source at that corner).
+  using PanelPacker = std::function<void(const F32GemmKernel&, int64_t k0, int64_t j, int64_t kcb, int64_t cols,
+                                         float* out)>;
+  void Pack(bool trans_b, const PanelPacker& panel, ThreadPool* pool, const PackSource* source);
+
   const F32GemmKernel* kernel_ = nullptr;
   int64_t k_ = 0, n_ = 0, kc_ = 0;
   AlignedFloats data_;

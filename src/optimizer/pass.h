@@ -37,6 +37,10 @@ struct OptimizerOptions {
   // it optimized, and ONNX Runtime too fuses only for execution providers that have the fused
   // op). Off for offline optimization (`onyx optimize`), which writes every fusion.
   bool require_kernels = true;
+  // HalfBodyToFloat leaves the float values of float16 weights only MatMul / Gemm read unwritten
+  // (DeferWidening): their kernels pack from the float16 bits. For sessions, which write them
+  // before anything else reads them (SessionImpl); off for callers that keep the graph.
+  bool defer_half_widening = false;
 };
 
 struct PassContext {

@@ -14,6 +14,7 @@
 #include "runtime/run_memory.h"
 #include "runtime/session_logging.h"
 #include "runtime/session_options_apply.h"
+#include "runtime/deferred_widenings.h"
 #include "runtime/small_page_packs.h"
 
 namespace onyx {
@@ -192,6 +193,7 @@ void SessionImpl::CreateWithCache(const ModelSource& source) {
   ApplyModelOptions(*model_, options_, ModelLabel());
   Optimize();
   SaveOptimizedModel();
+  WriteAllDeferredWidenings(*model_->graph);  // the cache file holds every value
   std::unique_ptr<CreationCacheWriter> writer;
   try {
     writer = std::make_unique<CreationCacheWriter>(dir, key, *model_, external_files, pool_.get(), report_);
@@ -247,6 +249,7 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
   ctx.in_place_reuse = InPlaceReuseFromConfig(options.config_entries);
   ctx.placement_only = options.placement_only;
   ctx.release_initializer = [this](const std::string& name) { ReleaseInitializer(*model_->graph, name); };
+  WriteWideningsOtherReadersNeed(*model_->graph);
   const ir::Graph& graph = *model_->graph;
   try {
     plan_ = GraphPlan::Build(graph, ctx);
@@ -257,6 +260,9 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
   // Kernels have copied or pre-packed what they need: the originals no kernel reads go, and the
   // file pages are let go (the ones still read at run time come back on first use).
   for (const auto& name : plan_->unread_initializers()) ReleaseInitializer(*model_->graph, name);
+  // A float16 weight's float stand-in a kernel did not pack (and still reads) gets its values
+  // before the file pages go.
+  WriteAllDeferredWidenings(*model_->graph);
   if (model_->release_mapped_pages) model_->release_mapped_pages();
 
   for (const auto& in : graph.inputs) {
@@ -283,6 +289,7 @@ void SessionImpl::Optimize() {
   for (const auto& p : providers_) opt.providers.push_back(p->name());
   auto it = options_.config_entries.find(kConfigDisableOptimizers);
   if (it != options_.config_entries.end()) opt.disabled_passes = SplitList(it->second);
+  opt.defer_half_widening = true;  // BuildPlan and the savers write the values other readers need
   try {
     report_ = OptimizeModel(*model_, opt);
   } catch (const Error& e) {
@@ -292,6 +299,7 @@ void SessionImpl::Optimize() {
 
 void SessionImpl::SaveOptimizedModel() {
   if (options_.optimized_model_filepath.empty()) return;
+  WriteAllDeferredWidenings(*model_->graph);
   SaveOptions save;
   auto file = options_.config_entries.find(kConfigExternalInitializersFile);
   auto min_size = options_.config_entries.find(kConfigExternalInitializersMinSize);

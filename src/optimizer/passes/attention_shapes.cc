@@ -4,6 +4,7 @@
 #include <set>
 
 #include "optimizer/pattern_util.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 
 namespace onyx::attention {
 namespace {
@@ -229,7 +230,10 @@ std::optional<std::vector<int64_t>> UnsqueezeAxes(GraphEditor& editor, const ir:
 
 std::optional<Tensor> ConstTensor(GraphEditor& editor, const std::string& value) {
   if (value.empty()) return std::nullopt;
-  if (const Tensor* t = editor.Constant(value)) return *t;
+  if (const Tensor* t = editor.Constant(value)) {
+    MaterializeDeferredWidening(*t);  // a float16 weight's values (the fusions read them)
+    return *t;
+  }
   ir::Node* n = editor.Producer(value);
   if (!IsOp(n, "Constant") || n->outputs.size() != 1) return std::nullopt;
   for (const auto& a : n->attributes) {

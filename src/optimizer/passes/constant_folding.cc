@@ -8,6 +8,7 @@
 #include <set>
 
 #include "optimizer/pass.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "providers/provider.h"
 #include "tensor/small_page_allocator.h"
 
@@ -84,6 +85,8 @@ class ConstantFolding final : public Pass {
         inputs.emplace_back(*t);
       }
       if (!all_constant) continue;
+      for (const auto& v : inputs)
+        if (v.is_tensor()) MaterializeDeferredWidening(v.tensor());  // a float16 weight's values
       auto results = Evaluate(*node, std::move(inputs), std::max(ctx.options.fold_size_limit_bytes, input_bytes));
       if (results.empty()) continue;
       bool fits = true;

@@ -17,6 +17,7 @@
 #include "optimizer/passes/half_body_ops.h"
 #include "optimizer/passes/half_widen.h"
 #include "optimizer/pattern_util.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "tensor/small_page_allocator.h"
 
 namespace onyx {
@@ -45,6 +46,7 @@ Tensor WidenHalfToFloat(const Tensor& half, bool small_pages) {
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = BFloat16BitsToFloat(src[i]);
   }
+  NoteHalfWeightFloatCopy(out.byte_size());
   return out;
 }
 
@@ -202,8 +204,14 @@ class HalfBodyToFloat final : public Pass {
     // Cast(x -> half) entering the body become Cast(x -> float): (x, the float value).
     std::vector<std::pair<std::string, std::string>> direct_casts;
     std::vector<ir::Node*> folded_entry_casts;
-    // Float initializers to make from half constants: (name, the half tensor, on small pages).
-    std::vector<std::tuple<std::string, const Tensor*, bool>> widened;
+    // Float initializers to make from half constants.
+    struct Widened {
+      std::string name;
+      const Tensor* half;
+      bool small_pages;  // see PackedOrGatheredOnly
+      bool deferred;     // values left unwritten: see OnlyPacked
+    };
+    std::vector<Widened> widened;
   };
 
   Plan MakePlan(PassContext& ctx) {
@@ -243,7 +251,7 @@ class HalfBodyToFloat final : public Pass {
         if (const Tensor* c = editor_->Constant(v)) {
           // Added when rewriting: a new initializer now would make the editor infer types again.
           plan.float_name[v] = editor_->UniqueName(v + "_float");
-          plan.widened.emplace_back(plan.float_name[v], c, PackedOrGatheredOnly(v));
+          plan.widened.push_back({plan.float_name[v], c, PackedOrGatheredOnly(v), OnlyPacked(ctx, v, *c)});
           ++ctx.counts["half initializers made float"];
           continue;
         }
@@ -323,6 +331,23 @@ class HalfBodyToFloat final : public Pass {
     return !readers.empty();
   }
 
+  // A float16 weight of the top graph whose float values only MatMul / Gemm kernels read, as
+  // their B: left unwritten (DeferWidening), the kernels pack from the float16 bits (issue 18:
+  // BERT-base float16 no longer fills and drops 440 MB of float copies at creation). Passes that
+  // read a weight's values (AttentionFusion's Q, K, V concatenation, constant folding) write them
+  // first; so does the session for any other reader it finds. Small weights are not worth it.
+  bool OnlyPacked(const PassContext& ctx, const std::string& value, const Tensor& half) {
+    constexpr int64_t kMinDeferredElements = 16384;  // 64 KB of floats
+    if (!ctx.options.defer_half_widening || half.dtype() != DataType::kFloat16 || half.rank() != 2 ||
+        half.size() < kMinDeferredElements || editor_->graph().parent != nullptr || editor_->IsGraphOutput(value) ||
+        editor_->graph().IsGraphInput(value))
+      return false;
+    const std::vector<ir::Node*> readers = editor_->Consumers(value);
+    for (const ir::Node* r : readers)
+      if (!ReadAsMatMulB(*r, value) || editor_->Constant(r->inputs[0]) != nullptr) return false;
+    return !readers.empty();
+  }
+
   static bool OnlyAt(const ir::Node& node, const std::string& value, size_t index) {
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (node.inputs[i] == value && i != index) return false;
@@ -375,8 +400,8 @@ class HalfBodyToFloat final : public Pass {
     GraphEditor& editor = *editor_;
     ir::Graph& graph = editor.graph();
     // The editor's producer map is not used after this point: Finish indexes the graph again.
-    for (const auto& [name, half, small_pages] : plan.widened)
-      graph.initializers[name] = WidenHalfToFloat(*half, small_pages);
+    for (const auto& w : plan.widened)
+      graph.initializers[w.name] = w.deferred ? DeferWidening(*w.half) : WidenHalfToFloat(*w.half, w.small_pages);
     for (const auto& [node, i, half] : plan.renamed_outputs) {
       const std::string v = node->outputs[i];
       const std::string& fv = plan.float_name.at(v);

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "linalg/bf16_gemm.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "providers/kernel.h"
 
 namespace onyx::linalg_kernels {
@@ -27,6 +28,7 @@ inline std::shared_ptr<const linalg::PackedBf16B> PackConstantBf16B(const Kernel
                                                                      bool trans_b) {
   if (!WantsBf16B(info, index)) return nullptr;
   const Tensor* b = info.ConstantInput(index);
+  MaterializeDeferredWidening(*b);  // a float16 weight's values, should a float16 node carry the mark
   const int64_t k = trans_b ? b->dim(1) : b->dim(0);
   const int64_t n = trans_b ? b->dim(0) : b->dim(1);
   return std::make_shared<const linalg::PackedBf16B>(trans_b, k, n, b->data<float>(), b->dim(1));

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "linalg/gemm.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "providers/kernel.h"
 
 namespace onyx::linalg_kernels {
@@ -30,6 +31,12 @@ inline std::shared_ptr<const linalg::PackedB> PackConstantB(const KernelInfo& in
   const int64_t k = trans_b ? b->dim(1) : b->dim(0);
   const int64_t n = trans_b ? b->dim(0) : b->dim(1);
   const linalg::PackSource source = PackSourceFor(info, index);
+  // A float16 weight's float stand-in (HalfBodyToFloat) not written yet: packed from its float16
+  // bits, the same pack without the float copy.
+  const Tensor half = DeferredHalfSource(*b);
+  if (half.defined())
+    return std::make_shared<const linalg::PackedB>(trans_b, k, n, static_cast<const uint16_t*>(half.raw_data()),
+                                                   b->dim(1), info.thread_pool(), &source);
   return std::make_shared<const linalg::PackedB>(trans_b, k, n, b->data<float>(), b->dim(1), info.thread_pool(),
                                                  &source);
 }

@@ -1,0 +1,133 @@
+// A float16 model's MatMul / Gemm weights are packed straight from their float16 bits: the
+// session's creation makes no float copy of them (DeferWidening), its outputs are bit for bit
+// those of the float32 model holding the widened weights (what the float copy computed), and
+// every other reader of the weight's float values (constant folding, a saved optimized model,
+// a creation cache) still gets them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <unistd.h>
+
+#include "base/float_types.h"
+#include "optimizer/pass_test_util.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
+
+namespace onyx {
+namespace {
+
+constexpr int64_t kM = 3, kK = 256, kN = 96;  // 24576 weights: above the deferral's 64 KB floor
+
+Tensor HalfWeight() {
+  Tensor w(DataType::kFloat16, {kK, kN});
+  auto* bits = static_cast<uint16_t*>(w.raw_data());
+  for (int64_t i = 0; i < w.size(); ++i) bits[i] = FloatToHalfBits(static_cast<float>(i % 193 - 96) / 1024.0f);
+  bits[0] = 0x0001;  // the least subnormal
+  bits[1] = 0xFBFF;  // -65504
+  return w;
+}
+
+// x -> Cast(float16) -> MatMul(w) or Gemm(w) -> Cast(float) -> y.
+std::string HalfModel(bool gemm) {
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {kM, kK}).Output("y", DataType::kFloat, {kM, kN});
+  b.Initializer("w", HalfWeight());
+  b.Node("Cast", {"x"}, {"xh"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat16)));
+  b.Node(gemm ? "Gemm" : "MatMul", {"xh", "w"}, {"yh"});
+  b.Node("Cast", {"yh"}, {"y"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat)));
+  return b.Bytes();
+}
+
+// The same product in float32 with the widened weight: the float copy's path.
+Tensor Reference(const Tensor& x) {
+  const Tensor w16 = HalfWeight();
+  Tensor w(DataType::kFloat, {kK, kN});
+  const auto* bits = static_cast<const uint16_t*>(w16.raw_data());
+  for (int64_t i = 0; i < w.size(); ++i) w.data<float>()[i] = HalfBitsToFloat(bits[i]);
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {kM, kK}).Output("y", DataType::kFloat, {kM, kN});
+  b.Initializer("w", w);
+  b.Node("MatMul", {"x", "w"}, {"y"});
+  const std::string bytes = b.Bytes();
+  Session s(bytes.data(), bytes.size(), SessionOptions{});
+  return s.Run({{"x", x}})[0].tensor();
+}
+
+void ExpectBitEqual(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.shape(), want.shape());
+  EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), static_cast<size_t>(want.byte_size())), 0);
+}
+
+TEST(HalfWidenDeferred, TheSessionPacksTheWeightWithoutWritingAFloatCopy) {
+  for (bool gemm : {false, true}) {
+    const std::string bytes = HalfModel(gemm);
+    // The pass leaves the weight's float values unwritten when asked to.
+    auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+    OptimizerOptions options;
+    options.level = OptLevel::kBasic;
+    options.only_passes = {"HalfBodyToFloat"};
+    options.defer_half_widening = true;
+    OptimizeModel(*model, options);
+    const Tensor* wide = model->graph->FindInitializer("w_float");
+    ASSERT_NE(wide, nullptr);
+    EXPECT_TRUE(IsDeferredWidening(*wide)) << (gemm ? "Gemm" : "MatMul");
+    // A session packs it from the float16 bits: no float copy written, the float32 result.
+    const int64_t written = HalfWeightFloatCopyBytes();
+    Session session(bytes.data(), bytes.size(), SessionOptions{});
+    EXPECT_EQ(HalfWeightFloatCopyBytes(), written) << (gemm ? "Gemm" : "MatMul");
+    const Tensor x = test::FloatTensor({kM, kK}, -0.5f, 1.0f / 512.0f);
+    ExpectBitEqual(session.Run({{"x", x}})[0].tensor(), Reference(x));
+  }
+}
+
+// The pass defers the weight (its MatMul reads a Cast's output), then constant folding finds the
+// MatMul's other input constant and computes it: the folding writes the weight's values first.
+TEST(HalfWidenDeferred, ConstantFoldingWritesTheValuesItReads) {
+  const Tensor c = test::FloatTensor({kM, kK}, -0.5f, 1.0f / 512.0f);
+  test::ModelBuilder b;
+  b.Input("x", DataType::kFloat, {kM, kN}).Output("y", DataType::kFloat, {kM, kN});
+  b.Initializer("w", HalfWeight()).Initializer("c", c);
+  b.Node("Cast", {"c"}, {"ch"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat16)));
+  b.Node("MatMul", {"ch", "w"}, {"mh"});
+  b.Node("Cast", {"mh"}, {"m"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat)));
+  b.Node("Add", {"x", "m"}, {"y"});
+  const std::string bytes = b.Bytes();
+  const int64_t written = HalfWeightFloatCopyBytes();
+  Session session(bytes.data(), bytes.size(), SessionOptions{});
+  EXPECT_EQ(HalfWeightFloatCopyBytes() - written, kK * kN * 4);  // the one copy folding reads
+  const Tensor x = test::FloatTensor({kM, kN}, 1.0f, 0.0f);
+  const Tensor y = session.Run({{"x", x}})[0].tensor();
+  const Tensor ref = Reference(c);
+  for (int64_t i = 0; i < y.size(); ++i)
+    EXPECT_NEAR(y.data<float>()[i], 1.0f + ref.data<float>()[i], 1e-4 * (1.0 + std::abs(ref.data<float>()[i]))) << i;
+}
+
+TEST(HalfWidenDeferred, ASavedOptimizedModelAndACreationCacheHoldTheValues) {
+  const std::string bytes = HalfModel(false);
+  const Tensor x = test::FloatTensor({kM, kK}, -0.5f, 1.0f / 512.0f);
+  const Tensor ref = Reference(x);
+  const auto dir = std::filesystem::temp_directory_path() / ("onyx_half_deferred_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    SessionOptions o;
+    o.optimized_model_filepath = (dir / "optimized.onnx").string();
+    Session s(bytes.data(), bytes.size(), o);
+    ExpectBitEqual(s.Run({{"x", x}})[0].tensor(), ref);
+    Session again(o.optimized_model_filepath, SessionOptions{});
+    ExpectBitEqual(again.Run({{"x", x}})[0].tensor(), ref);
+  }
+  for (const char* round : {"miss", "hit"}) {
+    SessionOptions o;
+    o.config_entries["session.onyx_creation_cache_dir"] = (dir / "cache").string();
+    Session s(bytes.data(), bytes.size(), o);
+    EXPECT_EQ(s.creation_cache_status(), round);
+    ExpectBitEqual(s.Run({{"x", x}})[0].tensor(), ref);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace onyx
