@@ -116,6 +116,10 @@ bool Q8GemmWAvailable();
 // x is [K, N] with row stride ldx, int8 when x_signed else uint8, zero point x_zero.
 void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_t ldx, int32_t x_zero,
              const Q8Output& out, ThreadPool* pool);
+// Only rows [row_begin, row_end) of C (row_begin a multiple of 8, row_end at most M; other rows
+// untouched), each as Q8GemmW writes it: a task's share of the output channels.
+void Q8GemmWRows(const PackedQ8W& w, int64_t row_begin, int64_t row_end, int64_t n, const void* x, bool x_signed,
+                 int64_t ldx, int32_t x_zero, const Q8Output& out, ThreadPool* pool);
 
 // Microkernel selection, best first: "amx" (AMX-INT8 tiles, where Linux grants the tile state),
 // "avx512vnni", "avx2", "scalar". The default follows the SGEMM's ISA (ForceIsa /

@@ -44,6 +44,10 @@ bool Q8GemmWAvailable() { return false; }
 void Q8GemmW(const PackedQ8W&, int64_t, const void*, bool, int64_t, int32_t, const Q8Output&, ThreadPool*) {
   throw std::logic_error("Q8GemmW: no AVX-512 VNNI on this build");
 }
+void Q8GemmWRows(const PackedQ8W&, int64_t, int64_t, int64_t, const void*, bool, int64_t, int32_t, const Q8Output&,
+                 ThreadPool*) {
+  throw std::logic_error("Q8GemmWRows: no AVX-512 VNNI on this build");
+}
 void Q8ConvW(const PackedQ8W&, const Q8ConvShape&, const void*, bool, int32_t, const Q8Output&, ThreadPool*) {
   throw std::logic_error("Q8ConvW: no AVX-512 VNNI on this build");
 }

@@ -131,14 +131,27 @@ void Q8GemmW(const PackedQ8W& w, int64_t n, const void* x, bool x_signed, int64_
   Q8GemmWDriver(w, n, &PackXPanel, &source, x_zero + (x_signed ? 128 : 0), out, pool);
 }
 
+void Q8GemmWRows(const PackedQ8W& w, int64_t row_begin, int64_t row_end, int64_t n, const void* x, bool x_signed,
+                 int64_t ldx, int32_t x_zero, const Q8Output& out, ThreadPool* pool) {
+  if (row_begin < 0 || row_end > w.m()) throw std::invalid_argument("Q8GemmWRows: rows past W's");
+  if (row_end <= row_begin) return;
+  if (row_begin % kMr != 0) throw std::invalid_argument("Q8GemmWRows: rows must start at a multiple of 8");
+  const MatrixSource source{static_cast<const uint8_t*>(x), x_signed, ldx, w.k()};
+  Q8GemmWDriver(w, n, &PackXPanel, &source, x_zero + (x_signed ? 128 : 0), out, pool, row_begin / kMr,
+                CeilDiv(row_end, int64_t{kMr}));
+}
+
 void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* source, int32_t zx,
-                   const Q8Output& out, ThreadPool* pool) {
+                   const Q8Output& out, ThreadPool* pool, int64_t rp_begin, int64_t rp_end) {
   const int64_t m = w.m(), k = w.k();
   if (out.transposed || (out.range != nullptr && out.kind != Q8Output::kFloat))
     throw std::invalid_argument("Q8GemmW: unsupported output");
   if (m <= 0 || n <= 0) return;  // an unpacked W is [0, 0]: nothing to write
   const int64_t kg = CeilDiv(k, int64_t{kGroup});
-  const int64_t col_panels = CeilDiv(n, int64_t{kNr}), row_panels = CeilDiv(m, int64_t{kMr});
+  if (rp_end < 0) rp_end = CeilDiv(m, int64_t{kMr});
+  // Row panels of this call; rp0 the first (the tiles' row indices stay W's).
+  const int64_t col_panels = CeilDiv(n, int64_t{kNr}), row_panels = rp_end - rp_begin, rp0 = rp_begin;
+  if (row_panels <= 0) return;
   // Row chunks: enough tasks for the threads when there are few pixel panels. But a W no taller
   // than deep (a CNN's narrowing 1x1 convs, K >= M) keeps whole pixel panels per task as long as
   // they share out evenly enough (as many as threads, or 2+ each): its packed X outweighs W, and
@@ -170,7 +183,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
   // Each row's constant terms, where its accumulators start (wrapping as the int32 sums do):
   // - zx' sum_k w', plus the int32 bias when requantizing. Rows past M: 0.
   thread_local std::vector<int32_t> row_init;
-  row_init.assign(static_cast<size_t>(row_panels * kMr), 0);
+  row_init.assign(static_cast<size_t>(CeilDiv(m, int64_t{kMr}) * kMr), 0);
   for (int64_t i = 0; i < m; ++i) {
     uint32_t v = 0u - static_cast<uint32_t>(zx) * static_cast<uint32_t>(row_sums[i]);
     if (quantized && out.bias_int != nullptr) v += static_cast<uint32_t>(out.bias_int[i]);
@@ -332,7 +345,7 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
     ThreadPool::For(pool, row_panels, row_cost, [&](int64_t r0, int64_t r1) {
       alignas(64) int32_t acc[kMr * kNr] = {};  // zeroed: a 16-pixel tile leaves the upper half unwritten
       __m512 rlo = _mm512_setzero_ps(), rhi = _mm512_setzero_ps();
-      for (int64_t rp = r0; rp < r1; ++rp)
+      for (int64_t rp = rp0 + r0; rp < rp0 + r1; ++rp)
         for (int64_t cp = 0; cp < col_panels; ++cp) {
           const int cols = static_cast<int>(std::min<int64_t>(kNr, n - cp * kNr));
           Multiply(kg, wdata + rp * kg * kMr * kGroup, panels + cp * panel_bytes, cols, inits + rp * kMr, acc);
@@ -366,8 +379,8 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
           xs1 = _mm512_sub_epi32(xs1, kz);
         }
       }
-      const int64_t rp1 = std::min(row_panels, (chunk + 1) * per_chunk);
-      for (int64_t rp = chunk * per_chunk; rp < rp1; ++rp) {
+      const int64_t rp1 = rp0 + std::min(row_panels, (chunk + 1) * per_chunk);
+      for (int64_t rp = rp0 + chunk * per_chunk; rp < rp1; ++rp) {
         Multiply(kg, wdata + rp * kg * kMr * kGroup, panel, cols, inits + rp * kMr, acc);
         if (to_float) finish(std::true_type{}, rp, j0, cols, acc, xs0, xs1, rlo, rhi);
         else finish(std::false_type{}, rp, j0, cols, acc, xs0, xs1, rlo, rhi);

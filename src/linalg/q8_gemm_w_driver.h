@@ -18,8 +18,9 @@ namespace onyx::linalg {
 using Q8WPanelFn = void (*)(const void* source, int64_t j0, int cols, uint8_t* panel);
 
 // C = W x (the operand `pack` reads), N columns; zx: the operand's zero point as a stored code.
+// Only W's row panels [rp_begin, rp_end) (8 rows each; rp_end -1: to the last).
 void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* source, int32_t zx,
-                   const Q8Output& out, ThreadPool* pool);
+                   const Q8Output& out, ThreadPool* pool, int64_t rp_begin = 0, int64_t rp_end = -1);
 
 // Rows k..k+3 of 32 columns each (r0..r3) into the panel's [32][4] block at out (64-byte aligned).
 inline void Q8WInterleave4(__m256i r0, __m256i r1, __m256i r2, __m256i r3, uint8_t* out) {

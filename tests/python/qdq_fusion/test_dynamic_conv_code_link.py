@@ -107,21 +107,23 @@ def test_codes_are_dynamic_quantize_linear_of_y(kind, h, batch, threads):
     assert np.array_equal(r2, expected_range) and np.array_equal(c2, expected_codes)
 
 
-# A depthwise producer's codes are made by the tasks that computed its channels (ConvToCodesOnce:
-# runs of planes, two a thread, the range merged between the two phases): 3 images of 37 channels
-# at 3 threads give six runs of 18-19 planes that cross the images, and the codes must still be
-# DynamicQuantizeLinear's of the whole Y, and the same at every thread count.
+# A producer's codes are made by the tasks that computed its output channels (ConvToCodesOnce:
+# runs of channels, two a thread, the range merged between the two phases; a pointwise conv in
+# runs of 8-row panels of W): 3 images of 37 channels at 3 threads give runs that cross the
+# images, and the codes must still be DynamicQuantizeLinear's of the whole Y, and the same at
+# every thread count.
+@pytest.mark.parametrize("kind", ["depthwise", "pointwise"])
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_depthwise_codes_split_across_tasks_and_images(threads):
-    x = (np.random.default_rng(8).standard_normal((3, 37, 13, 13)) * 3).astype(np.float32)
-    y, r, c = run_onyx(save_model(codes_model("depthwise", 13, True, 3, 37), "codes_dw_odd_y.onnx"), {"x": x},
+def test_codes_split_across_tasks_and_images(kind, threads):
+    x = (np.random.default_rng(8).standard_normal((3, 37 if kind == "depthwise" else 24, 13, 13)) * 3).astype(np.float32)
+    y, r, c = run_onyx(save_model(codes_model(kind, 13, True, 3, 37), f"codes_{kind}_odd_y.onnx"), {"x": x},
                        threads=threads)
     expected_codes, expected_range = dynamic_quantize(y)
-    r2, c2 = run_onyx(save_model(codes_model("depthwise", 13, False, 3, 37), "codes_dw_odd.onnx"), {"x": x},
-                      threads=threads)
+    path = save_model(codes_model(kind, 13, False, 3, 37), f"codes_{kind}_odd.onnx")
+    r2, c2 = run_onyx(path, {"x": x}, threads=threads)
     assert np.array_equal(r2.view(np.uint32), expected_range.view(np.uint32))
     assert np.array_equal(c2, expected_codes)
-    r1, c1 = run_onyx(save_model(codes_model("depthwise", 13, False, 3, 37), "codes_dw_odd.onnx"), {"x": x}, threads=1)
+    r1, c1 = run_onyx(path, {"x": x}, threads=1)
     assert np.array_equal(c2, c1) and np.array_equal(r2.view(np.uint32), r1.view(np.uint32))
 
 

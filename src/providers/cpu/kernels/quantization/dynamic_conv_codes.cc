@@ -278,10 +278,41 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
 
 bool ConvToCodesOnce(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                      const DynamicFloatStage& stage, float range[2], float* y, uint8_t* codes, ThreadPool* pool) {
-  if (stage.HasPost() || !w.nchw.empty() || w.depthwise.empty() || g.in.size() != 2) return false;
+  if (stage.HasPost()) return false;
   const int64_t m = g.out_channels;
   const int64_t threads = pool != nullptr ? pool->num_threads() : 1;
   const linalg::Q8QuantizeU8Fn quantize = linalg::Q8QuantizeU8Kernel();
+  if (g.group == 1 && w.nchw.size() == 1 && IsPointwise(g)) {
+    // Parts: runs of whole 8-row panels of W (output channels) of one image, all pixels; the
+    // depthwise conv reading the codes splits by channels too.
+    const int64_t row_panels = CeilDiv(m, int64_t{8});
+    const int64_t per_image = std::min(row_panels, kPartsPerThread * threads);
+    auto rows = [&](int64_t part, int64_t* r0, int64_t* r1) {
+      const int64_t i = part % per_image;
+      *r0 = std::min(m, i * row_panels / per_image * 8);
+      *r1 = std::min(m, (i + 1) * row_panels / per_image * 8);
+    };
+    auto compute = [&](int64_t part, float r[2]) {
+      const int64_t n = part / per_image;
+      int64_t r0 = 0, r1 = 0;
+      rows(part, &r0, &r1);
+      linalg::Q8Output o = StageOutput(stage, linalg::Q8Output::kFloat, y + n * m * g.out_size, g.out_size);
+      o.range = r;
+      linalg::Q8GemmWRows(w.nchw[0], r0, r1, g.out_size, x + n * g.channels * g.in_size, false, g.in_size, x_zp, o,
+                          nullptr);
+    };
+    auto to_codes = [&](int64_t part, DynamicQuantParams q) {
+      const int64_t n = part / per_image;
+      int64_t r0 = 0, r1 = 0;
+      rows(part, &r0, &r1);
+      const int64_t begin = (n * m + r0) * g.out_size;
+      quantize(y + begin, (r1 - r0) * g.out_size, q.scale, q.zero_point, codes + begin);
+    };
+    const double cost = 2.0 * static_cast<double>(m * g.channels * g.out_size) / static_cast<double>(per_image);
+    ComputeThenCodes(pool, g.batch * per_image, cost, range, compute, to_codes);
+    return true;
+  }
+  if (!w.nchw.empty() || w.depthwise.empty() || g.in.size() != 2) return false;
   // Parts: runs of planes (n * M + channel), each finished in runs of kRun while in cache.
   constexpr int64_t kRun = 8;
   const int64_t planes = g.batch * m, parts = std::min(planes, kPartsPerThread * threads);

@@ -80,12 +80,13 @@ void ConvToCodesInPieces(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, 
                          const DynamicFloatStage& stage, float range[2], uint8_t* codes, ThreadPool* pool);
 
 // Y's codes with Y computed once into y (a buffer of Y's size) and its range into range, in one
-// parallel loop of two phases: each task computes its runs of channels of Y and their range
-// (merged once per task), then, when every part is computed, quantizes the same runs while they
-// are in its core's cache (before, a second loop split its own way read about half of Y from the
-// other core at 2 threads, and each run of 8 channels merged its range under a lock). A 2-D
-// depthwise conv without a post stage; false (nothing done) for other convs. The values and codes
-// are those of the whole-tensor path (the same kernels per channel).
+// parallel loop of two phases: each task computes its runs of output channels of Y and their
+// range (merged once per task), then, when every part is computed, quantizes the same runs while
+// they are in its core's cache (before: the conv's loop, then a second loop split its own way,
+// which read about half of Y from the other core at 2 threads; a depthwise conv also merged its
+// range under a lock every 8 channels). A group-1 pointwise conv on the weight-stationary GEMM
+// (runs of 8-row panels of W, Q8GemmWRows) or a 2-D depthwise conv, without a post stage; false
+// (nothing done) for other convs. The values and codes are those of the whole-tensor paths.
 bool ConvToCodesOnce(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const QuantWeights& w,
                      const DynamicFloatStage& stage, float range[2], float* y, uint8_t* codes, ThreadPool* pool);
 
