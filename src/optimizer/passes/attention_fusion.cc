@@ -15,6 +15,7 @@
 #include "optimizer/pass.h"
 #include "optimizer/passes/attention_pattern.h"
 #include "optimizer/pattern_util.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "tensor/small_page_allocator.h"
 
 namespace onyx {
@@ -125,20 +126,30 @@ class AttentionFusion final : public Pass {
  private:
   // [hidden_in, hq + hk + hv]: row r is Wq[r] | Wk[r] | Wv[r]. On small pages: the Attention
   // kernel packs it and the session drops it, and a fresh huge page costs a VM a host fault for
-  // all 2 MB (as HalfBodyToFloat's widened MatMul weights, docs/memory.md).
+  // all 2 MB (as HalfBodyToFloat's widened MatMul weights, docs/memory.md). Three float16
+  // weights whose float values are not written yet (DeferWidening) are joined as float16 and
+  // deferred again: widening commutes with the join, and the kernel packs from float16.
   static Tensor PackWeights(const Projection& q, const Projection& k, const Projection& v) {
+    const Tensor halves[3] = {DeferredHalfSource(q.weight), DeferredHalfSource(k.weight),
+                              DeferredHalfSource(v.weight)};
+    const bool from_half = halves[0].defined() && halves[1].defined() && halves[2].defined();
     const int64_t rows = q.weight.dim(0);
     int64_t cols = 0;
-    for (const Projection* p : {&q, &k, &v}) cols += p->weight.dim(1);
-    Tensor packed(DataType::kFloat, {rows, cols}, CpuSmallPageAllocator());
-    float* out = packed.data<float>();
+    for (const Projection* p : {&q, &k, &v}) {
+      cols += p->weight.dim(1);
+      if (!from_half) MaterializeDeferredWidening(p->weight);
+    }
+    const size_t elem = from_half ? sizeof(uint16_t) : sizeof(float);
+    Tensor packed(from_half ? DataType::kFloat16 : DataType::kFloat, {rows, cols}, CpuSmallPageAllocator());
+    auto* out = static_cast<char*>(packed.raw_data());
     for (int64_t r = 0; r < rows; ++r)
-      for (const Projection* p : {&q, &k, &v}) {
-        const int64_t width = p->weight.dim(1);
-        std::memcpy(out, p->weight.data<float>() + r * width, static_cast<size_t>(width) * sizeof(float));
-        out += width;
+      for (int i = 0; i < 3; ++i) {
+        const Tensor& w = from_half ? halves[i] : (i == 0 ? q : i == 1 ? k : v).weight;
+        const size_t row_bytes = static_cast<size_t>(w.dim(1)) * elem;
+        std::memcpy(out, static_cast<const char*>(w.raw_data()) + static_cast<size_t>(r) * row_bytes, row_bytes);
+        out += row_bytes;
       }
-    return packed;
+    return from_half ? DeferWidening(packed) : packed;
   }
 
   // [hq + hk + hv], zeros for a projection without bias.

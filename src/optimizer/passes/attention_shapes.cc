@@ -4,7 +4,6 @@
 #include <set>
 
 #include "optimizer/pattern_util.h"
-#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 
 namespace onyx::attention {
 namespace {
@@ -230,10 +229,7 @@ std::optional<std::vector<int64_t>> UnsqueezeAxes(GraphEditor& editor, const ir:
 
 std::optional<Tensor> ConstTensor(GraphEditor& editor, const std::string& value) {
   if (value.empty()) return std::nullopt;
-  if (const Tensor* t = editor.Constant(value)) {
-    MaterializeDeferredWidening(*t);  // a float16 weight's values (the fusions read them)
-    return *t;
-  }
+  if (const Tensor* t = editor.Constant(value)) return *t;
   ir::Node* n = editor.Producer(value);
   if (!IsOp(n, "Constant") || n->outputs.size() != 1) return std::nullopt;
   for (const auto& a : n->attributes) {

@@ -12,6 +12,7 @@
 #include "optimizer/pass.h"
 #include "optimizer/passes/attention_pattern.h"
 #include "optimizer/pattern_util.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 
 namespace onyx {
 namespace {
@@ -96,6 +97,7 @@ std::optional<FusedProjection> MatchConv1D(GraphEditor& editor, const std::strin
   if (!trans_b && editor.Constant(gemm->inputs[1])) {
     p.weights = gemm->inputs[1];
   } else {
+    MaterializeDeferredWidening(*w);  // a float16 weight's values (HalfBodyToFloat)
     Tensor t(DataType::kFloat, {p.hidden_in, p.width});
     for (int64_t r = 0; r < p.hidden_in; ++r)
       for (int64_t c = 0; c < p.width; ++c)

@@ -13,8 +13,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
+#include "base/float_types.h"
 #include "optimizer/pass_test_util.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "providers/kernel.h"
 #include "runtime/page_flags.h"
 
@@ -263,6 +266,46 @@ TEST(AttentionFusion, PacksQkvWeightsOntoSmallPages) {
   EXPECT_NE(flags.find(" nh"), std::string::npos) << flags;  // MADV_NOHUGEPAGE
 }
 #endif
+
+// A float16 model's Q, K and V weights whose float values are not written yet (HalfBodyToFloat's
+// DeferWidening) are joined as float16 and deferred again: the join writes no float copy, and
+// its values, once written, are the widened Q | K | V rows.
+TEST(AttentionFusion, JoinsDeferredFloat16WeightsWithoutWritingThem) {
+  const std::string bytes = BertModel().Bytes();
+  auto model = LoadModelFromBytes(bytes.data(), bytes.size());
+  std::map<std::string, Tensor> halves;
+  for (auto& [name, t] : model->graph->initializers) {
+    const std::string tail = name.size() > 4 ? name.substr(name.size() - 4) : "";
+    if (tail != "_q_w" && tail != "_k_w" && tail != "_v_w") continue;
+    Tensor h(DataType::kFloat16, t.shape());
+    auto* bits = static_cast<uint16_t*>(h.raw_data());
+    for (int64_t i = 0; i < t.size(); ++i) bits[i] = FloatToHalfBits(t.data<float>()[i]);
+    halves[tail] = h;
+    t = DeferWidening(h);
+  }
+  ASSERT_EQ(halves.size(), 3u);
+  const int64_t written = HalfWeightFloatCopyBytes();
+  OptimizerOptions options;
+  options.only_passes = {"AttentionFusion"};
+  OptimizeModel(*model, options);
+  EXPECT_EQ(HalfWeightFloatCopyBytes(), written);
+  const ir::Node* attention = nullptr;
+  for (const auto& n : model->graph->nodes)
+    if (n->op_type == "Attention" && n->domain == "com.microsoft") attention = n.get();
+  ASSERT_NE(attention, nullptr);
+  const Tensor* w = model->graph->FindInitializer(attention->inputs.at(1));
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->shape(), (Shape{kHidden, 3 * kHidden}));
+  EXPECT_TRUE(IsDeferredWidening(*w));
+  MaterializeDeferredWidening(*w);
+  for (int64_t r = 0; r < kHidden; ++r)
+    for (int i = 0; i < 3; ++i)
+      for (int64_t c = 0; c < kHidden; ++c) {
+        const auto* bits = static_cast<const uint16_t*>(halves[i == 0 ? "_q_w" : i == 1 ? "_k_w" : "_v_w"].raw_data());
+        ASSERT_EQ(w->data<float>()[r * 3 * kHidden + i * kHidden + c], HalfBitsToFloat(bits[r * kHidden + c]))
+            << r << " " << i << " " << c;
+      }
+}
 
 TEST(AttentionFusion, FusesEveryLayerAndDropsTheSharedMaskChain) {
   ModelBuilder b = BertModel({}, 3);
