@@ -7,9 +7,12 @@
 namespace onyx {
 namespace {
 
-bool PacksInput1(const ir::Node& node) {
-  if (node.domain.empty()) return node.op_type == "MatMul" || node.op_type == "Gemm";
-  return node.domain == "com.microsoft" && (node.op_type == "FusedMatMul" || node.op_type == "Attention");
+// Whether the node's kernel reads input i from the float16 bits itself: packs it (MatMul, Gemm,
+// FusedMatMul, Attention's B) or gathers rows of it (Gather's table).
+bool ReadsHalfItself(const ir::Node& node, size_t i) {
+  if (node.domain.empty())
+    return (i == 1 && (node.op_type == "MatMul" || node.op_type == "Gemm")) || (i == 0 && node.op_type == "Gather");
+  return i == 1 && node.domain == "com.microsoft" && (node.op_type == "FusedMatMul" || node.op_type == "Attention");
 }
 
 }  // namespace
@@ -19,7 +22,7 @@ void WriteWideningsOtherReadersNeed(ir::Graph& graph) {
   for (const auto& out : graph.outputs) other.insert(out.name);
   for (const auto& node : graph.nodes) {
     for (size_t i = 0; i < node->inputs.size(); ++i)
-      if (i != 1 || !PacksInput1(*node)) other.insert(node->inputs[i]);
+      if (!ReadsHalfItself(*node, i)) other.insert(node->inputs[i]);
     for (const auto& a : node->attributes) {
       if (a.g)
         for (auto& n : a.g->OuterScopeNames()) other.insert(std::move(n));

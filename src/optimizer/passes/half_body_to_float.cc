@@ -332,10 +332,12 @@ class HalfBodyToFloat final : public Pass {
   }
 
   // A float16 weight of the top graph whose float values only MatMul / Gemm kernels read, as
-  // their B: left unwritten (DeferWidening), the kernels pack from the float16 bits (issue 18:
-  // BERT-base float16 no longer fills and drops 440 MB of float copies at creation). Passes that
-  // read a weight's values (AttentionFusion's Q, K, V concatenation, constant folding) write them
-  // first; so does the session for any other reader it finds. Small weights are not worth it.
+  // their B (directly or through a Transpose MatMulConstantTransposeFusion removes), or Gather
+  // as its table: left unwritten (DeferWidening), the kernels pack from the float16 bits and
+  // Gather widens the rows it reads (issue 18: BERT-base float16 no longer fills and drops
+  // 440 MB of float copies at creation, nor widens its 94 MB word embeddings). Passes that read
+  // a weight's values (constant folding, say of a Transpose left) write them first; so does the
+  // session for any other reader it finds. Small weights are not worth it.
   bool OnlyPacked(const PassContext& ctx, const std::string& value, const Tensor& half) {
     constexpr int64_t kMinDeferredElements = 16384;  // 64 KB of floats
     if (!ctx.options.defer_half_widening || half.dtype() != DataType::kFloat16 || half.rank() != 2 ||
@@ -343,8 +345,10 @@ class HalfBodyToFloat final : public Pass {
         editor_->graph().IsGraphInput(value))
       return false;
     const std::vector<ir::Node*> readers = editor_->Consumers(value);
-    for (const ir::Node* r : readers)
-      if (!ReadAsMatMulB(*r, value) || editor_->Constant(r->inputs[0]) != nullptr) return false;
+    for (const ir::Node* r : readers) {
+      const bool packed = ReadAsMatMulB(*r, value) && editor_->Constant(r->inputs[0]) == nullptr;
+      if (!packed && !ReadAsGatherTable(*r, value) && !TransposedForMatMulB(*r)) return false;
+    }
     return !readers.empty();
   }
 

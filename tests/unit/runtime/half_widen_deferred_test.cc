@@ -5,6 +5,7 @@
 // a creation cache) still gets them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -81,6 +82,48 @@ TEST(HalfWidenDeferred, TheSessionPacksTheWeightWithoutWritingAFloatCopy) {
     const Tensor x = test::FloatTensor({kM, kK}, -0.5f, 1.0f / 512.0f);
     ExpectBitEqual(session.Run({{"x", x}})[0].tensor(), Reference(x));
   }
+}
+
+// An embedding table Gather reads (and, as in GPT-2, a tied head reads transposed): Gather widens
+// the rows it picks, the head packs from the float16 bits, and no float copy is made.
+TEST(HalfWidenDeferred, GatherWidensOnlyTheRowsItReads) {
+  constexpr int64_t kRows = 512, kCols = 64;
+  Tensor table(DataType::kFloat16, {kRows, kCols});
+  auto* bits = static_cast<uint16_t*>(table.raw_data());
+  for (int64_t i = 0; i < table.size(); ++i) bits[i] = FloatToHalfBits(static_cast<float>(i % 251 - 125) / 256.0f);
+  test::ModelBuilder b;
+  b.Input("ids", DataType::kInt64, {4}).Input("x", DataType::kFloat, {2, kCols});
+  b.Initializer("table", table);
+  b.Node("Gather", {"table", "ids"}, {"gh"});
+  b.Node("Relu", {"gh"}, {"eh"});  // a body node next to Gather: Gather computes in float too
+  b.Node("Cast", {"eh"}, {"emb"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat)));
+  b.Node("Cast", {"x"}, {"xh"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat16)));
+  b.Node("Transpose", {"table"}, {"tt"}).attributes.push_back(test::IntsAttr("perm", {1, 0}));
+  b.Node("MatMul", {"xh", "tt"}, {"lh"});
+  b.Node("Cast", {"lh"}, {"logits"}).attributes.push_back(test::IntAttr("to", static_cast<int64_t>(DataType::kFloat)));
+  b.Output("emb", DataType::kFloat, {4, kCols}).Output("logits", DataType::kFloat, {2, kRows});
+  const std::string bytes = b.Bytes();
+  const int64_t written = HalfWeightFloatCopyBytes();
+  Session session(bytes.data(), bytes.size(), SessionOptions{});
+  EXPECT_EQ(HalfWeightFloatCopyBytes(), written);
+  const Tensor ids = Tensor::FromVector<int64_t>(DataType::kInt64, {4}, {3, 0, 511, -2});
+  const Tensor x = test::FloatTensor({2, kCols}, -0.25f, 1.0f / 128.0f);
+  const auto out = session.Run({{"ids", ids}, {"x", x}});
+  const Tensor& emb = out[0].tensor();
+  ASSERT_EQ(emb.dtype(), DataType::kFloat);
+  const int64_t rows[4] = {3, 0, 511, 510};
+  for (int r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < kCols; ++c)
+      ASSERT_EQ(emb.data<float>()[r * kCols + c], std::max(0.0f, HalfBitsToFloat(bits[rows[r] * kCols + c])))
+          << r << " " << c;
+  const Tensor& logits = out[1].tensor();
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < kRows; ++j) {
+      double want = 0.0;
+      for (int64_t c = 0; c < kCols; ++c)
+        want += static_cast<double>(x.data<float>()[i * kCols + c]) * HalfBitsToFloat(bits[j * kCols + c]);
+      ASSERT_NEAR(logits.data<float>()[i * kRows + j], want, 1e-4 * (1.0 + std::abs(want))) << i << " " << j;
+    }
 }
 
 // The pass defers the weight (its MatMul reads a Cast's output), then constant folding finds the

@@ -3,7 +3,9 @@
 // copy whole inner blocks with memcpy.
 #include <algorithm>
 
+#include "linalg/f16_widen.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/linalg/deferred_half_widening.h"
 #include "providers/cpu/kernels/tensor/tensor_util.h"
 
 namespace onyx {
@@ -36,10 +38,16 @@ struct AxisPicks {
 
 class Gather final : public OpKernel {
  public:
-  explicit Gather(const KernelInfo& info) : axis_(info.GetIntOr("axis", 0)) {}
+  explicit Gather(const KernelInfo& info) : axis_(info.GetIntOr("axis", 0)) {
+    // A float16 table whose float values HalfBodyToFloat left unwritten (an embedding table):
+    // the rows read are widened from the float16 bits (exact), and the table is never widened.
+    if (const Tensor* t = info.ConstantInput(0)) half_table_ = DeferredHalfSource(*t);
+  }
+
+  bool ReadsConstantInputAtRun(size_t input) const override { return input != 0 || !half_table_.defined(); }
 
   void Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.required_input(0);
+    const Tensor& x = half_table_.defined() ? half_table_ : ctx.required_input(0);
     const Tensor& indices = ctx.required_input(1);
     const auto r = static_cast<int64_t>(x.rank());
     if (r == 0) ctx.Fail("data must have rank 1 or more");
@@ -49,10 +57,12 @@ class Gather final : public OpKernel {
     Shape out_shape(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis));
     out_shape.insert(out_shape.end(), indices.shape().begin(), indices.shape().end());
     out_shape.insert(out_shape.end(), x.shape().begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape().end());
-    Tensor& y = ctx.AllocateOutput(0, x.dtype(), out_shape);
+    Tensor& y = ctx.AllocateOutput(0, half_table_.defined() ? DataType::kFloat : x.dtype(), out_shape);
     if (y.size() == 0) return;
     const int64_t outer = Product(x.shape(), 0, axis);
     const int64_t inner = Product(x.shape(), axis + 1, x.rank());
+    if (half_table_.defined()) return GatherWidened(ctx, y, outer * static_cast<int64_t>(idx.size()), inner,
+                                                    AxisPicks{idx, dim, inner});
     DispatchBySize(ctx, x.dtype(), [&](auto tag) {
       using U = typename decltype(tag)::type;
       GatherBlocks<U>(ctx.thread_pool(), x.data<U>(), y.data<U>(), outer * static_cast<int64_t>(idx.size()), inner,
@@ -61,7 +71,16 @@ class Gather final : public OpKernel {
   }
 
  private:
+  void GatherWidened(KernelContext& ctx, Tensor& y, int64_t count, int64_t block, const AxisPicks& src) const {
+    const auto* in = static_cast<const uint16_t*>(half_table_.raw_data());
+    float* out = y.data<float>();
+    ThreadPool::For(ctx.thread_pool(), count, 2.0 + static_cast<double>(block) / 4.0, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) linalg::WidenHalf(in + src(k), out + k * block, block);
+    });
+  }
+
   int64_t axis_;
+  Tensor half_table_;  // float16; undefined unless the table is a deferred widening
 };
 
 class GatherElements final : public OpKernel {
