@@ -189,11 +189,18 @@ struct Fused {
   const ir::Node* node = nullptr;
 };
 
+// The graph's (last) com.microsoft Attention node, or null.
+const ir::Node* AttentionNode(const ir::Graph& graph) {
+  const ir::Node* attention = nullptr;
+  for (const auto& n : graph.nodes)
+    if (n->op_type == "Attention" && n->domain == "com.microsoft") attention = n.get();
+  return attention;
+}
+
 Fused FindAttention(const std::string& bytes) {
   Fused f;
   f.model = LoadModelFromBytes(bytes.data(), bytes.size());
-  for (const auto& n : f.model->graph->nodes)
-    if (n->op_type == "Attention" && n->domain == "com.microsoft") f.node = n.get();
+  f.node = AttentionNode(*f.model->graph);
   return f;
 }
 
@@ -254,9 +261,7 @@ TEST(AttentionFusion, PacksQkvWeightsOntoSmallPages) {
   OptimizerOptions options;
   options.only_passes = {"AttentionFusion"};
   OptimizeModel(*model, options);
-  const ir::Node* attention = nullptr;
-  for (const auto& n : model->graph->nodes)
-    if (n->op_type == "Attention" && n->domain == "com.microsoft") attention = n.get();
+  const ir::Node* attention = AttentionNode(*model->graph);
   ASSERT_NE(attention, nullptr);
   const Tensor* w = model->graph->FindInitializer(attention->inputs.at(1));
   ASSERT_NE(w, nullptr);
@@ -289,9 +294,7 @@ TEST(AttentionFusion, JoinsDeferredFloat16WeightsWithoutWritingThem) {
   options.only_passes = {"AttentionFusion"};
   OptimizeModel(*model, options);
   EXPECT_EQ(HalfWeightFloatCopyBytes(), written);
-  const ir::Node* attention = nullptr;
-  for (const auto& n : model->graph->nodes)
-    if (n->op_type == "Attention" && n->domain == "com.microsoft") attention = n.get();
+  const ir::Node* attention = AttentionNode(*model->graph);
   ASSERT_NE(attention, nullptr);
   const Tensor* w = model->graph->FindInitializer(attention->inputs.at(1));
   ASSERT_NE(w, nullptr);
