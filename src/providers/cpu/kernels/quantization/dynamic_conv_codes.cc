@@ -14,12 +14,12 @@
 #endif
 
 #include "base/int_math.h"
-#include "linalg/q8_dwconv.h"
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_quantize.h"
 #include "linalg/q8_to_float.h"
 #include "linalg/vector_math.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/quantization/quant_conv_compute.h"
 
 namespace onyx {
 namespace quant_conv {
@@ -183,24 +183,6 @@ void ComputeThenCodes(ThreadPool* pool, int64_t parts, double cost_per_part, flo
   });
 }
 
-// A 2-D depthwise conv's int32 sums of planes [p0, p1) (n * M + channel) into y, as Depthwise2d.
-void DepthwisePlanes(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, const int32_t* wc, int64_t p0, int64_t p1,
-                     float* y) {
-  linalg::Q8DepthwiseShape s;
-  s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
-  s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
-  s.top = g.pad_begin[0], s.left = g.pad_begin[1];
-  thread_local std::vector<int32_t> scratch;  // kept between calls, as Depthwise2d's
-  const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s));
-  if (scratch.size() < need) scratch.resize(need);
-  for (int64_t p = p0; p < p1;) {
-    const int64_t ch = p % g.out_channels, count = std::min(p1 - p, g.out_channels - ch);  // one image's
-    linalg::Q8Depthwise(s, count, x + p * g.in_size, false, x_zp, wc + ch * g.kernel_size, nullptr, y + p * g.out_size,
-                        scratch.data());
-    p += count;
-  }
-}
-
 }  // namespace
 
 linalg::Q8Output StageOutput(const DynamicFloatStage& stage, linalg::Q8Output::Kind kind, void* c, int64_t ldc) {
@@ -322,7 +304,7 @@ bool ConvToCodesOnce(const ConvGeometry& g, const uint8_t* x, uint8_t x_zp, cons
     const int64_t p1 = (part + 1) * planes / parts;
     for (int64_t p = part * planes / parts; p < p1; p += kRun) {
       const int64_t end = std::min(p1, p + kRun);
-      DepthwisePlanes(g, x, x_zp, w.depthwise.data(), p, end, y);
+      DepthwisePlanes(g, x, false, x_zp, w.depthwise.data(), nullptr, y, sizeof(int32_t), p, end);  // int32 sums into y
       for (int64_t q = p; q < end; ++q) {
         const int64_t c = q % m;
         to_float(y + q * g.out_size, g.out_size, stage.mult[c], stage.bias != nullptr ? stage.bias + c : nullptr,

@@ -144,36 +144,47 @@ void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
     }
 }
 
-void Depthwise2d(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
-                 const linalg::Q8DepthwiseRequant* rq, void* out, size_t out_elem_size, ThreadPool* pool,
-                 const std::function<void(int64_t, int64_t)>* finish) {
+linalg::Q8DepthwiseShape DepthwiseShapeOf(const ConvGeometry& g) {
   linalg::Q8DepthwiseShape s;
   s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
   s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
   s.top = g.pad_begin[0], s.left = g.pad_begin[1];
+  return s;
+}
+
+void DepthwisePlanes(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
+                     const linalg::Q8DepthwiseRequant* rq, void* out, size_t out_elem_size, int64_t p0, int64_t p1,
+                     const std::function<void(int64_t, int64_t)>* finish) {
+  const linalg::Q8DepthwiseShape s = DepthwiseShapeOf(g);
   const int64_t m = g.out_channels;
-  const double cost = 2.0 * static_cast<double>(g.out_size * g.kernel_size);
-  ThreadPool::For(pool, g.batch * m, cost, [&](int64_t b0, int64_t b1) {
-    // Per-thread, grown on demand and kept for later calls: a fresh zeroed block of a few hundred
-    // KB each call came from mmap (page faults) and its zeroing; Q8Depthwise needs no zeros.
-    thread_local std::vector<int32_t> scratch;
-    const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s));
-    if (scratch.size() < need) scratch.resize(need);
-    for (int64_t bc = b0; bc < b1;) {
-      int64_t ch = bc % m, count = std::min(b1 - bc, m - ch);  // channels of one image
-      if (finish != nullptr) count = std::min(count, kFinishRun);
-      linalg::Q8DepthwiseRequant r;
-      if (rq != nullptr) {
-        r = *rq;
-        r.scale += ch;
-        if (r.bias != nullptr) r.bias += ch;
-      }
-      linalg::Q8Depthwise(s, count, x + bc * g.in_size, x_signed, x_zp, wc + ch * g.kernel_size,
-                          rq != nullptr ? &r : nullptr, static_cast<uint8_t*>(out) + bc * g.out_size * out_elem_size,
-                          scratch.data());
-      if (finish != nullptr) (*finish)(bc, count);
-      bc += count;
+  // Per-thread, grown on demand and kept for later calls: a fresh zeroed block of a few hundred
+  // KB each call came from mmap (page faults) and its zeroing; Q8Depthwise needs no zeros.
+  thread_local std::vector<int32_t> scratch;
+  const auto need = static_cast<size_t>(linalg::Q8DepthwiseScratchSize(s));
+  if (scratch.size() < need) scratch.resize(need);
+  for (int64_t bc = p0; bc < p1;) {
+    int64_t ch = bc % m, count = std::min(p1 - bc, m - ch);  // channels of one image
+    if (finish != nullptr) count = std::min(count, kFinishRun);
+    linalg::Q8DepthwiseRequant r;
+    if (rq != nullptr) {
+      r = *rq;
+      r.scale += ch;
+      if (r.bias != nullptr) r.bias += ch;
     }
+    linalg::Q8Depthwise(s, count, x + bc * g.in_size, x_signed, x_zp, wc + ch * g.kernel_size,
+                        rq != nullptr ? &r : nullptr, static_cast<uint8_t*>(out) + bc * g.out_size * out_elem_size,
+                        scratch.data());
+    if (finish != nullptr) (*finish)(bc, count);
+    bc += count;
+  }
+}
+
+void Depthwise2d(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
+                 const linalg::Q8DepthwiseRequant* rq, void* out, size_t out_elem_size, ThreadPool* pool,
+                 const std::function<void(int64_t, int64_t)>* finish) {
+  const double cost = 2.0 * static_cast<double>(g.out_size * g.kernel_size);
+  ThreadPool::For(pool, g.batch * g.out_channels, cost, [&](int64_t b0, int64_t b1) {
+    DepthwisePlanes(g, x, x_signed, x_zp, wc, rq, out, out_elem_size, b0, b1, finish);
   });
 }
 
@@ -305,10 +316,7 @@ void ConvNhwc(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x
     return o;
   };
   if (!w.depthwise_nhwc.empty()) {
-    linalg::Q8DepthwiseShape s;
-    s.ih = g.in[0], s.iw = g.in[1], s.oh = g.out[0], s.ow = g.out[1], s.kh = g.kernel[0], s.kw = g.kernel[1];
-    s.sy = g.stride[0], s.sx = g.stride[1], s.dy = g.dilation[0], s.dx = g.dilation[1];
-    s.top = g.pad_begin[0], s.left = g.pad_begin[1];
+    const linalg::Q8DepthwiseShape s = DepthwiseShapeOf(g);
     linalg::Q8DepthwiseRequant rq;
     rq.bias = out.bias_int, rq.scale = out.scale, rq.zero_point = out.zero_point, rq.out_signed = out.out_signed;
     linalg::Q8DepthwiseNhwc(w.depthwise_nhwc, s, g.batch, xb, x_signed, x_zp, rq, out.c, pool);

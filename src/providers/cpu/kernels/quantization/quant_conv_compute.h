@@ -22,6 +22,14 @@ namespace quant_conv {
 void ConvNchw(const ConvGeometry& g, const uint8_t* xb, bool x_signed, int32_t x_zp, const QuantWeights& w,
               const linalg::Q8Output& out, size_t out_elem_size, ThreadPool* pool);
 
+// The linalg depthwise shape (q8_dwconv.h) of a 2-D convolution.
+linalg::Q8DepthwiseShape DepthwiseShapeOf(const ConvGeometry& g);
+
+// Depthwise2d's work for planes [p0, p1) (n * M + channel) on the calling thread.
+void DepthwisePlanes(const ConvGeometry& g, const uint8_t* x, bool x_signed, int32_t x_zp, const int32_t* wc,
+                     const linalg::Q8DepthwiseRequant* rq, void* out, size_t out_elem_size, int64_t p0, int64_t p1,
+                     const std::function<void(int64_t, int64_t)>* finish = nullptr);
+
 // A 2-D depthwise convolution on linalg's per-ISA loop (q8_dwconv.h), a run of channels of one
 // image at a time; int32 into out, or requantized with rq (scale and bias per output channel).
 // `finish` (optional, int32 output only) is called on each run of at most kFinishRun channels
