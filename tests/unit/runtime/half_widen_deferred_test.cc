@@ -74,11 +74,12 @@ TEST(HalfWidenDeferred, TheSessionPacksTheWeightWithoutWritingAFloatCopy) {
     OptimizeModel(*model, options);
     const Tensor* wide = model->graph->FindInitializer("w_float");
     ASSERT_NE(wide, nullptr);
-    EXPECT_TRUE(IsDeferredWidening(*wide)) << (gemm ? "Gemm" : "MatMul");
+    // (Where the platform cannot defer, the pass widens at once: only the results are checked.)
+    EXPECT_EQ(IsDeferredWidening(*wide), CanDeferWidening()) << (gemm ? "Gemm" : "MatMul");
     // A session packs it from the float16 bits: no float copy written, the float32 result.
     const int64_t written = HalfWeightFloatCopyBytes();
     Session session(bytes.data(), bytes.size(), SessionOptions{});
-    EXPECT_EQ(HalfWeightFloatCopyBytes(), written) << (gemm ? "Gemm" : "MatMul");
+    if (CanDeferWidening()) EXPECT_EQ(HalfWeightFloatCopyBytes(), written) << (gemm ? "Gemm" : "MatMul");
     const Tensor x = test::FloatTensor({kM, kK}, -0.5f, 1.0f / 512.0f);
     ExpectBitEqual(session.Run({{"x", x}})[0].tensor(), Reference(x));
   }
@@ -105,7 +106,7 @@ TEST(HalfWidenDeferred, GatherWidensOnlyTheRowsItReads) {
   const std::string bytes = b.Bytes();
   const int64_t written = HalfWeightFloatCopyBytes();
   Session session(bytes.data(), bytes.size(), SessionOptions{});
-  EXPECT_EQ(HalfWeightFloatCopyBytes(), written);
+  if (CanDeferWidening()) EXPECT_EQ(HalfWeightFloatCopyBytes(), written);
   const Tensor ids = Tensor::FromVector<int64_t>(DataType::kInt64, {4}, {3, 0, 511, -2});
   const Tensor x = test::FloatTensor({2, kCols}, -0.25f, 1.0f / 128.0f);
   const auto out = session.Run({{"ids", ids}, {"x", x}});

@@ -66,6 +66,14 @@ Tensor DeferWidening(const Tensor& half) {
   return out;
 }
 
+bool CanDeferWidening() {
+#ifdef ONYX_DEFERRED_WIDENING
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool IsDeferredWidening(const Tensor& t) { return DeferredHalfSource(t).defined(); }
 
 Tensor DeferredHalfSource(const Tensor& t) {

@@ -20,6 +20,10 @@ namespace onyx {
 // reserve memory without backing it, the widened copy itself.
 Tensor DeferWidening(const Tensor& half);
 
+// Whether this platform defers at all (it can reserve memory without backing it: Linux and the
+// other Unix systems); elsewhere DeferWidening returns the widened copy at once.
+bool CanDeferWidening();
+
 // Whether t is such a tensor whose values are not written yet.
 bool IsDeferredWidening(const Tensor& t);
 
