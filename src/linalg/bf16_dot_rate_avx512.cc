@@ -25,7 +25,7 @@ namespace {
 
 constexpr int kChains = 24;        // independent accumulators: more than latency x throughput
 // About 10-50 us a loop: the two classes measured (0.5 and 2.0) are 4x apart, and the measurement
-// runs inside the first session creation of a process (1.2 ms at 20000 steps on Zen 4).
+// runs inside a process's first session creation (about 0.7 ms at 20000 steps on Zen 4).
 constexpr int64_t kSteps = 2000;
 
 volatile float g_sink;
