@@ -225,9 +225,11 @@ class DepthwiseConv {
   void Run(const Conv2dShape& s, const float* x, float* y, const ConvRunArgs& args, ThreadPool* pool) const;
   // On the calling thread: output rows [oh0, oh1) of every channel block of one NCHWc image x,
   // into `band` (block cb at band + cb * band_block_stride, row oh0 first). Multiplier 1 only
-  // (Supports with NCHWc layouts). padded_bias: whole blocks, or null.
+  // (Supports with NCHWc layouts). padded_bias: whole blocks, or null. x_block_stride: floats
+  // between x's channel blocks, 0 for a whole image (in_h * in_w * B).
   void RunBlockedRows(const Conv2dShape& s, const float* x, int64_t oh0, int64_t oh1, float* band,
-                      int64_t band_block_stride, const float* padded_bias, const ConvActivation& act) const;
+                      int64_t band_block_stride, const float* padded_bias, const ConvActivation& act,
+                      int64_t x_block_stride = 0) const;
 
  private:
   static bool PreferRows(const Conv2dShape& s, int64_t block);

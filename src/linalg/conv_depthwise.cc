@@ -156,7 +156,7 @@ void DepthwiseConv::Run(const Conv2dShape& s, const float* x, float* y, const Co
 
 void DepthwiseConv::RunBlockedRows(const Conv2dShape& s, const float* x, int64_t oh0, int64_t oh1, float* band,
                                    int64_t band_block_stride, const float* padded_bias,
-                                   const ConvActivation& act) const {
+                                   const ConvActivation& act, int64_t x_block_stride) const {
   const ConvKernelTable& k = *kernels_;
   const int64_t b = k.block, blocks = (channels_ + b - 1) / b, taps = kernel_h_ * kernel_w_;
   DepthwiseBlockedArgs a = BlockedGeometry(s);
@@ -164,8 +164,9 @@ void DepthwiseConv::RunBlockedRows(const Conv2dShape& s, const float* x, int64_t
   a.oh_end = oh1;
   a.y_row0 = oh0;
   a.act = &act;
+  const int64_t x_stride = x_block_stride != 0 ? x_block_stride : s.in_h * s.in_w * b;
   for (int64_t cb = 0; cb < blocks; ++cb) {
-    a.x = x + cb * s.in_h * s.in_w * b;
+    a.x = x + cb * x_stride;
     a.w = blocked_.data() + cb * taps * b;
     a.bias = padded_bias != nullptr ? padded_bias + cb * b : nullptr;
     a.y = band + cb * band_block_stride;

@@ -1,5 +1,6 @@
 """NchwcDepthwisePointwiseFusion (level "all"): a blocked depthwise conv read only by a blocked
-1x1 conv becomes one com.onyx.NchwcDepthwisePointwiseConv when its input map is at least 56 x 56, with the
+1x1 conv becomes one com.onyx.NchwcDepthwisePointwiseConv when its input map is at least 56 x 56, and the
+expanding 1x1 conv in front goes into it too (NchwcExpandDepthwisePointwiseFusion), with the
 outputs of ONNX Runtime on inverted residual blocks (ReLU6 and SiLU, strides 1 and 2, a residual
 Add, channels that are not whole blocks), and not where the depthwise output is read elsewhere
 or the map is small."""
@@ -85,7 +86,8 @@ def test_inverted_residual_blocks_fuse(act):
     y, _ = _block(nodes, inits, rng, "b3", y, 24, 72, 24, stride=2, act=act)
     counts = _check(_model(nodes, inits, [1, 20, 60, 60], [y]), f"dwpw_{act}.onnx", [1, 20, 60, 60])
     assert counts.get("com.onyx.NchwcDepthwisePointwiseConv") == 2, counts
-    assert counts.get("com.onyx.NchwcConv") == 5, counts  # three expands, b3's depthwise and project
+    # b1's and b2's expands fused in front; b3's expand, depthwise and project stay.
+    assert counts.get("com.onyx.NchwcConv") == 3, counts
 
 
 def test_depthwise_read_elsewhere_is_not_fused():
