@@ -6,8 +6,10 @@ creation took (getrusage) and the worker's peak RSS.
 
     ONYX_SHARED_DIR=../shared PYTHONPATH=<site with the onyx package>:tests/python \\
         .venv/bin/python bench/cold_creation.py [--threads 1,2] [--rounds 3] [--gap 4] \\
-        [--models gpt2_small,bert_base] [--onyx-site label=DIR ...]
+        [--models gpt2_small,bert_base] [--onyx-site label=DIR ...] [--onyx-config label=KEY=VALUE ...]
 
+--onyx-config (repeatable) puts an Onyx session with that config entry in the rotation, e.g.
+`--onyx-config huge=onyx.memory.packs_on_small_pages=0 --onyx-config auto=onyx.memory.packs_on_small_pages=auto`.
 --onyx-site (repeatable) puts several Onyx builds in the rotation (each worker gets DIR first on
 its PYTHONPATH; a DIR/onyx holding libonyx.so also goes first on LD_LIBRARY_PATH, for a build
 saved by copying its _C module and libonyx.so), e.g. the build before a change and the one after."""
@@ -28,7 +30,7 @@ sys.path.insert(0, HERE)
 DEFAULT_MODELS = "gpt2_small,bert_base,resnet50,vit_tiny,mobilenetv2"
 
 
-def worker(engine, path, threads, gap):
+def worker(engine, path, threads, gap, config):
     module = __import__("onnxruntime" if engine == "ort" else "onyx")
     with open(path, "rb") as f:
         while f.read(1 << 24):
@@ -37,6 +39,8 @@ def worker(engine, path, threads, gap):
     options = module.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    if config:
+        options.add_session_config_entry(*config.split("=", 1))
     before = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     module.InferenceSession(path, options, providers=["CPUExecutionProvider"])
@@ -47,13 +51,13 @@ def worker(engine, path, threads, gap):
                       "maxrss_mb": after.ru_maxrss / 1024}))
 
 
-def run_worker(engine, site, path, threads, gap):
+def run_worker(engine, site, path, threads, gap, config=""):
     env = dict(os.environ)
     if site:
         env["PYTHONPATH"] = site + os.pathsep + env.get("PYTHONPATH", "")
         if os.path.exists(os.path.join(site, "onyx", "libonyx.so")):  # a saved build: its own library
             env["LD_LIBRARY_PATH"] = os.path.join(site, "onyx") + os.pathsep + env.get("LD_LIBRARY_PATH", "")
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", engine, path, str(threads), str(gap)],
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", engine, path, str(threads), str(gap), config],
                          env=env, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"{engine} worker on {path} failed: {out.stderr.strip()[-2000:]}")
@@ -62,7 +66,7 @@ def run_worker(engine, site, path, threads, gap):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", default="1,2")
@@ -72,19 +76,22 @@ def main():
                     help="comma-separated bench model names or model file paths (a variant's .onnx)")
     ap.add_argument("--models-dir", default="")
     ap.add_argument("--onyx-site", action="append", default=[], help="label=DIR; repeatable")
+    ap.add_argument("--onyx-config", action="append", default=[], help="label=KEY=VALUE; repeatable")
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--samples", action="store_true", help="also print every creation's wall time")
     args = ap.parse_args()
     import onyx_harness
     from bench_util import cpu_model
     bench_dir = args.models_dir or onyx_harness.bench_models_dir()
-    engines = [(label, "onyx", site) for label, site in (s.split("=", 1) for s in args.onyx_site)] or [("Onyx", "onyx", "")]
+    engines = [(label, "onyx", site, "") for label, site in (s.split("=", 1) for s in args.onyx_site)]
+    engines += [(label, "onyx", "", config) for label, config in (s.split("=", 1) for s in args.onyx_config)]
+    engines = engines or [("Onyx", "onyx", "", "")]
     if not args.no_ort:
-        engines.append(("ORT", "ort", ""))
+        engines.append(("ORT", "ort", "", ""))
     print(f"CPU: {cpu_model()}; {args.rounds} fresh workers per engine, alternating, {args.gap:g} s idle before "
           "each creation; medians: wall ms (CPU ms of all threads; minor page faults in thousands; peak "
           "RSS MB)\n")
-    print("| model | threads | " + " | ".join(label for label, _, _ in engines) + " |")
+    print("| model | threads | " + " | ".join(label for label, _, _, _ in engines) + " |")
     print("|---|---:|" + "---:|" * len(engines))
     for name in args.models.split(","):
         # A name with a "/" or ending in .onnx is a model file (e.g. an int8 or float16 variant).
@@ -94,12 +101,12 @@ def main():
             print(f"| {name} | - | missing: {path} |")
             continue
         for threads in (int(t) for t in args.threads.split(",")):
-            results = {label: [] for label, _, _ in engines}
+            results = {label: [] for label, _, _, _ in engines}
             for _ in range(args.rounds):
-                for label, engine, site in engines:
-                    results[label].append(run_worker(engine, site, path, threads, args.gap))
+                for label, engine, site, config in engines:
+                    results[label].append(run_worker(engine, site, path, threads, args.gap, config))
             cells = []
-            for label, _, _ in engines:
+            for label, _, _, _ in engines:
                 r = results[label]
                 cells.append(f"{statistics.median(x['ms'] for x in r):.0f} "
                              f"({statistics.median(x['cpu_ms'] for x in r):.0f}; "
@@ -107,7 +114,7 @@ def main():
                              f"{statistics.median(x['maxrss_mb'] for x in r):.0f})")
             print(f"| {name} | {threads} | " + " | ".join(cells) + " |", flush=True)
             if args.samples:
-                for label, _, _ in engines:
+                for label, _, _, _ in engines:
                     print(f"    {label}: wall ms " + ", ".join(f"{x['ms']:.0f}" for x in results[label]), flush=True)
 
 

@@ -97,7 +97,7 @@ void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
                        IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key) || key == kConfigPacksOnSmallPages;
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
   }
-  PacksOnSmallPagesFromConfig(entries);  // a bad value fails before the optimizer runs
+  PackPlacementFromConfig(entries);  // a bad value fails before the optimizer runs
   if (const auto it = entries.find(kConfigCreationCacheKey); it != entries.end()) {
     ONYX_CHECK(entries.count(kConfigCreationCacheDir), kInvalidArgument, kConfigCreationCacheKey, " needs ",
                kConfigCreationCacheDir, " (the cache's folder)");
@@ -240,7 +240,7 @@ void SessionImpl::BuildPlan(std::shared_ptr<PackedWeightStore> packs) {
 
   GraphPlan::BuildContext ctx;
   // Without a creation cache's store, the packs go where the session's config puts them.
-  if (!packs && PacksOnSmallPagesFromConfig(options.config_entries)) packs = SmallPagePackStore();
+  if (!packs) packs = PackStoreFor(PackPlacementFromConfig(options.config_entries));
   ctx.packed_weights = std::move(packs);
   for (const auto& p : providers_) ctx.providers.push_back(p.get());
   ctx.pool = pool_.get();

@@ -108,11 +108,12 @@ def test_packs_on_small_pages_entry():
     # the unit test SmallPagePacks checks the placement itself.
     x = np.random.default_rng(0).standard_normal((3, 1024)).astype(np.float32)
     outputs = []
-    for value in ("0", "1"):
+    for value in ("0", "1", "auto"):
         so = onyx.SessionOptions()
         so.add_session_config_entry("onyx.memory.packs_on_small_pages", value)
         outputs.append(onyx.InferenceSession(matmul_chain_model(n=1024, depth=2), so).run(None, {"x": x})[0])
     np.testing.assert_array_equal(outputs[0], outputs[1])
+    np.testing.assert_array_equal(outputs[0], outputs[2])
     np.testing.assert_allclose(outputs[1], x, rtol=0, atol=0)
     so = onyx.SessionOptions()
     so.add_session_config_entry("onyx.memory.packs_on_small_pages", "yes")

@@ -1,10 +1,12 @@
-// onyx.memory.packs_on_small_pages: the store puts packs of 2 MB or more on small-page mappings of
-// their own and smaller ones on the shared huge-page slabs; a session with the entry set makes its
-// MatMul's pack there (and computes what a default session computes), one without it does not.
+// onyx.memory.packs_on_small_pages: "1"'s store puts packs of 2 MB or more on small-page mappings
+// of their own and smaller ones on the shared huge-page slabs; "auto"'s does so only after a first
+// touch of a fresh 2 MB page was slow (a host fault); a session with "1" makes its MatMul's pack
+// there (and computes what a default session computes), one with "0" does not.
 #include "runtime/small_page_packs.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -21,7 +23,9 @@ namespace onyx {
 namespace {
 
 TEST(SmallPagePacks, LargePacksAreSmallPageMappingsOfTheirOwn) {
-  const auto store = SmallPagePackStore();
+  const auto store = PackStoreFor(PackPlacement::kSmallPages);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(PackStoreFor(PackPlacement::kHugePages), nullptr);  // fresh memory, as without a store
   int filled = 0;
   const auto fill = [&](void* p) { ++filled, std::memset(p, 7, 100); };
   PackedWeightStore::Blob large = store->Get("large", 3 * kHugePageBytes, fill);
@@ -35,6 +39,37 @@ TEST(SmallPagePacks, LargePacksAreSmallPageMappingsOfTheirOwn) {
   void* const large_data = large.data;
   large = {};  // the pack's owner goes: so does its mapping
   EXPECT_FALSE(IsOwnSmallPageMapping(large_data));
+}
+
+TEST(SmallPagePacks, AutoMovesToSmallPagesAfterASlowFirstTouch) {
+  const auto fill = [](void* p) { std::memset(p, 3, 64); };
+  // Every first touch counts as slow: the first large pack stays where it is (on 2 MB pages), the
+  // next ones go on small pages; packs under 2 MB stay on the slabs.
+  const auto slow = PackStoreFor(PackPlacement::kAuto, std::chrono::nanoseconds(-1));
+  PackedWeightStore::Blob first = slow->Get("a", 3 * kHugePageBytes, fill);
+  PackedWeightStore::Blob second = slow->Get("b", 3 * kHugePageBytes, fill);
+  PackedWeightStore::Blob small = slow->Get("c", 16384, fill);
+  EXPECT_FALSE(IsOwnSmallPageMapping(first.data));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first.data) % kHugePageBytes, 0u);
+  EXPECT_TRUE(IsOwnSmallPageMapping(second.data));
+  EXPECT_FALSE(IsOwnSmallPageMapping(small.data));
+  EXPECT_EQ(static_cast<const unsigned char*>(second.data)[63], 3);
+  // Never slow: every large pack on 2 MB pages. Each session has a store (and a verdict) of its own.
+  const auto fast = PackStoreFor(PackPlacement::kAuto, std::chrono::hours(1));
+  EXPECT_NE(fast, slow);
+  for (const char* key : {"a", "b", "c"}) {
+    PackedWeightStore::Blob large = fast->Get(key, 3 * kHugePageBytes, fill);
+    EXPECT_FALSE(IsOwnSmallPageMapping(large.data)) << key;
+    EXPECT_EQ(static_cast<const unsigned char*>(large.data)[0], 3) << key;  // the fill, after the touch
+  }
+}
+
+TEST(SmallPagePacks, ConfigValues) {
+  EXPECT_EQ(PackPlacementFromConfig({}), PackPlacement::kAuto);
+  EXPECT_EQ(PackPlacementFromConfig({{kConfigPacksOnSmallPages, "auto"}}), PackPlacement::kAuto);
+  EXPECT_EQ(PackPlacementFromConfig({{kConfigPacksOnSmallPages, "0"}}), PackPlacement::kHugePages);
+  EXPECT_EQ(PackPlacementFromConfig({{kConfigPacksOnSmallPages, "1"}}), PackPlacement::kSmallPages);
+  EXPECT_THROW(PackPlacementFromConfig({{kConfigPacksOnSmallPages, "2"}}), Error);
 }
 
 // Bytes of the mappings in /proc/self/smaps that are advised against huge pages ("nh"), of at
@@ -80,6 +115,7 @@ std::unique_ptr<Session> MakeSession(const std::string& bytes, const std::string
 TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {
   const std::string bytes = MatMulModel();
   int64_t plain_bytes = 0, off_bytes = 0, on_bytes = 0;
+  // The default ("auto") times its first large pack and keeps it on 2 MB pages whatever it finds.
   const auto plain = MakeSession(bytes, "", &plain_bytes);
   const auto off = MakeSession(bytes, "0", &off_bytes);
   const auto on = MakeSession(bytes, "1", &on_bytes);
@@ -97,7 +133,7 @@ TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {
   EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.byte_size())), 0);
 }
 
-TEST(SmallPagePacks, RejectsAValueNotZeroOrOne) {
+TEST(SmallPagePacks, RejectsAValueNotZeroOneOrAuto) {
   const std::string bytes = MatMulModel();
   SessionOptions options;
   options.config_entries[kConfigPacksOnSmallPages] = "yes";
