@@ -64,6 +64,11 @@ AlignedFloats& AlignedFloats::operator=(AlignedFloats&& other) noexcept {
   return *this;
 }
 
+AlignedFloats FreshPack(const PackMemory* memory, size_t count) {
+  if (memory != nullptr && *memory) return (*memory)(count);
+  return AlignedFloats(count);
+}
+
 AlignedFloats MakePack(const PackSource* source, const std::string& form, size_t count,
                        const std::function<void(float*)>& fill) {
   if (source != nullptr && *source) return (*source)(form, count, fill);

@@ -94,6 +94,11 @@ class AlignedFloats {
 using PackSource =
     std::function<AlignedFloats(const std::string& form, size_t count, const std::function<void(float*)>& fill)>;
 
+// Where the floats of a pack no PackSource may keep come from (int8 packs: their column sums are
+// computed while packing). Empty: fresh memory from AlignedFloats(count).
+using PackMemory = std::function<AlignedFloats(size_t count)>;
+AlignedFloats FreshPack(const PackMemory* memory, size_t count);
+
 // The pack's floats from `source`, or fresh ones filled here when it is null or empty.
 AlignedFloats MakePack(const PackSource* source, const std::string& form, size_t count,
                        const std::function<void(float*)>& fill);

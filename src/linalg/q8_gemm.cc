@@ -198,13 +198,13 @@ void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans
 }  // namespace
 
 PackedQ8B::PackedQ8B(bool trans_b, int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb,
-                     const int32_t* zero_points, bool zero_per_column, ThreadPool* pool)
+                     const int32_t* zero_points, bool zero_per_column, ThreadPool* pool, const PackMemory* memory)
     : kernel_(&SelectedQ8GemmKernel()), k_(k), n_(n) {
   if (k < 0 || n < 0) throw std::invalid_argument("PackedQ8B: negative dimension");
   const Q8GemmKernel& kr = *kernel_;
   const int64_t panels = CeilDiv(n, int64_t{kr.nr}), kp = PaddedK(k, kr);
   const int64_t panel_bytes = kp * kr.nr * kr.b_bytes;
-  data_ = AlignedFloats(static_cast<size_t>(CeilDiv(panels * panel_bytes, int64_t{4})));
+  data_ = FreshPack(memory, static_cast<size_t>(CeilDiv(panels * panel_bytes, int64_t{4})));
   col_sums_.assign(static_cast<size_t>(panels * kr.nr), 0);
   col_zero_.assign(static_cast<size_t>(n), 0);
   for (int64_t j = 0; j < n; ++j) {

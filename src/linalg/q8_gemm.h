@@ -26,8 +26,9 @@ struct Q8GemmKernel;
 class PackedQ8B {
  public:
   PackedQ8B() = default;
+  // memory: where the pack's bytes come from (the session's placement), null for fresh memory.
   PackedQ8B(bool trans_b, int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, const int32_t* zero_points,
-            bool zero_per_column, ThreadPool* pool = nullptr);
+            bool zero_per_column, ThreadPool* pool = nullptr, const PackMemory* memory = nullptr);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }

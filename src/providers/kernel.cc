@@ -1,8 +1,18 @@
 #include "providers/kernel.h"
 
 #include <algorithm>
+#include <new>
+
+#include "base/aligned_memory.h"
 
 namespace onyx {
+
+PackedWeightStore::Blob PackedWeightStore::Fresh(size_t bytes) {
+  // As a pack without a store: AlignedFloats' memory (huge pages, small packs on shared slabs).
+  void* p = AllocateAligned(bytes, 64, /*share_huge_pages=*/true);
+  if (p == nullptr) throw std::bad_alloc();
+  return {p, bytes, std::shared_ptr<void>(p, [](void* q) { FreeAligned(q); })};
+}
 
 void KernelInfo::Fail(const std::string& message) const { ONYX_THROW(kInvalidModel, Describe(), ": ", message); }
 

@@ -43,6 +43,9 @@ class PackedWeightStore {
   };
   virtual ~PackedWeightStore() = default;
   virtual Blob Get(const std::string& key, size_t bytes, const std::function<void(void*)>& fill) = 0;
+  // Fresh memory for a pack the store does not keep (one whose packing also computes data kept
+  // beside it, as an int8 pack's column sums), placed where the store puts its own packs.
+  virtual Blob Fresh(size_t bytes);
 };
 
 // What a kernel may look at while it is being created.

@@ -11,11 +11,10 @@ namespace {
 
 constexpr size_t kPackAlignment = 64;
 
-PackedWeightStore::Blob Filled(void* p, size_t bytes, const std::function<void(void*)>& fill) {
+PackedWeightStore::Blob Owned(void* p, size_t bytes) {
   if (p == nullptr) throw std::bad_alloc();
   PackedWeightStore::Blob blob;
   blob.owner = std::shared_ptr<void>(p, [](void* q) { FreeAligned(q); });
-  fill(p);
   blob.data = p;
   blob.bytes = bytes;
   return blob;
@@ -24,22 +23,34 @@ PackedWeightStore::Blob Filled(void* p, size_t bytes, const std::function<void(v
 // Below 2 MB a block of its own would not be a huge page anyway: those keep sharing the slabs.
 void* SmallPack(size_t bytes) { return AllocateAligned(bytes, kPackAlignment, /*share_huge_pages=*/true); }
 
-class SmallPagePacks final : public PackedWeightStore {
+// A store that only places packs: each is filled afresh, none kept.
+class PlacingStore : public PackedWeightStore {
  public:
   Blob Get(const std::string& /*key*/, size_t bytes, const std::function<void(void*)>& fill) override {
-    return Filled(bytes >= kHugePageBytes ? AllocateAlignedSmallPages(bytes, kPackAlignment) : SmallPack(bytes),
-                  bytes, fill);
+    Blob blob = Owned(Place(bytes), bytes);
+    fill(blob.data);
+    return blob;
+  }
+  Blob Fresh(size_t bytes) override { return Owned(Place(bytes), bytes); }
+
+ private:
+  virtual void* Place(size_t bytes) = 0;
+};
+
+class SmallPagePacks final : public PlacingStore {
+  void* Place(size_t bytes) override {
+    return bytes >= kHugePageBytes ? AllocateAlignedSmallPages(bytes, kPackAlignment) : SmallPack(bytes);
   }
 };
 
-class AutoPagePacks final : public PackedWeightStore {
+class AutoPagePacks final : public PlacingStore {
  public:
   explicit AutoPagePacks(std::chrono::nanoseconds slow_fault) : slow_fault_(slow_fault) {}
 
-  Blob Get(const std::string& /*key*/, size_t bytes, const std::function<void(void*)>& fill) override {
-    if (bytes < kHugePageBytes) return Filled(SmallPack(bytes), bytes, fill);
-    if (host_faults_.load(std::memory_order_relaxed))
-      return Filled(AllocateAlignedSmallPages(bytes, kPackAlignment), bytes, fill);
+ private:
+  void* Place(size_t bytes) override {
+    if (bytes < kHugePageBytes) return SmallPack(bytes);
+    if (host_faults_.load(std::memory_order_relaxed)) return AllocateAlignedSmallPages(bytes, kPackAlignment);
     void* p = AllocateAligned(bytes, kPackAlignment);  // 2 MB aligned, its whole 2 MB pages advised
     if (p != nullptr) {
       // The first touch faults in the first 2 MB page (unless the memory was in use already).
@@ -47,10 +58,9 @@ class AutoPagePacks final : public PackedWeightStore {
       *static_cast<volatile char*>(p) = 0;
       if (std::chrono::steady_clock::now() - start > slow_fault_) host_faults_.store(true, std::memory_order_relaxed);
     }
-    return Filled(p, bytes, fill);
+    return p;
   }
 
- private:
   const std::chrono::nanoseconds slow_fault_;
   std::atomic<bool> host_faults_{false};  // a fresh 2 MB page took a host fault: small pages from now on
 };

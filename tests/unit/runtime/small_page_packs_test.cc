@@ -54,6 +54,10 @@ TEST(SmallPagePacks, AutoMovesToSmallPagesAfterASlowFirstTouch) {
   EXPECT_TRUE(IsOwnSmallPageMapping(second.data));
   EXPECT_FALSE(IsOwnSmallPageMapping(small.data));
   EXPECT_EQ(static_cast<const unsigned char*>(second.data)[63], 3);
+  // Memory for a pack the store does not keep (int8 packs) follows the same verdict.
+  PackedWeightStore::Blob fresh = slow->Fresh(3 * kHugePageBytes);
+  EXPECT_TRUE(IsOwnSmallPageMapping(fresh.data));
+  EXPECT_EQ(fresh.bytes, 3 * kHugePageBytes);
   // Never slow: every large pack on 2 MB pages. Each session has a store (and a verdict) of its own.
   const auto fast = PackStoreFor(PackPlacement::kAuto, std::chrono::hours(1));
   EXPECT_NE(fast, slow);
@@ -62,6 +66,7 @@ TEST(SmallPagePacks, AutoMovesToSmallPagesAfterASlowFirstTouch) {
     EXPECT_FALSE(IsOwnSmallPageMapping(large.data)) << key;
     EXPECT_EQ(static_cast<const unsigned char*>(large.data)[0], 3) << key;  // the fill, after the touch
   }
+  EXPECT_FALSE(IsOwnSmallPageMapping(fast->Fresh(3 * kHugePageBytes).data));
 }
 
 TEST(SmallPagePacks, ConfigValues) {
@@ -110,6 +115,35 @@ std::unique_ptr<Session> MakeSession(const std::string& bytes, const std::string
   auto session = std::make_unique<Session>(bytes.data(), bytes.size(), options);
   *small_page_bytes = NoHugePageMappingBytes(4 << 20) - before;
   return session;
+}
+
+// y = a [16, 1024] x B [1024, 4096] in int8 (MatMulInteger): B's int8 pack is 4 MB.
+std::string MatMulIntegerModel() {
+  Tensor w(DataType::kInt8, {1024, 4096});
+  for (int64_t i = 0; i < w.size(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(i * 7 % 255 - 127);
+  test::ModelBuilder b;
+  b.Input("a", DataType::kUInt8, {16, 1024});
+  b.Initializer("B", w);
+  b.Node("MatMulInteger", {"a", "B"}, {"y"});
+  b.Output("y", DataType::kInt32, {16, 4096});
+  return b.Bytes();
+}
+
+TEST(SmallPagePacks, SessionConfigPutsTheInt8PackOnSmallPagesToo) {
+  const std::string bytes = MatMulIntegerModel();
+  int64_t off_bytes = 0, on_bytes = 0;
+  const auto off = MakeSession(bytes, "0", &off_bytes);
+  const auto on = MakeSession(bytes, "1", &on_bytes);
+  EXPECT_GE(on_bytes - off_bytes, 4 << 20) << "the MatMulInteger's pack is not on small pages";
+  Tensor a(DataType::kUInt8, {16, 1024});
+  for (int64_t i = 0; i < a.size(); ++i) a.data<uint8_t>()[i] = static_cast<uint8_t>(i * 13 % 256);
+  const auto want = off->Run({{"a", a}});
+  const auto got = on->Run({{"a", a}});
+  ASSERT_EQ(got.size(), 1u);
+  const Tensor& x = want[0].tensor();
+  const Tensor& y = got[0].tensor();
+  ASSERT_EQ(x.shape(), y.shape());
+  EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.byte_size())), 0);
 }
 
 TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {

@@ -20,6 +20,7 @@
 
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_gemv.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/float_compute.h"
@@ -259,7 +260,8 @@ class QGemm final : public OpKernel {
     const Tensor* b = info.ConstantInput(3);
     const Tensor* zp = info.ConstantInput(5);
     if (b != nullptr && zp != nullptr && b->rank() == 2) {
-      q8_b_ = PackB(*b, *zp, info.thread_pool());
+      const linalg::PackMemory memory = linalg_kernels::PackMemoryFor(info);
+      q8_b_ = PackB(*b, *zp, info.thread_pool(), &memory);
       if (!q8_b_.empty()) gemv_b_ = PackGemvB(*b, *zp);
     }
   }
@@ -383,7 +385,8 @@ class QGemm final : public OpKernel {
  private:
   // B (2-D, [K, N] or [N, K] when transB) with its zero point (one, or one per column), packed;
   // empty when they do not fit (Compute then reports the problem).
-  linalg::PackedQ8B PackB(const Tensor& b, const Tensor& zp, ThreadPool* pool) const {
+  linalg::PackedQ8B PackB(const Tensor& b, const Tensor& zp, ThreadPool* pool,
+                          const linalg::PackMemory* memory = nullptr) const {
     if (b.rank() != 2 || (b.dtype() != DataType::kUInt8 && b.dtype() != DataType::kInt8) || zp.dtype() != b.dtype())
       return {};
     const int64_t k = trans_b_ ? b.dim(1) : b.dim(0), n = trans_b_ ? b.dim(0) : b.dim(1);
@@ -392,7 +395,7 @@ class QGemm final : public OpKernel {
     for (int64_t i = 0; i < zp.size(); ++i)
       z[i] = zp.dtype() == DataType::kUInt8 ? zp.data<uint8_t>()[i] : zp.data<int8_t>()[i];
     return linalg::PackedQ8B(trans_b_, k, n, b.raw_data(), b.dtype() == DataType::kInt8, b.dim(1), z.data(),
-                             z.size() > 1, pool);
+                             z.size() > 1, pool, memory);
   }
 
   // The same B packed for the matrix-vector kernel (checked by PackB first).

@@ -23,6 +23,17 @@ inline linalg::PackSource PackSourceFor(const KernelInfo& info, size_t index) {
   };
 }
 
+// Where a kernel's packs that no store keeps (int8 packs) take their memory: placed as the
+// session's store places its own packs (onyx.memory.packs_on_small_pages), else fresh.
+inline linalg::PackMemory PackMemoryFor(const KernelInfo& info) {
+  std::shared_ptr<PackedWeightStore> store = info.packed_weight_store();
+  if (!store) return {};
+  return [store](size_t count) {
+    PackedWeightStore::Blob blob = store->Fresh(count * sizeof(float));
+    return linalg::AlignedFloats(static_cast<const float*>(blob.data), count, std::move(blob.owner));
+  };
+}
+
 // A packed copy of constant input `index` when it is a 2-D float tensor; null otherwise.
 // trans_b: the constant is stored as [N, K] (Gemm's transB).
 inline std::shared_ptr<const linalg::PackedB> PackConstantB(const KernelInfo& info, size_t index, bool trans_b) {

@@ -6,6 +6,7 @@
 
 #include "linalg/q8_quantize.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
 
@@ -21,8 +22,9 @@ linalg::PackedQ8B PackConstantQ8B(const KernelInfo& info, size_t b_index, size_t
     return {};  // Compute reports the problem
   const std::vector<int64_t> z = zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0};
   const std::vector<int32_t> zps(z.begin(), z.end());
+  const linalg::PackMemory memory = linalg_kernels::PackMemoryFor(info);
   return linalg::PackedQ8B(false, b->dim(0), b->dim(1), b->raw_data(), b->dtype() == DataType::kInt8, b->dim(1),
-                           zps.data(), zps.size() > 1, info.thread_pool());
+                           zps.data(), zps.size() > 1, info.thread_pool(), &memory);
 }
 
 void Q8MatMulToFloat(KernelContext& ctx, const Tensor& a, bool quantize_a, float a_scale, int32_t a_zero,

@@ -9,6 +9,7 @@
 
 #include "linalg/gemm.h"
 #include "linalg/q8_gemm.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/cast/element_convert.h"
@@ -127,8 +128,9 @@ linalg::PackedQ8B PrepackB(const KernelInfo& info, size_t b_index, size_t zp_ind
     return {};  // Compute reports any error
   const std::vector<int64_t> z = zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0};
   const std::vector<int32_t> zps(z.begin(), z.end());
+  const linalg::PackMemory memory = linalg_kernels::PackMemoryFor(info);
   return linalg::PackedQ8B(false, b->dim(0), b->dim(1), b->raw_data(), b->dtype() == DataType::kInt8, b->dim(1),
-                           zps.data(), zps.size() > 1, info.thread_pool());
+                           zps.data(), zps.size() > 1, info.thread_pool(), &memory);
 }
 
 // The int8 product of one batch into `out` (already pointing at the batch's output);
