@@ -162,6 +162,26 @@ void BM_Q8Gemm(benchmark::State& state, std::string isa, int64_t m, int64_t n, i
   linalg::ForceQ8Isa("auto");
 }
 
+// Packing B once, as a session's creation does for each constant weight (KxN, row-major int8):
+// GB/s of B read.
+void BM_Q8PackB(benchmark::State& state, std::string isa, int64_t k, int64_t n) {
+  if (!linalg::ForceQ8Isa(isa)) {
+    state.SkipWithError("ISA not supported by this CPU");
+    return;
+  }
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> b(static_cast<size_t>(k * n));
+  for (auto& v : b) v = static_cast<uint8_t>(byte(rng));
+  const int32_t b_zero = 0;
+  for (auto _ : state) {
+    const linalg::PackedQ8B packed(false, k, n, b.data(), true, n, &b_zero, false);
+    benchmark::DoNotOptimize(packed.kernel_name());
+  }
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(k * n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  linalg::ForceQ8Isa("auto");
+}
+
 void SetOps(benchmark::State& state, double ops, int threads) {
   state.counters["GOPS"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate);
   const double peak = PeakGops("avx512vnni") * threads;
@@ -226,6 +246,11 @@ int Register() {
                                  std::to_string(s.n) + "x" + std::to_string(s.k) + "/threads:" + std::to_string(threads);
         benchmark::RegisterBenchmark(name.c_str(), BM_Q8Gemm, isa, s.m, s.n, s.k, threads)->UseRealTime();
       }
+  for (const char* isa : {"amx", "avx512vnni", "avx2"})
+    for (const auto& [k, n] : {std::pair<int64_t, int64_t>{768, 768}, {768, 3072}, {3072, 768}})  // BERT-base's
+      benchmark::RegisterBenchmark(
+          (std::string("Q8PackB/") + isa + "/" + std::to_string(k) + "x" + std::to_string(n)).c_str(), BM_Q8PackB, isa,
+          k, n);
   // ResNet-50's 3x3 convolutions and two of its pointwise ones: {C, M, H, kernel}.
   const int64_t convs[][4] = {{64, 64, 56, 3},  {128, 128, 28, 3}, {256, 256, 14, 3},
                               {512, 512, 7, 3}, {64, 256, 56, 1},  {1024, 256, 14, 1}};

@@ -78,7 +78,9 @@ TEST_P(Int8GemmVariant, MatchesReferenceOnOddSizes) {
   for (bool as : {false, true})
     for (bool bs : {false, true})
       for (const auto& [m, n, k] : std::vector<std::array<int64_t, 3>>{
-               {1, 1, 1}, {3, 5, 7}, {7, 33, 13}, {13, 17, 64}, {9, 31, 130}, {17, 65, 3}, {26, 40, 257}})
+               {1, 1, 1}, {3, 5, 7}, {7, 33, 13}, {13, 17, 64}, {9, 31, 130}, {17, 65, 3}, {26, 40, 257},
+               // whole panels of whole 4-row groups (packed with no zero fill first), and a partial one
+               {5, 96, 128}, {6, 69, 64}})
         CheckInt32({m, n, k, as, bs, false, false, false});
 }
 
