@@ -16,7 +16,7 @@
 namespace onyx::linalg {
 
 PackedQ8Nhwc::PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const void* w, bool w_signed,
-                           const int32_t* zero_points, bool zero_per_channel) {
+                           const int32_t* zero_points, bool zero_per_channel, const PackMemory* memory) {
   if (m <= 0 || c <= 0 || c % 4 != 0 || kh <= 0 || kw <= 0) return;
   const int32_t shift = w_signed ? 0 : 128;  // uint8 W is stored - 128, its zero point too
   for (int64_t j = 0; j < (zero_per_channel ? m : 1); ++j)
@@ -27,7 +27,7 @@ PackedQ8Nhwc::PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const v
   // the last tap's tile reads up to 15 groups past it (those meet zeros in A).
   const int64_t slack = 15 * kPanel * 4;
   const int64_t packed_bytes = panels * taps_ * groups * kPanel * 4 + slack;
-  data_ = AlignedFloats(static_cast<size_t>(CeilDiv(packed_bytes, int64_t{sizeof(float)})));
+  data_ = FreshPack(memory, static_cast<size_t>(CeilDiv(packed_bytes, int64_t{sizeof(float)})));
   std::memset(data_.data(), 0, data_.size() * sizeof(float));  // zero past M and in the slack
   sums_.assign(static_cast<size_t>(m), 0);
   const auto* bytes = static_cast<const uint8_t*>(w);

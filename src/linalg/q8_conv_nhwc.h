@@ -32,8 +32,9 @@ class PackedQ8Nhwc {
   // w: [M, C, kh, kw] (ONNX's order), int8 when w_signed else uint8; zero_points: M values when
   // zero_per_channel, else one. Stays empty() unless C is a multiple of 4 (whole 4-code groups
   // per pixel row) and every stored zero point is 0.
+  // memory: where the pack goes (the session's placement; null: fresh memory, gemm.h's FreshPack).
   PackedQ8Nhwc(int64_t m, int64_t c, int64_t kh, int64_t kw, const void* w, bool w_signed,
-               const int32_t* zero_points, bool zero_per_channel);
+               const int32_t* zero_points, bool zero_per_channel, const PackMemory* memory = nullptr);
 
   bool empty() const { return data_.size() == 0; }
   int64_t m() const { return m_; }

@@ -96,7 +96,9 @@ void Q8Gemm(int64_t m, const void* a, bool a_signed, int64_t lda, const int32_t*
 class PackedQ8W {
  public:
   PackedQ8W() = default;
-  PackedQ8W(int64_t m, int64_t k, const void* w, bool w_signed, const int32_t* zero_points, bool zero_per_row);
+  // memory: where the pack goes (the session's placement; null: fresh memory, gemm.h's FreshPack).
+  PackedQ8W(int64_t m, int64_t k, const void* w, bool w_signed, const int32_t* zero_points, bool zero_per_row,
+            const PackMemory* memory = nullptr);
 
   int64_t m() const { return m_; }
   int64_t k() const { return k_; }

@@ -13,12 +13,12 @@
 namespace onyx::linalg {
 
 PackedQ8W::PackedQ8W(int64_t m, int64_t k, const void* w, bool w_signed, const int32_t* zero_points,
-                     bool zero_per_row)
+                     bool zero_per_row, const PackMemory* memory)
     : packed_(true), m_(m), k_(k) {
   if (m < 0 || k < 0) throw std::invalid_argument("PackedQ8W: negative dimension");
   constexpr int64_t kRows = 8, kGroup = 4;
   const int64_t panels = CeilDiv(m, kRows), kp = CeilDiv(k, kGroup) * kGroup;
-  data_ = AlignedFloats(static_cast<size_t>(std::max<int64_t>(1, panels * kp * kRows / 4)));
+  data_ = FreshPack(memory, static_cast<size_t>(std::max<int64_t>(1, panels * kp * kRows / 4)));
   auto* out = reinterpret_cast<int8_t*>(data_.data());
   std::fill_n(out, data_.size() * 4, int8_t{0});
   row_sums_.assign(static_cast<size_t>(panels * kRows), 0);

@@ -146,6 +146,50 @@ TEST(SmallPagePacks, SessionConfigPutsTheInt8PackOnSmallPagesToo) {
   EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.byte_size())), 0);
 }
 
+// A QLinearConv with 1024 x 512 x 3 x 3 int8 weights (4.7 MB): whichever int8 conv path the CPU
+// takes (channels-last direct, NCHW GEMM-W, or the GEMM), its pack is over 4 MB.
+std::string QLinearConvModel() {
+  test::ModelBuilder b;
+  auto scalar = [&](const char* name, DataType type, double v) {
+    Tensor t(type, {});
+    if (type == DataType::kFloat) t.data<float>()[0] = static_cast<float>(v);
+    else if (type == DataType::kUInt8) t.data<uint8_t>()[0] = static_cast<uint8_t>(v);
+    else t.data<int8_t>()[0] = static_cast<int8_t>(v);
+    b.Initializer(name, t);
+  };
+  Tensor w(DataType::kInt8, {1024, 512, 3, 3});
+  for (int64_t i = 0; i < w.size(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(i * 7 % 255 - 127);
+  b.Input("x", DataType::kUInt8, {1, 512, 7, 7});
+  scalar("xs", DataType::kFloat, 0.02);
+  scalar("xz", DataType::kUInt8, 128);
+  b.Initializer("w", w);
+  scalar("ws", DataType::kFloat, 0.001);
+  scalar("wz", DataType::kInt8, 0);
+  scalar("ys", DataType::kFloat, 0.5);
+  scalar("yz", DataType::kUInt8, 128);
+  b.Node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"})
+      .attributes.push_back(test::IntsAttr("pads", {1, 1, 1, 1}));
+  b.Output("y", DataType::kUInt8, {1, 1024, 7, 7});
+  return b.Bytes();
+}
+
+TEST(SmallPagePacks, SessionConfigPutsTheInt8ConvPackOnSmallPagesToo) {
+  const std::string bytes = QLinearConvModel();
+  int64_t off_bytes = 0, on_bytes = 0;
+  const auto off = MakeSession(bytes, "0", &off_bytes);
+  const auto on = MakeSession(bytes, "1", &on_bytes);
+  EXPECT_GE(on_bytes - off_bytes, 4 << 20) << "the QLinearConv's pack is not on small pages";
+  Tensor x(DataType::kUInt8, {1, 512, 7, 7});
+  for (int64_t i = 0; i < x.size(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i * 13 % 256);
+  const auto want = off->Run({{"x", x}});
+  const auto got = on->Run({{"x", x}});
+  ASSERT_EQ(got.size(), 1u);
+  const Tensor& a = want[0].tensor();
+  const Tensor& c = got[0].tensor();
+  ASSERT_EQ(a.shape(), c.shape());
+  EXPECT_EQ(std::memcmp(a.raw_data(), c.raw_data(), static_cast<size_t>(a.byte_size())), 0);
+}
+
 TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {
   const std::string bytes = MatMulModel();
   int64_t plain_bytes = 0, off_bytes = 0, on_bytes = 0;

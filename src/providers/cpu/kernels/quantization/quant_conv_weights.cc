@@ -2,6 +2,7 @@
 #include "providers/cpu/kernels/quantization/quant_conv_weights.h"
 
 #include "linalg/q8_conv_w.h"
+#include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/cpu/kernels/quantization/quant_conv_geometry.h"
 
@@ -13,7 +14,7 @@ bool IsDepthwise(int64_t channels, int64_t out_channels, int64_t group) {
 }
 
 QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, int64_t group, ThreadPool* pool,
-                            bool channels_last) {
+                            bool channels_last, const linalg::PackMemory* memory) {
   QuantWeights q;
   const int64_t m = w.dim(0), per = m == 0 ? 0 : w.size() / m, mg = m / group;
   auto zp = [&](int64_t ch) { return static_cast<int32_t>(w_zp.size() == 1 ? w_zp[0] : w_zp[static_cast<size_t>(ch)]); };
@@ -38,14 +39,14 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
     for (int64_t g = 0; g < group; ++g) {
       std::vector<int32_t> zps(static_cast<size_t>(mg));
       for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
-      q.nchw.emplace_back(mg, per, bytes + g * mg * per, is_signed, zps.data(), true);
+      q.nchw.emplace_back(mg, per, bytes + g * mg * per, is_signed, zps.data(), true, memory);
     }
     return q;
   }
   if (channels_last && w.rank() == 4 && group == 1 && linalg::Q8ConvNhwcAvailable()) {
     std::vector<int32_t> zps(static_cast<size_t>(m));
     for (int64_t j = 0; j < m; ++j) zps[static_cast<size_t>(j)] = zp(j);
-    q.direct = linalg::PackedQ8Nhwc(m, w.dim(1), w.dim(2), w.dim(3), bytes, is_signed, zps.data(), true);
+    q.direct = linalg::PackedQ8Nhwc(m, w.dim(1), w.dim(2), w.dim(3), bytes, is_signed, zps.data(), true, memory);
     if (!q.direct.empty()) return q;  // else (asymmetric weights, C % 4 != 0) the GEMM below
   }
   // 2-D weights go channels-last, [M, kh, kw, C/group], the order of Im2RowHwc's rows.
@@ -61,7 +62,7 @@ QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, i
   for (int64_t g = 0; g < group; ++g) {
     std::vector<int32_t> zps(static_cast<size_t>(mg));
     for (int64_t j = 0; j < mg; ++j) zps[static_cast<size_t>(j)] = zp(g * mg + j);
-    q.groups.emplace_back(true, per, mg, bytes + g * mg * per, is_signed, per, zps.data(), true, pool);
+    q.groups.emplace_back(true, per, mg, bytes + g * mg * per, is_signed, per, zps.data(), true, pool, memory);
   }
   return q;
 }
@@ -75,7 +76,9 @@ QuantWeights PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_in
     return {};  // Compute reports the error
   if (channels_last && (w->rank() != 4 || (group != 1 && !IsDepthwise(w->dim(1) * group, w->dim(0), group))))
     return {};  // Compute reports the error
-  return PrepareWeights(*w, zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0}, group, info.thread_pool(), channels_last);
+  const linalg::PackMemory memory = linalg_kernels::PackMemoryFor(info);
+  return PrepareWeights(*w, zp ? AllAsInt64s(*zp) : std::vector<int64_t>{0}, group, info.thread_pool(), channels_last,
+                        &memory);
 }
 
 const QuantWeights& WeightsFor(const QuantWeights& prepared, const Tensor& w, const Tensor* w_zp, int64_t group,

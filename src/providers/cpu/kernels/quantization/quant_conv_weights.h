@@ -36,9 +36,10 @@ struct QuantWeights {
 bool IsDepthwise(int64_t channels, int64_t out_channels, int64_t group);
 
 // channels_last: the direct kernel's or the GEMM operand (ConvNhwc's B), group 1; or depthwise
-// (depthwise_nhwc, empty where a weight minus its zero point leaves int8).
+// (depthwise_nhwc, empty where a weight minus its zero point leaves int8). memory: where the
+// large packs go (the session's placement, linalg_kernels::PackMemoryFor; null: fresh memory).
 QuantWeights PrepareWeights(const Tensor& w, const std::vector<int64_t>& w_zp, int64_t group, ThreadPool* pool,
-                            bool channels_last = false);
+                            bool channels_last = false, const linalg::PackMemory* memory = nullptr);
 
 // Prepared at session creation when w and its zero point are constants.
 QuantWeights PrepackWeights(const KernelInfo& info, size_t w_index, size_t zp_index, int64_t group,
