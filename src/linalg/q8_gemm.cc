@@ -160,7 +160,7 @@ void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans
       int64_t p = 0;
       if (sizeof(T) == 1 && g == 4) {
         // Four rows at a time: one 4-byte group per column; the vector kernel takes the leading
-        // columns (3x the compiler's loop: BERT-base's 85 MB of weights were ~25 ms of creation).
+        // columns (2-3x the compiler's loop: BERT-base's 85 MB of weights were ~25 ms of creation).
         const int done = PackBGroupsOf4(static_cast<const uint8_t*>(b) + col0, ldb, k / 4, cols, flip,
                                         reinterpret_cast<uint8_t*>(out), int64_t{nr} * 4, sums);
         for (; p + 4 <= k; p += 4) {

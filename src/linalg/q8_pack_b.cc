@@ -1,5 +1,5 @@
-// q8_pack_b.h's PackBGroupsOf4: the AVX2 kernel when the SGEMM runs AVX2 or AVX-512 (so
-// ForceIsa("scalar") packs with the caller's portable loop, which the tests compare against).
+// q8_pack_b.h's PackBGroupsOf4: the AVX2 kernel when the SGEMM runs AVX2 or AVX-512 (ForceIsa /
+// ONYX_LINALG_ISA = "scalar" leave every column to the caller's portable loop).
 #include "linalg/q8_pack_b.h"
 
 #include <string>
