@@ -129,21 +129,27 @@ std::string MatMulIntegerModel() {
   return b.Bytes();
 }
 
-TEST(SmallPagePacks, SessionConfigPutsTheInt8PackOnSmallPagesToo) {
-  const std::string bytes = MatMulIntegerModel();
+// Sessions of `bytes` with '0' and '1': with '1', at least 4 MB more of small-page mappings (the
+// int8 pack of `what`), and the same bytes out for a uint8 input `name` of `shape`.
+void ExpectInt8PackOnSmallPages(const std::string& bytes, const std::string& name, const Shape& shape,
+                                const char* what) {
   int64_t off_bytes = 0, on_bytes = 0;
   const auto off = MakeSession(bytes, "0", &off_bytes);
   const auto on = MakeSession(bytes, "1", &on_bytes);
-  EXPECT_GE(on_bytes - off_bytes, 4 << 20) << "the MatMulInteger's pack is not on small pages";
-  Tensor a(DataType::kUInt8, {16, 1024});
-  for (int64_t i = 0; i < a.size(); ++i) a.data<uint8_t>()[i] = static_cast<uint8_t>(i * 13 % 256);
-  const auto want = off->Run({{"a", a}});
-  const auto got = on->Run({{"a", a}});
+  EXPECT_GE(on_bytes - off_bytes, 4 << 20) << "the " << what << "'s pack is not on small pages";
+  Tensor in(DataType::kUInt8, shape);
+  for (int64_t i = 0; i < in.size(); ++i) in.data<uint8_t>()[i] = static_cast<uint8_t>(i * 13 % 256);
+  const auto want = off->Run({{name, in}});
+  const auto got = on->Run({{name, in}});
   ASSERT_EQ(got.size(), 1u);
   const Tensor& x = want[0].tensor();
   const Tensor& y = got[0].tensor();
   ASSERT_EQ(x.shape(), y.shape());
   EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.byte_size())), 0);
+}
+
+TEST(SmallPagePacks, SessionConfigPutsTheInt8PackOnSmallPagesToo) {
+  ExpectInt8PackOnSmallPages(MatMulIntegerModel(), "a", {16, 1024}, "MatMulInteger");
 }
 
 // A QLinearConv with 1024 x 512 x 3 x 3 int8 weights (4.7 MB): whichever int8 conv path the CPU
@@ -174,20 +180,7 @@ std::string QLinearConvModel() {
 }
 
 TEST(SmallPagePacks, SessionConfigPutsTheInt8ConvPackOnSmallPagesToo) {
-  const std::string bytes = QLinearConvModel();
-  int64_t off_bytes = 0, on_bytes = 0;
-  const auto off = MakeSession(bytes, "0", &off_bytes);
-  const auto on = MakeSession(bytes, "1", &on_bytes);
-  EXPECT_GE(on_bytes - off_bytes, 4 << 20) << "the QLinearConv's pack is not on small pages";
-  Tensor x(DataType::kUInt8, {1, 512, 7, 7});
-  for (int64_t i = 0; i < x.size(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i * 13 % 256);
-  const auto want = off->Run({{"x", x}});
-  const auto got = on->Run({{"x", x}});
-  ASSERT_EQ(got.size(), 1u);
-  const Tensor& a = want[0].tensor();
-  const Tensor& c = got[0].tensor();
-  ASSERT_EQ(a.shape(), c.shape());
-  EXPECT_EQ(std::memcmp(a.raw_data(), c.raw_data(), static_cast<size_t>(a.byte_size())), 0);
+  ExpectInt8PackOnSmallPages(QLinearConvModel(), "x", {1, 512, 7, 7}, "QLinearConv");
 }
 
 TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {
