@@ -47,9 +47,10 @@ class PackedQ8Nhwc {
 
  private:
   int64_t m_ = 0, c_ = 0, taps_ = 0;
-  // On huge pages shared with the other packs (AlignedFloats), viewed as bytes: from malloc the
-  // packs of a CNN lay on 4 KB pages, and a Run after the process did other work paid a TLB
-  // miss on nearly every page of them (docs/quantization.md, "int8 runs after idle").
+  // Viewed as bytes, where the session places packs (FreshPack: huge pages shared with the other
+  // packs unless onyx.memory.packs_on_small_pages moves them): from malloc the packs of a CNN lay
+  // on 4 KB pages, and a Run after the process did other work paid a TLB miss on nearly every page
+  // of them (docs/quantization.md, "int8 runs after idle").
   AlignedFloats data_;
   std::vector<int32_t> sums_;
 };

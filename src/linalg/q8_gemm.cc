@@ -144,8 +144,8 @@ void PackAPanel(const Q8GemmKernel& kr, const void* a, bool a_signed, int64_t ld
 }
 
 template <typename T>
-void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans_b, int64_t ldb, int64_t col0,
-                int cols, int64_t k, T* out, int32_t* col_sums) {
+void PackBPanel(const Q8GemmKernel& kr, PackBGroupsOf4Fn pack_groups, const void* b, bool b_signed, bool trans_b,
+                int64_t ldb, int64_t col0, int cols, int64_t k, T* out, int32_t* col_sums) {
   const int g = kr.group, nr = kr.nr;
   const int64_t kp = PaddedK(k, kr);
   // The 4-row groups below write every byte of a whole panel: only others need zeros first.
@@ -161,8 +161,10 @@ void PackBPanel(const Q8GemmKernel& kr, const void* b, bool b_signed, bool trans
       if (sizeof(T) == 1 && g == 4) {
         // Four rows at a time: one 4-byte group per column; the vector kernel takes the leading
         // columns (2-3x the compiler's loop: BERT-base's 85 MB of weights were ~25 ms of creation).
-        const int done = PackBGroupsOf4(static_cast<const uint8_t*>(b) + col0, ldb, k / 4, cols, flip,
-                                        reinterpret_cast<uint8_t*>(out), int64_t{nr} * 4, sums);
+        auto* const groups_out = reinterpret_cast<uint8_t*>(out);
+        const int done = pack_groups == nullptr ? 0
+                                                : pack_groups(static_cast<const uint8_t*>(b) + col0, ldb, k / 4, cols,
+                                                              flip, groups_out, int64_t{nr} * 4, sums);
         for (; p + 4 <= k; p += 4) {
           const uint8_t* r0 = static_cast<const uint8_t*>(b) + p * ldb + col0;
           const uint8_t *r1 = r0 + ldb, *r2 = r1 + ldb, *r3 = r2 + ldb;
@@ -217,14 +219,17 @@ PackedQ8B::PackedQ8B(bool trans_b, int64_t k, int64_t n, const void* b, bool b_s
     const int32_t z = zero_points == nullptr ? 0 : zero_points[zero_per_column ? j : 0];
     col_zero_[static_cast<size_t>(j)] = z - (b_signed ? 0 : 128);
   }
+  const PackBGroupsOf4Fn pack_groups = SelectedPackBGroupsOf4();
   uint8_t* base = reinterpret_cast<uint8_t*>(data_.data());
   ThreadPool::For(pool, panels, static_cast<double>(kp * kr.nr) * 4.0, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int cols = static_cast<int>(std::min<int64_t>(kr.nr, n - p * kr.nr));
       void* out = base + p * panel_bytes;
       int32_t* sums = col_sums_.data() + p * kr.nr;
-      if (kr.b_bytes == 1) PackBPanel(kr, b, b_signed, trans_b, ldb, p * kr.nr, cols, k, static_cast<int8_t*>(out), sums);
-      else PackBPanel(kr, b, b_signed, trans_b, ldb, p * kr.nr, cols, k, static_cast<int16_t*>(out), sums);
+      if (kr.b_bytes == 1)
+        PackBPanel(kr, pack_groups, b, b_signed, trans_b, ldb, p * kr.nr, cols, k, static_cast<int8_t*>(out), sums);
+      else
+        PackBPanel(kr, pack_groups, b, b_signed, trans_b, ldb, p * kr.nr, cols, k, static_cast<int16_t*>(out), sums);
     }
   });
 }

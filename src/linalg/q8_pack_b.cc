@@ -1,5 +1,4 @@
-// q8_pack_b.h's PackBGroupsOf4: the AVX2 kernel when the SGEMM runs AVX2 or AVX-512 (ForceIsa /
-// ONYX_LINALG_ISA = "scalar" leave every column to the caller's portable loop).
+// q8_pack_b.h's SelectedPackBGroupsOf4: the AVX2 kernel when the SGEMM runs AVX2 or AVX-512.
 #include "linalg/q8_pack_b.h"
 
 #include <string>
@@ -8,15 +7,12 @@
 
 namespace onyx::linalg {
 
-int PackBGroupsOf4(const uint8_t* b, int64_t ldb, int64_t groups, int cols, uint8_t flip, uint8_t* out,
-                   int64_t out_group_stride, uint32_t* sums) {
+PackBGroupsOf4Fn SelectedPackBGroupsOf4() {
 #if defined(__x86_64__)
   const std::string isa = SgemmIsa();
-  if (isa == "avx2" || isa == "avx512")
-    return PackBGroupsOf4Avx2(b, ldb, groups, cols, flip, out, out_group_stride, sums);
+  if (isa == "avx2" || isa == "avx512") return &PackBGroupsOf4Avx2;
 #endif
-  (void)b, (void)ldb, (void)groups, (void)cols, (void)flip, (void)out, (void)out_group_stride, (void)sums;
-  return 0;
+  return nullptr;
 }
 
 }  // namespace onyx::linalg

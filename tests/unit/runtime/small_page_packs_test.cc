@@ -129,6 +129,17 @@ std::string MatMulIntegerModel() {
   return b.Bytes();
 }
 
+// `got` computes the same bytes as `want` for input `name` = `in` (one output).
+void ExpectSameOutput(Session& want, Session& got, const std::string& name, const Tensor& in) {
+  const auto a = want.Run({{name, in}});
+  const auto b = got.Run({{name, in}});
+  ASSERT_EQ(b.size(), 1u);
+  const Tensor& x = a[0].tensor();
+  const Tensor& y = b[0].tensor();
+  ASSERT_EQ(x.shape(), y.shape());
+  EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.byte_size())), 0);
+}
+
 // Sessions of `bytes` with '0' and '1': with '1', at least 4 MB more of small-page mappings (the
 // int8 pack of `what`), and the same bytes out for a uint8 input `name` of `shape`.
 void ExpectInt8PackOnSmallPages(const std::string& bytes, const std::string& name, const Shape& shape,
@@ -139,13 +150,7 @@ void ExpectInt8PackOnSmallPages(const std::string& bytes, const std::string& nam
   EXPECT_GE(on_bytes - off_bytes, 4 << 20) << "the " << what << "'s pack is not on small pages";
   Tensor in(DataType::kUInt8, shape);
   for (int64_t i = 0; i < in.size(); ++i) in.data<uint8_t>()[i] = static_cast<uint8_t>(i * 13 % 256);
-  const auto want = off->Run({{name, in}});
-  const auto got = on->Run({{name, in}});
-  ASSERT_EQ(got.size(), 1u);
-  const Tensor& x = want[0].tensor();
-  const Tensor& y = got[0].tensor();
-  ASSERT_EQ(x.shape(), y.shape());
-  EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.byte_size())), 0);
+  ExpectSameOutput(*off, *on, name, in);
 }
 
 TEST(SmallPagePacks, SessionConfigPutsTheInt8PackOnSmallPagesToo) {
@@ -194,14 +199,7 @@ TEST(SmallPagePacks, SessionConfigPutsTheMatMulPackOnSmallPages) {
   // it) is the same in all three: the 4 MB pack makes the difference.
   EXPECT_EQ(off_bytes, plain_bytes);
   EXPECT_GE(on_bytes - plain_bytes, 4 << 20) << "the MatMul's pack is not on small pages";
-  const Tensor x = test::PatternTensor({16, 1024}, 5);
-  const auto want = plain->Run({{"x", x}});
-  const auto got = on->Run({{"x", x}});
-  ASSERT_EQ(got.size(), 1u);
-  const Tensor& a = want[0].tensor();
-  const Tensor& b = got[0].tensor();
-  ASSERT_EQ(a.shape(), b.shape());
-  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.byte_size())), 0);
+  ExpectSameOutput(*plain, *on, "x", test::PatternTensor({16, 1024}, 5));
 }
 
 TEST(SmallPagePacks, RejectsAValueNotZeroOneOrAuto) {
