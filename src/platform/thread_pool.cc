@@ -67,6 +67,8 @@ struct alignas(64) Lane {
 inline uint64_t LaneRange(int64_t front, int64_t back) {
   return static_cast<uint64_t>(front) | (static_cast<uint64_t>(back) << 32);
 }
+inline int64_t LaneFront(uint64_t range) { return static_cast<int64_t>(range & 0xFFFFFFFFu); }
+inline int64_t LaneBack(uint64_t range) { return static_cast<int64_t>(range >> 32); }
 
 // One ParallelFor call. Threads claim blocks of [0, n); the caller waits until done_items
 // reaches n. Fixed blocks are dealt out in lanes, one per thread: lane 0 is the caller's and
@@ -104,7 +106,7 @@ struct Job {
     if (block == 0) return next.load(std::memory_order_relaxed) >= n;
     for (int l = 0; l < num_lanes; ++l) {
       const uint64_t r = lanes[l].range.load(std::memory_order_relaxed);
-      if ((r & 0xFFFFFFFFu) < (r >> 32)) return false;
+      if (LaneFront(r) < LaneBack(r)) return false;
     }
     return true;
   }
@@ -115,9 +117,9 @@ struct Job {
     if (own < num_lanes) {
       std::atomic<uint64_t>& range = lanes[own].range;
       uint64_t r = range.load(std::memory_order_relaxed);
-      while ((r & 0xFFFFFFFFu) < (r >> 32)) {
+      while (LaneFront(r) < LaneBack(r)) {
         if (range.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) {
-          *index = static_cast<int64_t>(r & 0xFFFFFFFFu);
+          *index = LaneFront(r);
           return true;
         }
       }
@@ -125,9 +127,9 @@ struct Job {
     for (int k = 1; k <= num_lanes; ++k) {
       std::atomic<uint64_t>& range = lanes[(own + k) % num_lanes].range;
       uint64_t r = range.load(std::memory_order_relaxed);
-      while ((r & 0xFFFFFFFFu) < (r >> 32)) {
+      while (LaneFront(r) < LaneBack(r)) {
         if (range.compare_exchange_weak(r, r - (uint64_t{1} << 32), std::memory_order_relaxed)) {
-          *index = static_cast<int64_t>(r >> 32) - 1;
+          *index = LaneBack(r) - 1;
           return true;
         }
       }
@@ -285,7 +287,7 @@ struct ThreadPool::Impl {
         impl.start_error = StrCat("the OS refused to pin worker ", w->index, " to its processors");
     }
     impl.started.notify_all();
-    impl.WorkerLoop(w->index + 1);
+    impl.WorkerLoop();
   }
 
   // The first queued job with blocks left; drops exhausted jobs from the front.
@@ -298,7 +300,7 @@ struct ThreadPool::Impl {
     return nullptr;
   }
 
-  void WorkerLoop(int lane) {
+  void WorkerLoop() {
     // No spinning before the first job: a worker just started has no loop gap to bridge, and
     // its spin on the creating thread's processor (an auto-pin can put it there) took that
     // thread's time while the session was still being created (2-thread creation-cache hits of
@@ -309,7 +311,7 @@ struct ThreadPool::Impl {
       const uint64_t seen = epoch.load(std::memory_order_acquire);
       if (std::shared_ptr<Job> job = TakeJob()) {
         worked = true;
-        while (job->RunOneBlock(lane)) {
+        while (job->RunOneBlock(tls_lane)) {
         }
         continue;
       }
