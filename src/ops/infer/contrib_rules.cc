@@ -129,6 +129,12 @@ void QLinearBinaryRule(InferenceContext& ctx) {
   ctx.set_output(0, ctx.input_dtype(0), BroadcastDims({ctx.input_dims(0), ctx.input_dims(3)}));
 }
 
+// X's dims, the table's type.
+void QLinearLookupRule(InferenceContext& ctx) {
+  const Dims* x = ctx.input_dims(0);
+  ctx.set_output(0, ctx.input_dtype(1), x ? std::optional<Dims>(*x) : std::nullopt);
+}
+
 void QLinearConcatRule(InferenceContext& ctx) {
   const DataType dt = ctx.input_dtype(1);
   const Dims* first = ctx.input_dims(2);
@@ -221,6 +227,7 @@ struct Registrations {
       RegisterInferenceRule(ms, op, SameAsInput0);
     RegisterInferenceRule(ms, "QLinearConcat", QLinearConcatRule);
     RegisterInferenceRule("com.onyx", "QLinearSiLU", SameAsInput0);  // QLinearSigmoid then QLinearMul
+    RegisterInferenceRule("com.onyx", "QLinearLookup", QLinearLookupRule);
     RegisterInferenceRule(ms, "QLinearAveragePool", [](InferenceContext& ctx) { QLinearPoolRule(ctx, false); });
     RegisterInferenceRule(ms, "QLinearGlobalAveragePool", [](InferenceContext& ctx) { QLinearPoolRule(ctx, true); });
     RegisterInferenceRule("", "SimplifiedLayerNormalization", SimplifiedLayerNormRule);

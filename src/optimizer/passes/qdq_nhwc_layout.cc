@@ -14,7 +14,7 @@
 //   QLinearConv, 2-D, group 1, constant W and zero points as above
 //                                      -> com.microsoft.QLinearConv channels_last = 1
 //   com.microsoft.QLinearAdd / QLinearMul of two images of the same dims (no broadcast), and
-//   com.microsoft.QLinearSigmoid / QLinearLeakyRelu, com.onyx.QLinearSiLU of an image, all
+//   com.microsoft.QLinearSigmoid / QLinearLeakyRelu, com.onyx.QLinearSiLU / QLinearLookup of an image, all
 //   reading members' outputs
 //                                      -> the same op on the channels-last images (per element)
 //   com.microsoft.QLinearConcat of members' outputs on axis 1 -> the same op on axis 3
@@ -125,7 +125,8 @@ bool MatchResize(GraphEditor& editor, const ir::Node* n) {
 std::optional<Kind> Match(GraphEditor& editor, const ir::Node* n) {
   if (MatchConv(editor, n)) return Kind::kConv;
   if (MatchResize(editor, n)) return Kind::kResize;
-  if (n->domain == kOnyxDomain && n->op_type == "QLinearSiLU" && n->outputs.size() == 1 && !n->inputs.empty()) {
+  if (n->domain == kOnyxDomain && (n->op_type == "QLinearSiLU" || n->op_type == "QLinearLookup") &&
+      n->outputs.size() == 1 && !n->inputs.empty()) {
     const auto* x = Int8Image(editor, n->inputs[0]);
     const auto* y = Int8Image(editor, n->outputs[0]);
     if (x != nullptr && y != nullptr && SameDims(*x, *y)) return Kind::kPointwise;

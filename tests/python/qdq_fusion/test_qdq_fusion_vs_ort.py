@@ -18,8 +18,10 @@ def check_same_graph_as_ort(path):
     """Onyx's optimized graph has ONNX Runtime's fused ops and leftover float ops, op for op
     (ORT at level extended, whose QDQ rules Onyx follows; on x86-64 int8 activations take ORT's
     detour through uint8 and keep int8 Conv / MatMul groups float). Returns Onyx's counts."""
-    # (Without QLinearSiluFusion, Onyx's own merge of ORT's QLinearSigmoid + QLinearMul.)
-    onyx_ops = qm.op_counts(qm.onyx_optimize(path, "--disable", "QLinearSiluFusion"))
+    # (Without Onyx's own merges: QLinearSiluFusion, of ORT's QLinearSigmoid + QLinearMul, and
+    # QLinearLookupFusion, of 8-bit per-element chains.)
+    onyx_ops = qm.op_counts(qm.onyx_optimize(path, "--disable", "QLinearSiluFusion", "--disable",
+                                             "QLinearLookupFusion"))
     ort_ops = qm.ort_op_counts(path)
     assert onyx_ops == ort_ops, f"Onyx {onyx_ops}\nORT  {ort_ops}"
     return onyx_ops
