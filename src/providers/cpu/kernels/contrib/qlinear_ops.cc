@@ -16,6 +16,7 @@
 #include "base/int_math.h"
 #include "linalg/q8_lut.h"
 #include "linalg/q8_quantize.h"
+#include "linalg/q8_softmax.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/math/elementwise.h"
@@ -278,76 +279,6 @@ class QLinearConcat final : public OpKernel {
   int64_t axis_;
 };
 
-// One contiguous row of QLinearSoftmax with the general loop's arithmetic (the sum in element
-// order, then (e * y_mult) / sum rounded half to even) in loops the compiler vectorizes: the max
-// over bytes, and the rounding as adding and subtracting 1.5 * 2^23 (exact here: the quotient
-// is at most y_mult) instead of a nearbyint call per element. False (nothing written) for a
-// zero sum, which the general loop handles.
-// e[i] = the exp table's entry of x[i] for a contiguous row of D codes: the row shifted so its
-// maximum lands on the table's top entry (the max over bytes and the lookup both vectorize).
-inline void SoftmaxRowExp(const uint8_t* x, int64_t D, bool is_signed, const float* table, float* e) {
-  if (is_signed) {
-    const int8_t* xs = reinterpret_cast<const int8_t*>(x);
-    int8_t mx = -128;
-    for (int64_t i = 0; i < D; ++i) mx = xs[i] > mx ? xs[i] : mx;
-    for (int64_t i = 0; i < D; ++i) e[i] = table[static_cast<uint8_t>(127 - mx + xs[i])];
-  } else {
-    uint8_t mx = 0;
-    for (int64_t i = 0; i < D; ++i) mx = x[i] > mx ? x[i] : mx;
-    for (int64_t i = 0; i < D; ++i) e[i] = table[static_cast<uint8_t>(255 - mx + x[i])];
-  }
-}
-
-bool SoftmaxRowContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
-                          float* e, uint8_t* y) {
-  float sum = 0.0f;
-  SoftmaxRowExp(x, D, is_signed, table, e);
-  for (int64_t i = 0; i < D; ++i) sum += e[i];
-  // The largest e is the row maximum's entry; its product with y_mult must stay finite.
-  if (!(sum > 0.0f) || !(y_mult < 4194304.0f) || !std::isfinite(table[is_signed ? 127 : 255] * y_mult)) return false;
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-  const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
-  for (int64_t i = 0; i < D; ++i) {
-    const int32_t q = static_cast<int32_t>(((e[i] * y_mult) / sum + kMagic) - kMagic) + zy;
-    y[i] = static_cast<uint8_t>(q < lo ? lo : (q > hi ? hi : q));
-  }
-  return true;
-}
-
-// kSoftmaxRows contiguous rows at once, each with SoftmaxRowContiguous's arithmetic: a row's sum
-// still runs in element order, but the rows' sums advance side by side in vector lanes (one row's
-// sum waited on each add's latency: half of BERT's int8 attention softmax). et holds the table
-// entries transposed (et[i * kSoftmaxRows + r]), e row by row. False (nothing written) when a
-// row's sum is not positive or a product could overflow; the caller then goes row by row.
-constexpr int kSoftmaxRows = 16;
-
-bool SoftmaxRowsContiguous(const uint8_t* x, int64_t D, bool is_signed, const float* table, float y_mult, int32_t zy,
-                           float* et, float* e, uint8_t* y) {
-  for (int r = 0; r < kSoftmaxRows; ++r) {
-    float* er = e + r * D;
-    SoftmaxRowExp(x + r * D, D, is_signed, table, er);
-    for (int64_t i = 0; i < D; ++i) et[i * kSoftmaxRows + r] = er[i];
-  }
-  float sum[kSoftmaxRows] = {};
-  for (int64_t i = 0; i < D; ++i)
-    for (int r = 0; r < kSoftmaxRows; ++r) sum[r] += et[i * kSoftmaxRows + r];
-  if (!(y_mult < 4194304.0f) || !std::isfinite(table[is_signed ? 127 : 255] * y_mult)) return false;
-  for (int r = 0; r < kSoftmaxRows; ++r)
-    if (!(sum[r] > 0.0f)) return false;
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-  const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
-  for (int r = 0; r < kSoftmaxRows; ++r) {
-    const float* er = e + r * D;
-    uint8_t* yr = y + r * D;
-    const float s = sum[r];
-    for (int64_t i = 0; i < D; ++i) {
-      const int32_t q = static_cast<int32_t>(((er[i] * y_mult) / s + kMagic) - kMagic) + zy;
-      yr[i] = static_cast<uint8_t>(q < lo ? lo : (q > hi ? hi : q));
-    }
-  }
-  return true;
-}
-
 class QLinearSoftmax final : public OpKernel {
  public:
   explicit QLinearSoftmax(const KernelInfo& info) : opset_(info.GetInt("opset")) {
@@ -372,49 +303,31 @@ class QLinearSoftmax final : public OpKernel {
     }
     const bool is_signed = x.dtype() == DataType::kInt8;
     if (!IsQuant8(x.dtype())) ctx.Fail("X must be uint8 or int8");
-    // exp table, shifted so that the largest sum of D terms stays finite.
+    // exp table, entry i for a code 255 - i below its row's maximum, shifted so that the largest
+    // sum of D terms stays finite.
     float table[256];
     double shift = std::log(static_cast<double>(std::numeric_limits<float>::max()) / static_cast<double>(D));
     shift = std::max(0.0, shift - 5.0) / static_cast<double>(sx);
-    for (int i = 0; i < 256; ++i) {
-      const uint8_t index = static_cast<uint8_t>(is_signed ? i - 128 : i);
-      table[index] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(sx)));
-    }
+    for (int i = 0; i < 256; ++i)
+      table[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(sx)));
     const float y_mult = std::floor(1.0f / sy);
+    // linalg::Q8SoftmaxRows rounds by adding 1.5 * 2^23, exact while the quotients stay below 2^22.
+    const bool rows_kernel = stride == 1 && y_mult < 4194304.0f && std::isfinite(table[255] * y_mult);
     const int64_t rows = x.size() / D;
     const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
     uint8_t* yd = static_cast<uint8_t*>(y.raw_data());
+    // Codes as unsigned bytes in their type's order (int8: the top bit flipped).
+    const uint8_t flip = is_signed ? 0x80 : 0;
     ThreadPool::For(ctx.thread_pool(), rows, 4.0 * D, [&](int64_t begin, int64_t end) {
       std::vector<uint8_t> idx(static_cast<size_t>(D));
-      std::vector<float> e(static_cast<size_t>(D));
-      std::vector<float> et, eb;
-      if (stride == 1 && end - begin >= kSoftmaxRows) {
-        et.resize(static_cast<size_t>(D * kSoftmaxRows));
-        eb.resize(et.size());
-      }
-      int64_t single_until = begin;  // rows a failed block left to the row-by-row paths
-      for (int64_t r = begin; r < end; ++r) {
-        if (stride == 1 && r >= single_until && end - r >= kSoftmaxRows) {
-          if (SoftmaxRowsContiguous(xd + r * D, D, is_signed, table, y_mult, zy, et.data(), eb.data(), yd + r * D)) {
-            r += kSoftmaxRows - 1;
-            continue;
-          }
-          single_until = r + kSoftmaxRows;
-        }
+      std::vector<float> scratch;
+      if (rows_kernel) scratch.resize(static_cast<size_t>(std::min(end - begin, linalg::kQ8SoftmaxRows) * D));
+      // Any row, any stride: table indices shifted so the row maximum lands on the top entry.
+      auto general_row = [&](int64_t r) {
         const int64_t base = (r / stride) * D * stride + r % stride;
-        if (stride == 1 && SoftmaxRowContiguous(xd + base, D, is_signed, table, y_mult, zy, e.data(), yd + base))
-          continue;
-        // Table indices: the row shifted so its maximum lands on the table's top entry.
-        if (is_signed) {
-          int32_t mx = -128;
-          for (int64_t i = 0; i < D; ++i) mx = std::max<int32_t>(mx, static_cast<int8_t>(xd[base + i * stride]));
-          for (int64_t i = 0; i < D; ++i)
-            idx[i] = static_cast<uint8_t>(127 - mx + static_cast<int8_t>(xd[base + i * stride]));
-        } else {
-          int32_t mx = 0;
-          for (int64_t i = 0; i < D; ++i) mx = std::max<int32_t>(mx, xd[base + i * stride]);
-          for (int64_t i = 0; i < D; ++i) idx[i] = static_cast<uint8_t>(255 - mx + xd[base + i * stride]);
-        }
+        uint8_t mx = 0;
+        for (int64_t i = 0; i < D; ++i) mx = std::max<uint8_t>(mx, xd[base + i * stride] ^ flip);
+        for (int64_t i = 0; i < D; ++i) idx[i] = static_cast<uint8_t>(255 - mx + (xd[base + i * stride] ^ flip));
         float sum = 0.0f;
         for (int64_t i = 0; i < D; ++i) sum += table[idx[i]];
         for (int64_t i = 0; i < D; ++i) {
@@ -423,6 +336,17 @@ class QLinearSoftmax final : public OpKernel {
           if (is_signed) out = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(q, -128, 127)));
           else out = static_cast<uint8_t>(std::clamp(q, 0, 255));
         }
+      };
+      for (int64_t r = begin; r < end;) {
+        if (!rows_kernel) {
+          general_row(r++);
+          continue;
+        }
+        const int64_t n = std::min(end - r, linalg::kQ8SoftmaxRows);
+        // False for a row whose sum is not positive: the general loop then takes the n rows.
+        if (!linalg::Q8SoftmaxRows(xd + r * D, n, D, is_signed, table, y_mult, zy, scratch.data(), yd + r * D))
+          for (int64_t k = r; k < r + n; ++k) general_row(k);
+        r += n;
       }
     });
   }
