@@ -231,9 +231,17 @@ class QLinearLookupFusion final : public Pass {
     if (!CanRun(ctx, "QLinearLookup", kOnyxDomain, 1)) return 0;
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    // Float graphs skip the type inference: 8-bit values come from a quantizer, a Cast or a
+    // QLinear op (a chain on an 8-bit graph input with none of these is left alone).
+    const std::vector<ir::Node*> nodes = editor.Nodes();
+    if (std::none_of(nodes.begin(), nodes.end(), [](const ir::Node* n) {
+          return n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear" || n->op_type == "Cast" ||
+                 n->op_type.rfind("QLinear", 0) == 0;
+        }))
+      return 0;
     std::unordered_set<const ir::Node*> removed;
     std::optional<SweepTypes> types;  // inferred at the first member op
-    for (ir::Node* last : editor.Nodes()) {
+    for (ir::Node* last : nodes) {
       if (removed.count(last) || !IsMemberOp(*last)) continue;
       if (!types) types.emplace(editor);
       if (!Is8Bit(types->Elem(last->outputs[0]))) continue;
