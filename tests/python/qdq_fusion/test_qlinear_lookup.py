@@ -167,3 +167,42 @@ def test_direct_op_rejects_a_table_of_another_size():
     path = _direct("lookup_short", np.zeros(255, np.int8))
     with pytest.raises(RuntimeError, match=r"Table must hold 256 uint8 or int8 codes, not int8 \[255\]"):
         run_onyx(path, {"x": _codes(False)})
+
+
+def _chain(name, x_shape, body, out_type, inits):
+    """x (uint8, declared shape x_shape; None: no shape) -> the nodes of `body` -> y."""
+    graph = helper.make_graph(body, name, [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)],
+                              [helper.make_tensor_value_info("y", out_type, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return save_model(model, name + ".onnx")
+
+
+def test_uint8_to_int8_chain_with_a_quantizer_axis_and_no_known_rank():
+    # DQ -> Relu -> Q into int8 with an axis attribute on scalar parameters, on an input of unknown
+    # rank: the table is int8, made on 256 codes of rank 1.
+    inits = [_const("xs", 0.05, np.float32), _const("xz", 100, np.uint8), _const("ys", 0.03, np.float32),
+             _const("yz", -20, np.int8)]
+    body = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["d"]),
+            helper.make_node("Relu", ["d"], ["r"]),
+            helper.make_node("QuantizeLinear", ["r", "ys", "yz"], ["y"], axis=1)]
+    path = _chain("lookup_u8_to_s8", None, body, TensorProto.INT8, inits)
+    assert _ops(path) == {"com.onyx.QLinearLookup": 1}
+    feed = {"x": _codes(False, 6)}
+    got, want = run_onyx(path, feed, threads=2), _unfused(path, feed, 2)
+    assert got[0].dtype == np.int8 and np.array_equal(got[0], want[0])
+    assert np.array_equal(got[0], run_ort(path, feed)[0])
+
+
+def test_constant_of_higher_rank_is_not_folded_into_a_table():
+    # A [1, 1, 1, 1, 1] constant makes the rank-4 input's result rank 5: the chain keeps its Mul.
+    inits = [_const("xs", 0.05, np.float32), _const("xz", 100, np.uint8), _const("ys", 0.03, np.float32),
+             _const("yz", 20, np.uint8), numpy_helper.from_array(np.full([1, 1, 1, 1, 1], 1.5, np.float32), "c")]
+    body = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["d"]),
+            helper.make_node("Mul", ["d", "c"], ["m"]),
+            helper.make_node("QuantizeLinear", ["m", "ys", "yz"], ["y"])]
+    path = _chain("lookup_rank_widening", SHAPE, body, TensorProto.UINT8, inits)
+    ops = _ops(path)
+    assert "com.onyx.QLinearLookup" not in ops and ops.get("Mul") == 1, ops
+    feed = {"x": _codes(False, 7)}
+    got = run_onyx(path, feed, threads=1)[0]
+    assert got.shape == (1, *SHAPE) and np.array_equal(got, run_ort(path, feed)[0])
