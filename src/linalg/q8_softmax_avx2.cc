@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "linalg/q8_softmax.h"
+#include "linalg/q8_softmax_sums.h"
 
 namespace onyx::linalg {
 
@@ -28,18 +29,6 @@ int RowMax(const uint8_t* x, int64_t D, uint8_t flip) {
   return mx;
 }
 
-// The sums of N rows of D floats (row stride D), each added in element order.
-template <int N>
-void SumRows(const float* e, int64_t D, float* sum) {
-  __m128 s[N];
-  for (int r = 0; r < N; ++r) s[r] = _mm_setzero_ps();
-  for (int64_t i = 0; i < D; ++i) {
-#pragma GCC unroll 8
-    for (int r = 0; r < N; ++r) s[r] = _mm_add_ss(s[r], _mm_load_ss(e + r * D + i));
-  }
-  for (int r = 0; r < N; ++r) sum[r] = _mm_cvtss_f32(s[r]);
-}
-
 }  // namespace
 
 bool Q8SoftmaxRowsAvx2(const uint8_t* x, int64_t rows, int64_t D, bool is_signed, const float* exp_table,
@@ -58,10 +47,7 @@ bool Q8SoftmaxRowsAvx2(const uint8_t* x, int64_t rows, int64_t D, bool is_signed
     for (; i < D; ++i) er[i] = shifted[xr[i] ^ flip];
   }
   float sum[kQ8SoftmaxRows] = {};
-  int64_t r0 = 0;
-  for (; r0 + 8 <= rows; r0 += 8) SumRows<8>(scratch + r0 * D, D, sum + r0);
-  for (; r0 + 2 <= rows; r0 += 2) SumRows<2>(scratch + r0 * D, D, sum + r0);
-  if (r0 < rows) SumRows<1>(scratch + r0 * D, D, sum + r0);
+  SumRows(scratch, rows, D, sum);
   for (int64_t r = 0; r < rows; ++r)
     if (!(sum[r] > 0.0f)) return false;
   const __m256 mult = _mm256_set1_ps(y_mult);

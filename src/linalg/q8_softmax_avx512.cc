@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include "linalg/q8_softmax.h"
+#include "linalg/q8_softmax_sums.h"
 
 namespace onyx::linalg {
 
@@ -86,18 +87,6 @@ using RowEntriesFn = void (*)(const uint8_t*, int64_t, __m128i, int, const float
 constexpr RowEntriesFn kRowEntries[8] = {&RowEntries<0>, &RowEntries<1>, &RowEntries<2>, &RowEntries<3>,
                                          &RowEntries<4>, &RowEntries<5>, &RowEntries<6>, &RowEntries<7>};
 
-// The sums of N rows of D floats (row stride D), each added in element order.
-template <int N>
-void SumRows(const float* e, int64_t D, float* sum) {
-  __m128 s[N];
-  for (int r = 0; r < N; ++r) s[r] = _mm_setzero_ps();
-  for (int64_t i = 0; i < D; ++i) {
-#pragma GCC unroll 8
-    for (int r = 0; r < N; ++r) s[r] = _mm_add_ss(s[r], _mm_load_ss(e + r * D + i));
-  }
-  for (int r = 0; r < N; ++r) sum[r] = _mm_cvtss_f32(s[r]);
-}
-
 }  // namespace
 
 bool Q8SoftmaxRowsAvx512(const uint8_t* x, int64_t rows, int64_t D, bool is_signed, const float* exp_table,
@@ -114,10 +103,7 @@ bool Q8SoftmaxRowsAvx512(const uint8_t* x, int64_t rows, int64_t D, bool is_sign
   // The sums, each row's in element order: scalar chains of up to 8 rows side by side (a gather
   // per column, the rows in the lanes, cost more than the loads on Zen 4).
   float sum[kQ8SoftmaxRows] = {};
-  int64_t r0 = 0;
-  for (; r0 + 8 <= rows; r0 += 8) SumRows<8>(scratch + r0 * D, D, sum + r0);
-  for (; r0 + 2 <= rows; r0 += 2) SumRows<2>(scratch + r0 * D, D, sum + r0);
-  if (r0 < rows) SumRows<1>(scratch + r0 * D, D, sum + r0);
+  SumRows(scratch, rows, D, sum);
   // A row whose sum is not positive (zero, or NaN) goes to the caller's general loop.
   for (int64_t r = 0; r < rows; ++r)
     if (!(sum[r] > 0.0f)) return false;
