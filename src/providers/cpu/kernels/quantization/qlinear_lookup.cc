@@ -11,7 +11,8 @@
 namespace onyx::quant {
 namespace {
 
-bool IsQuant8(DataType dt) { return dt == DataType::kUInt8 || dt == DataType::kInt8; }
+// uint8 or int8: the codes a table maps from and to.
+bool IsCodeType(DataType dt) { return dt == DataType::kUInt8 || dt == DataType::kInt8; }
 
 class QLinearLookup final : public OpKernel {
  public:
@@ -22,9 +23,9 @@ class QLinearLookup final : public OpKernel {
   void Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.required_input(0);
     const Tensor& table = ctx.required_input(1);
-    if (!IsQuant8(x.dtype()))
+    if (!IsCodeType(x.dtype()))
       ctx.Fail(StrCat("X's element type ", DataTypeName(x.dtype()), " is not supported (uint8 or int8)"));
-    if (!IsQuant8(table.dtype()) || table.size() != 256)
+    if (!IsCodeType(table.dtype()) || table.size() != 256)
       ctx.Fail(StrCat("Table must hold 256 uint8 or int8 codes, not ", DataTypeName(table.dtype()), " ",
                       ShapeToString(table.shape())));
     Tensor& y = ctx.AllocateOutput(0, table.dtype(), x.shape());
