@@ -63,9 +63,10 @@ bool Q8SoftmaxRowsAvx2(const uint8_t* x, int64_t rows, int64_t D, bool is_signed
     for (; i + 8 <= D; i += 8) {
       const __m256 q =
           _mm256_sub_ps(_mm256_add_ps(_mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(er + i), mult), s), magic), magic);
-      const __m256i v = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(_mm256_cvttps_epi32(q), zero_point), vlo), vhi);
+      const __m256i v = _mm256_add_epi32(_mm256_cvttps_epi32(q), zero_point);
+      const __m256i clamped = _mm256_min_epi32(_mm256_max_epi32(v, vlo), vhi);
       // Eight int32 codes to eight bytes (each fits its type after the clamp).
-      const __m128i packed16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+      const __m128i packed16 = _mm_packs_epi32(_mm256_castsi256_si128(clamped), _mm256_extracti128_si256(clamped, 1));
       const __m128i bytes = is_signed ? _mm_packs_epi16(packed16, packed16) : _mm_packus_epi16(packed16, packed16);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(yr + i), bytes);
     }

@@ -61,7 +61,8 @@ __m512 Lookup(const float* table, __m512i j) {
 #pragma GCC unroll 8
   for (int k = 6; k >= kFirst; --k) {
     const __mmask16 in_block = _mm512_cmplt_epi32_mask(j, _mm512_set1_epi32(32 * (k + 1)));
-    const __m512 block = _mm512_permutex2var_ps(_mm512_loadu_ps(table + 32 * k), j, _mm512_loadu_ps(table + 32 * k + 16));
+    const __m512 lo = _mm512_loadu_ps(table + 32 * k), hi = _mm512_loadu_ps(table + 32 * k + 16);
+    const __m512 block = _mm512_permutex2var_ps(lo, j, hi);
     e = _mm512_mask_mov_ps(e, in_block, block);
   }
   return e;
@@ -121,7 +122,8 @@ bool Q8SoftmaxRowsAvx512(const uint8_t* x, int64_t rows, int64_t D, bool is_sign
     uint8_t* yr = y + r * D;
     const __m512 s = _mm512_set1_ps(sum[r]);
     int64_t i = 0;
-    for (; i + 16 <= D; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + i), codes(_mm512_loadu_ps(er + i), s));
+    for (; i + 16 <= D; i += 16)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(yr + i), codes(_mm512_loadu_ps(er + i), s));
     if (i < D) {
       const __mmask16 m = static_cast<__mmask16>((1u << (D - i)) - 1);
       _mm_mask_storeu_epi8(yr + i, m, codes(_mm512_maskz_loadu_ps(m, er + i), s));

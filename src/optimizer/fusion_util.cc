@@ -144,6 +144,18 @@ bool TypeIn(DataType t, std::initializer_list<DataType> allowed) {
   return t != DataType::kUndefined && std::find(allowed.begin(), allowed.end(), t) != allowed.end();
 }
 
+DataType SnapshotElemType(const TypeMap& types, const std::string& value) {
+  const auto it = types.find(value);
+  if (it == types.end() || it->second->kind != TypeInfo::Kind::kTensor) return DataType::kUndefined;
+  return it->second->elem_type;
+}
+
+const std::vector<Dim>* SnapshotDims(const TypeMap& types, const std::string& value) {
+  const auto it = types.find(value);
+  if (it == types.end() || it->second->kind != TypeInfo::Kind::kTensor || !it->second->shape) return nullptr;
+  return &*it->second->shape;
+}
+
 bool SameDim(const Dim& a, const Dim& b) {
   if (a.known() || b.known()) return a.known() && b.known() && a.value == b.value;
   return !a.param.empty() && a.param == b.param;

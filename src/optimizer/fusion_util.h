@@ -35,6 +35,11 @@ int64_t RankOf(GraphEditor& editor, const std::string& value);
 // The value's static element type, kUndefined when unknown.
 DataType ElemType(GraphEditor& editor, const std::string& value);
 bool TypeIn(DataType t, std::initializer_list<DataType> allowed);
+// A value's element type (kUndefined) and dims (null) in a GraphEditor::TypeSnapshot, taken before
+// a pass's first rewrite: fusions keep the types of the values they leave, and asking the editor
+// after each rewrite infers the whole graph anew (quadratic in the rewrites).
+DataType SnapshotElemType(const TypeMap& types, const std::string& value);
+const std::vector<Dim>* SnapshotDims(const TypeMap& types, const std::string& value);
 
 // Dims equal as far as can be proven: known and equal, or the same named symbol.
 bool SameDim(const Dim& a, const Dim& b);

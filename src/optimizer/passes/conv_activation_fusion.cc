@@ -71,19 +71,6 @@ std::optional<Activation> MatchOrtActivation(GraphEditor& editor, const std::str
   return std::nullopt;
 }
 
-// Types from the snapshot taken before the pass's first rewrite (fusions keep the types of the
-// values they leave; asking the editor after each rewrite infers the graph anew: quadratic).
-DataType SnapshotElemType(const TypeMap& types, const std::string& value) {
-  const auto it = types.find(value);
-  return it == types.end() || it->second->kind != TypeInfo::Kind::kTensor ? DataType::kUndefined : it->second->elem_type;
-}
-
-const std::vector<Dim>* SnapshotDims(const TypeMap& types, const std::string& value) {
-  const auto it = types.find(value);
-  if (it == types.end() || it->second->kind != TypeInfo::Kind::kTensor || !it->second->shape) return nullptr;
-  return &*it->second->shape;
-}
-
 // A constant of one element near `expected` that broadcasts to no higher rank than `v`'s.
 bool IsScalarConst(GraphEditor& editor, const std::string& c, double expected, int64_t v_rank) {
   const int64_t rank = RankOf(editor, c);

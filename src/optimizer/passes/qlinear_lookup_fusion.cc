@@ -6,7 +6,7 @@
 // Y's code is then a function of X's code alone: the table is the chain's own kernels run on the
 // 256 codes (cpu_evaluation.h), so the lookup gives what the chain gives, code for code, in one
 // pass over the bytes where the chain read and wrote the tensor once per op, mostly in float.
-// Members: the per-element ONNX ops of kUnary / kBinary, Cast, DequantizeLinear and
+// Members: the per-element ONNX ops of kUnary / kMultiOperand, Cast, DequantizeLinear and
 // QuantizeLinear with one-element parameters, com.microsoft QLinearAdd / QLinearMul /
 // QLinearSigmoid / QLinearLeakyRelu, and QLinearLookup itself (chains grow across rounds). Not
 // com.onyx.QLinearSiLU: channels-last convs fuse it (QLinearConvSiluFusion). A lone table op
@@ -31,7 +31,8 @@ const std::set<std::string> kUnary = {
     "Abs",  "Neg",       "Exp",         "Log",       "Sqrt",     "Reciprocal", "Erf",      "Tanh",  "Sigmoid", "Relu",
     "Elu",  "LeakyRelu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",   "Gelu",     "Floor", "Ceil",    "Round",
     "Sin",  "Cos",       "Selu",        "Celu",      "Mish",     "Sign",       "Identity", "ThresholdedRelu"};
-const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu", "Clip"};
+// Ops with more than one operand (every other one a constant or the chain's own value).
+const std::set<std::string> kMultiOperand = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu", "Clip"};
 const std::set<std::string> kOnnxQuant = {"DequantizeLinear", "QuantizeLinear", "Cast"};
 const std::set<std::string> kMsQuant = {"QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu"};
 // Ops that already are one lookup each.
@@ -42,31 +43,25 @@ constexpr size_t kMaxMembers = 64;
 
 bool Is8Bit(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
 
-// Value types as inferred when a sweep began (TypeOf would infer the whole graph anew after each
-// rewrite: BERT's 61 took 100 ms of its creation). A rewrite keeps the types of the values it
-// leaves (the lookup's output is the chain's); the tables it adds are constants, read directly.
+// Value types as inferred when a sweep began (SnapshotElemType: BERT's 61 rewrites took 100 ms of
+// its creation when each asked the editor anew). The tables a rewrite adds are constants, read
+// directly.
 class SweepTypes {
  public:
   explicit SweepTypes(GraphEditor& editor) : editor_(editor), types_(editor.TypeSnapshot()) {}
 
   DataType Elem(const std::string& value) const {
     if (const Tensor* c = editor_.Constant(value)) return c->dtype();
-    const TypeInfo* t = Find(value);
-    return t != nullptr && t->kind == TypeInfo::Kind::kTensor ? t->elem_type : DataType::kUndefined;
+    return SnapshotElemType(types_, value);
   }
   // -1 when unknown.
   int64_t Rank(const std::string& value) const {
     if (const Tensor* c = editor_.Constant(value)) return static_cast<int64_t>(c->rank());
-    const TypeInfo* t = Find(value);
-    return t != nullptr && t->kind == TypeInfo::Kind::kTensor && t->shape ? static_cast<int64_t>(t->shape->size()) : -1;
+    const std::vector<Dim>* dims = SnapshotDims(types_, value);
+    return dims != nullptr ? static_cast<int64_t>(dims->size()) : -1;
   }
 
  private:
-  const TypeInfo* Find(const std::string& value) const {
-    auto it = types_.find(value);
-    return it == types_.end() ? nullptr : it->second.get();
-  }
-
   GraphEditor& editor_;
   const TypeMap types_;
 };
@@ -75,7 +70,7 @@ class SweepTypes {
 bool IsMemberOp(const ir::Node& n) {
   if (n.outputs.size() != 1 || n.HasSubgraphs()) return false;
   if (n.domain.empty() || n.domain == "ai.onnx")
-    return kUnary.count(n.op_type) || kBinary.count(n.op_type) || kOnnxQuant.count(n.op_type);
+    return kUnary.count(n.op_type) || kMultiOperand.count(n.op_type) || kOnnxQuant.count(n.op_type);
   if (n.domain == kMsDomain) return kMsQuant.count(n.op_type) > 0;
   return n.domain == kOnyxDomain && n.op_type == "QLinearLookup";
 }

@@ -6,6 +6,7 @@ for every input code, bit for bit, and ONNX Runtime's within one step of the out
 Erf rounds differently); chains whose inside values are read elsewhere, or whose constants are
 not one element, or that mix two inputs, must not fuse."""
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -84,7 +85,6 @@ def _codes(signed, seed=0):
 def _unfused(path, feed, threads):
     """Onyx's outputs with every pass but this one: the model optimized without it, run as saved."""
     out = path.replace(".onnx", "_no_lookup.onnx")
-    import subprocess
     proc = subprocess.run([ONYX_BIN, "optimize", path, "-o", out, "--require-kernels", "--disable",
                            "QLinearLookupFusion"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
