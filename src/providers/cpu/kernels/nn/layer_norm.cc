@@ -2,15 +2,19 @@
 // [prod(dims[:axis]), prod(dims[axis:])] and each row is normalized (by mean and variance, or
 // by its root mean square), then scaled (and shifted) by parameters broadcast to the
 // normalized shape. LayerNormalization also emits Mean and InvStdDev in the stash type. Float
-// inputs with a float stash run linalg's fused row kernels.
+// inputs with a float stash run linalg's fused row kernels; a LayerNormalization fed by a
+// DequantizeLinear or feeding a QuantizeLinear runs ONNX Runtime's float arithmetic instead
+// (linalg::LayerNormRowsCentered), so the codes it is quantized to are ONNX Runtime's.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "base/type_traits.h"
+#include "linalg/layer_norm_centered.h"
 #include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -81,7 +85,8 @@ class RowNormalization final : public OpKernel {
   explicit RowNormalization(const KernelInfo& info)
       : axis_(info.GetIntOr("axis", -1)),
         epsilon_(info.GetFloatOr("epsilon", 1e-5f)),
-        stash_type_(info.GetIntOr("stash_type", 1)) {
+        stash_type_(info.GetIntOr("stash_type", 1)),
+        as_onnx_runtime_(!kRms && IsBetweenQuantizeNodes(info)) {
     if (!IsFloatType(stash_type_)) info.Fail(StrCat("stash_type ", stash_type_, " is not a floating-point type"));
   }
 
@@ -181,6 +186,11 @@ class RowNormalization final : public OpKernel {
     const size_t n = static_cast<size_t>(cols);
     const float eps = epsilon_;
     ThreadPool::For(ctx.thread_pool(), rows, static_cast<double>(cols) * 2.0, [&](int64_t begin, int64_t end) {
+      if (as_onnx_runtime_ && cols >= linalg::kLayerNormCenteredMinRow) {
+        linalg::LayerNormRowsCentered(xp + begin * cols, yp + begin * cols, end - begin, cols, w, b, eps,
+                                      mean ? mean + begin : nullptr, inv ? inv + begin : nullptr);
+        return;
+      }
       for (int64_t r = begin; r < end; ++r) {
         if constexpr (kRms)
           linalg::RmsNormRow(xp + r * cols, yp + r * cols, n, w, eps, nullptr);
@@ -194,6 +204,9 @@ class RowNormalization final : public OpKernel {
   int64_t axis_;
   float epsilon_;
   int64_t stash_type_;
+  // Fed by a DequantizeLinear or feeding a QuantizeLinear: ONNX Runtime's arithmetic, so its
+  // codes are ONNX Runtime's (linalg::LayerNormRowsCentered).
+  bool as_onnx_runtime_;
 };
 
 ONYX_CPU_KERNEL("LayerNormalization", 17, kOpsetMax, RowNormalization<false>);
