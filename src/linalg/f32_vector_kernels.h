@@ -11,6 +11,7 @@ using F32UnaryFn = void (*)(const float* x, float* y, size_t n);
 struct F32VUnaryKernels {
   const char* isa;
   F32UnaryFn exp, log, tanh, erf, sigmoid, silu, softplus, gelu_erf, gelu_tanh;
+  F32UnaryFn sigmoid_rational;  // ONNX Runtime's logistic (VecSigmoidAsOnnxRuntime)
 };
 
 // op is a linalg::BinaryOp; each entry handles every op.

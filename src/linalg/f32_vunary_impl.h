@@ -19,7 +19,8 @@ constexpr F32VUnaryKernels MakeVUnaryKernels() {
           &MapUnary<S, &Silu<S>>,
           &MapUnary<S, &Softplus<S>>,
           &MapUnary<S, &GeluErf<S>>,
-          &MapUnary<S, &GeluTanh<S>>};
+          &MapUnary<S, &GeluTanh<S>>,
+          &MapUnary<S, &SigmoidRational<S>>};
 }
 
 }  // namespace

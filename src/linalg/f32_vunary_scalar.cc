@@ -2,6 +2,7 @@
 // numerically stable forms (sigmoid and softplus never overflow; the GELU forms keep their
 // negative tails). The fallback for CPUs without AVX2 and the baseline of the benchmarks.
 #include <cmath>
+#include <initializer_list>
 
 #include "linalg/f32_vector_kernels.h"
 
@@ -33,9 +34,24 @@ float GeluTanhOf(float x) { return x * SigmoidOf(1.5957691216057308f * (x + 0.04
 
 }  // namespace
 
+// ONNX Runtime's logistic (f32_vmath_impl.h, SigmoidRational): the same Horner steps in std::fma.
+float SigmoidRationalOf(float x) {
+  const float v = std::isnan(x) ? x : std::fmin(18.0f, std::fmax(-18.0f, x));
+  const float v2 = v * v;
+  float p = 4.37031012579801e-11f;
+  for (float c : {1.15627324459942e-07f, 6.08574864600143e-05f, 8.51377133304701e-03f, 2.48287947061529e-01f})
+    p = std::fma(p, v2, c);
+  float q = 6.10247389755681e-13f;
+  for (float c : {5.76102136993427e-09f, 6.29106785017040e-06f, 1.70198817374094e-03f, 1.16817656904453e-01f,
+                  9.93151921023180e-01f})
+    q = std::fma(q, v2, c);
+  const float r = (p * v) / q + 0.5f;
+  return std::isnan(r) ? r : std::fmin(1.0f, std::fmax(0.0f, r));
+}
+
 constexpr F32VUnaryKernels kF32VUnaryScalar = {
     "scalar",        &Map<ExpOf>,  &Map<LogOf>,      &Map<TanhOf>,    &Map<ErfOf>,
-    &Map<SigmoidOf>, &Map<SiluOf>, &Map<SoftplusOf>, &Map<GeluErfOf>, &Map<GeluTanhOf>,
+    &Map<SigmoidOf>, &Map<SiluOf>, &Map<SoftplusOf>, &Map<GeluErfOf>, &Map<GeluTanhOf>, &Map<SigmoidRationalOf>,
 };
 
 }  // namespace onyx::linalg

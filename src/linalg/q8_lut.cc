@@ -8,14 +8,17 @@
 
 #include "linalg/f32_gemm_kernel.h"
 #include "linalg/q8_quantize.h"
+#include "linalg/vector_math.h"
 
 namespace onyx::linalg {
 
 void Q8SigmoidTable(bool is_signed, float sx, int32_t zx, float sy, int32_t zy, uint8_t* table) {
   const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+  float sigmoid[256];
+  for (int i = 0; i < 256; ++i) sigmoid[i] = sx * static_cast<float>((is_signed ? static_cast<int8_t>(i) : i) - zx);
+  VecSigmoidAsOnnxRuntime(sigmoid, sigmoid, 256);  // ONNX Runtime builds its table with this logistic
   for (int i = 0; i < 256; ++i) {
-    const int32_t code = is_signed ? static_cast<int8_t>(i) : i;
-    const float f = 1.0f / (1.0f + std::exp(-(sx * static_cast<float>(code - zx))));
+    const float f = sigmoid[i];
     // MlasQuantizeLinear: clamp to the range less the zero point, round half to even, add it.
     const float q = std::clamp(f / sy, static_cast<float>(lo - zy), static_cast<float>(hi - zy));
     table[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(q)) + zy);

@@ -14,7 +14,8 @@ namespace onyx::linalg {
 // it (each code's sigmoid requantized, then the integer product times sx * sy / sc, rounded half
 // to even: linalg::Q8MulU8 / S8's arithmetic). Codes are bytes (an int8 code at its stored byte).
 void Q8SiluTable(bool is_signed, float sx, int32_t zx, float sy, int32_t zy, float sc, int32_t zc, uint8_t* table);
-// QLinearSigmoid's table alone: round(1 / (1 + exp(-sx (x - zx))) / sy) + zy, saturated.
+// QLinearSigmoid's table alone: round(sigmoid(sx (x - zx)) / sy) + zy, saturated, with ONNX
+// Runtime's logistic (VecSigmoidAsOnnxRuntime), as its own table is built.
 void Q8SigmoidTable(bool is_signed, float sx, int32_t zx, float sy, int32_t zy, uint8_t* table);
 
 // The variant follows the SGEMM's ISA (ForceIsa / ONYX_LINALG_ISA); AVX-512 adds VBMI where the

@@ -32,6 +32,11 @@ void VecTanh(const float* x, float* y, size_t n);
 void VecErf(const float* x, float* y, size_t n);
 void VecSigmoid(const float* x, float* y, size_t n);   // 1 / (1 + exp(-x))
 void VecSilu(const float* x, float* y, size_t n);      // x * sigmoid(x)
+// ONNX Runtime's logistic, bit for bit (MLAS's rational approximation: clamp to [-18, 18],
+// x P(x^2) / Q(x^2) + 1/2, clamp to [0, 1]): for a sigmoid whose result is quantized next, where
+// a last-bit difference moves a code or a dynamic range. Far less accurate than VecSigmoid where
+// the sigmoid is small (its absolute error is near 1e-7 there).
+void VecSigmoidAsOnnxRuntime(const float* x, float* y, size_t n);
 void VecSoftplus(const float* x, float* y, size_t n);  // log(1 + exp(x))
 void VecGeluErf(const float* x, float* y, size_t n);   // 0.5 x (1 + erf(x / sqrt(2)))
 void VecGeluTanh(const float* x, float* y, size_t n);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))

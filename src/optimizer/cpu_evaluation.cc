@@ -53,11 +53,11 @@ class EvaluationContext final : public KernelContext {
 }  // namespace
 
 std::vector<Value> EvaluateOnCpu(const ir::Node& node, std::vector<Value> inputs, int64_t max_output_bytes,
-                                 std::function<const Tensor*(const std::string&)> constants) {
+                                 std::function<const Tensor*(const std::string&)> constants, const ir::Graph* graph) {
   static const auto cpu = MakeCpuProvider();
   if (!cpu->ClaimByRegistry(node).claimed) return {};
   try {
-    KernelInfo info(node, nullptr, std::move(constants), nullptr, nullptr, nullptr);
+    KernelInfo info(node, graph, std::move(constants), nullptr, nullptr, nullptr);
     auto kernel = cpu->CreateKernel(info);
     EvaluationContext ectx(node, std::move(inputs), max_output_bytes);
     kernel->Compute(ectx);

@@ -19,7 +19,10 @@ namespace onyx {
 // errors name it and its inputs. Outputs may be views of the inputs. `constants` (when given)
 // shows the kernel's constructor the node's constant inputs by name, as a session does, so a
 // kernel that prepares constant operands at creation takes the path it takes in the session.
+// `graph` (when given) is the graph the node belongs to, which a kernel reads as in a session
+// (e.g. a Sigmoid in a quantized graph computes ONNX Runtime's logistic there).
 std::vector<Value> EvaluateOnCpu(const ir::Node& node, std::vector<Value> inputs, int64_t max_output_bytes,
-                                 std::function<const Tensor*(const std::string&)> constants = nullptr);
+                                 std::function<const Tensor*(const std::string&)> constants = nullptr,
+                                 const ir::Graph* graph = nullptr);
 
 }  // namespace onyx

@@ -44,7 +44,8 @@ class ConstantFolding final : public Pass {
       if (!all_constant) continue;
       for (const auto& v : inputs)
         if (v.is_tensor()) MaterializeDeferredWidening(v.tensor());  // a float16 weight's values
-      auto results = EvaluateOnCpu(*node, std::move(inputs), std::max(ctx.options.fold_size_limit_bytes, input_bytes));
+      auto results = EvaluateOnCpu(*node, std::move(inputs), std::max(ctx.options.fold_size_limit_bytes, input_bytes),
+                                   nullptr, &editor.graph());
       if (results.empty()) continue;
       bool fits = true;
       for (size_t i = 0; i < results.size(); ++i) {

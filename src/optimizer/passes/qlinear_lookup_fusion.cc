@@ -205,7 +205,7 @@ std::optional<Tensor> MakeTable(GraphEditor& editor, const SweepTypes& types, co
         return std::nullopt;
       }
     }
-    auto out = EvaluateOnCpu(*n, std::move(inputs), int64_t{1} << 20, constants);
+    auto out = EvaluateOnCpu(*n, std::move(inputs), int64_t{1} << 20, constants, &editor.graph());
     if (out.size() != 1 || !out[0].is_tensor() || out[0].tensor().size() != 256) return std::nullopt;
     values[n->outputs[0]] = std::move(out[0]);
   }

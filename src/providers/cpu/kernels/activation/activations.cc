@@ -11,6 +11,7 @@
 #include "base/type_traits.h"
 #include "linalg/vector_math.h"
 #include "providers/cpu/kernels/math/elementwise.h"
+#include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -82,12 +83,15 @@ struct CeluFn {
   float alpha;
 };
 
+// In a quantized graph a float Sigmoid rounds as ONNX Runtime's does (its result is quantized
+// on, where a last bit moves a code or a dynamic range): linalg::VecSigmoidAsOnnxRuntime.
 struct SigmoidFn {
   static constexpr double kCost = kTranscendentalCost;
-  explicit SigmoidFn(const KernelInfo&) {}
+  explicit SigmoidFn(const KernelInfo& info) : as_onnx_runtime(InQuantizedGraph(info)) {}
   template <typename C>
   C operator()(C x) const { return StableSigmoid(x); }
-  auto Vec() const { return &linalg::VecSigmoid; }
+  auto Vec() const { return as_onnx_runtime ? &linalg::VecSigmoidAsOnnxRuntime : &linalg::VecSigmoid; }
+  bool as_onnx_runtime;
 };
 
 struct HardSigmoidFn {

@@ -17,6 +17,7 @@
 #include "linalg/q8_lut.h"
 #include "linalg/q8_quantize.h"
 #include "linalg/q8_softmax.h"
+#include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/math/elementwise.h"
@@ -188,13 +189,14 @@ class QLinearLut final : public OpKernel {
     DispatchQuant8(ctx, x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T table[256];
+      float f[256];
       for (int i = 0; i < 256; ++i) {
         const float v = sx * static_cast<float>(static_cast<int32_t>(static_cast<T>(i)) - zx);
-        float f;
-        if (kind_ == LutKind::kSigmoid) f = 1.0f / (1.0f + std::exp(-v));
-        else f = v >= 0.0f ? v : v * alpha_;
-        table[i] = QuantizeValue<T>(f, sy, zy);
+        f[i] = kind_ == LutKind::kSigmoid || v >= 0.0f ? v : v * alpha_;
       }
+      // ONNX Runtime builds its sigmoid table with MLAS's logistic: so does this one.
+      if (kind_ == LutKind::kSigmoid) linalg::VecSigmoidAsOnnxRuntime(f, f, 256);
+      for (int i = 0; i < 256; ++i) table[i] = QuantizeValue<T>(f[i], sy, zy);
       const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
       T* yd = y.data<T>();
       // The table's codes as bytes (an int8 code's index is its stored byte, as here).

@@ -216,7 +216,7 @@ void SiluInPlace(float* v, int64_t n) {
   thread_local std::vector<float> gate(kBlock);
   for (int64_t i = 0; i < n; i += kBlock) {
     const int64_t count = std::min(kBlock, n - i);
-    linalg::VecSigmoid(v + i, gate.data(), static_cast<size_t>(count));
+    linalg::VecSigmoidAsOnnxRuntime(v + i, gate.data(), static_cast<size_t>(count));
     for (int64_t j = 0; j < count; ++j) v[i + j] *= gate[static_cast<size_t>(j)];
   }
 }

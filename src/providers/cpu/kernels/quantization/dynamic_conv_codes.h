@@ -25,7 +25,8 @@ DynamicQuantParams DynamicQuantParamsOf(float lo, float hi);
 
 // DynamicQuantizeConv's float stage per output channel: float(acc) * mult[c], + bias[c] (bias
 // null: none), then clamped to [lo, hi] (q8_to_float.h's operations); with silu, then v times
-// Sigmoid(v) as Onyx's Sigmoid kernel (linalg::VecSigmoid) and Mul compute it.
+// Sigmoid(v) as Onyx's Sigmoid kernel computes it in a quantized graph (ONNX Runtime's logistic,
+// linalg::VecSigmoidAsOnnxRuntime) and Mul.
 // With a residual z (Y's shape), v + z comes before the clamp (and the SiLU): Add's rounding.
 struct DynamicFloatStage {
   const float* mult = nullptr;
@@ -64,7 +65,8 @@ class SharedRange {
 // then the clamp (with a residual), then the SiLU.
 void PostStage(const DynamicFloatStage& stage, float* v, int64_t offset, int64_t n);
 
-// v[i] = v[i] * VecSigmoid(v[i]): a fused SiLU (Sigmoid then Mul), bit for bit the two nodes'.
+// v[i] = v[i] * VecSigmoidAsOnnxRuntime(v[i]): a fused SiLU (Sigmoid then Mul), bit for bit the
+// two nodes' in a quantized graph.
 void SiluInPlace(float* v, int64_t n);
 
 // Whether ConvToCodesInPieces takes this conv: an output past L2's size (1 MB) of a group-1

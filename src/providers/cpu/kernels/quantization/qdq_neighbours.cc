@@ -63,4 +63,15 @@ bool IsBetweenQuantizeNodes(const ir::Graph& g, const ir::Node& node) {
   return FeedsQuantize(graph->Consumers(), node.outputs[0], 0);
 }
 
+bool InQuantizedGraph(const KernelInfo& info) {
+  if (info.graph() == nullptr) return false;
+  for (const auto& n : info.graph()->nodes) {
+    const std::string& op = n->op_type;
+    if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear" || op == "ConvInteger" || op == "MatMulInteger" ||
+        op == "MatMulIntegerToFloat" || op.rfind("QLinear", 0) == 0 || op.rfind("DynamicQuantize", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace onyx
