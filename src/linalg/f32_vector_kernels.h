@@ -12,6 +12,7 @@ struct F32VUnaryKernels {
   const char* isa;
   F32UnaryFn exp, log, tanh, erf, sigmoid, silu, softplus, gelu_erf, gelu_tanh;
   F32UnaryFn sigmoid_rational;  // ONNX Runtime's logistic (VecSigmoidAsOnnxRuntime)
+  F32UnaryFn erf_onnx_runtime;  // ONNX Runtime's erf (VecErfAsOnnxRuntime)
 };
 
 // op is a linalg::BinaryOp; each entry handles every op.

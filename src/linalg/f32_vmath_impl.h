@@ -116,6 +116,31 @@ inline typename S::V SigmoidRational(typename S::V x) {
   return S::Min(S::Set1(1.0f), S::Max(S::Zero(), r));
 }
 
+// ONNX Runtime's erf (MLAS's, after the faithfully rounded erff of the reference its source
+// names): |x| <= 0.921875: |x| + |x| P(x^2); beyond: 1 - exp(-(|x| + |x| Q(|x|))), that exp as
+// 2^r e(f) with r = round(t / ln2) (by adding and subtracting 1.5 * 2^23) and f = t - r ln2 in two
+// fmas; every polynomial by Horner steps in fma; then x's sign. Only for values that are
+// quantized next (vector_math.h, VecErfAsOnnxRuntime).
+constexpr float kOrtErfSmall[] = {1.28379151e-1f, -3.76124859e-1f, 1.12818025e-1f,
+                                  -2.67667342e-2f, 4.99339588e-3f,  -5.99104969e-4f};
+constexpr float kOrtErfBig[] = {1.28717512e-1f, 6.34846687e-1f,  1.06777847e-1f, -2.42545605e-2f,
+                                3.88393435e-3f, -3.83208680e-4f, 1.72948930e-5f};
+constexpr float kOrtErfExp[] = {1.0f,           1.0f,           4.99999851e-1f, 1.66664466e-1f,
+                                4.16689515e-2f, 8.37550033e-3f, 1.38319808e-3f};
+
+template <class S>
+inline typename S::V ErfAsOnnxRuntime(typename S::V x) {
+  using V = typename S::V;
+  const V a = S::Abs(x);
+  const V small = S::Fma(Poly<S>(S::Mul(a, a), kOrtErfSmall), a, a);
+  const V t = S::Max(S::Set1(-88.3762626647949f), S::Neg(S::Fma(Poly<S>(a, kOrtErfBig), a, a)));
+  const V shift = S::Set1(1.25829120e+7f);
+  const V r = S::Sub(S::Fma(S::Set1(1.44269504088896341f), t, shift), shift);
+  const V f = S::Fma(r, S::Set1(-1.42860677e-6f), S::Fma(r, S::Set1(-6.93145752e-1f), t));
+  const V big = S::Sub(S::Set1(1.0f), S::Scale2(Poly<S>(f, kOrtErfExp), r));
+  return S::WithSignOf(S::Select(S::Less(S::Set1(0.921875f), a), big, small), x);
+}
+
 // tanh(x) = x + x^3 P(x^2) on [0, 0.625].
 constexpr float kTanhP[] = {-0.33333330802743566f, 0.13333206008652945f,   -0.05394676308544357f,
                             0.02170070331666772f,  -0.008177398418159969f, 0.002142961974482286f};

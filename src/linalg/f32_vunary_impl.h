@@ -20,7 +20,8 @@ constexpr F32VUnaryKernels MakeVUnaryKernels() {
           &MapUnary<S, &Softplus<S>>,
           &MapUnary<S, &GeluErf<S>>,
           &MapUnary<S, &GeluTanh<S>>,
-          &MapUnary<S, &SigmoidRational<S>>};
+          &MapUnary<S, &SigmoidRational<S>>,
+          &MapUnary<S, &ErfAsOnnxRuntime<S>>};
 }
 
 }  // namespace

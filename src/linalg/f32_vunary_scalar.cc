@@ -49,9 +49,34 @@ float SigmoidRationalOf(float x) {
   return std::isnan(r) ? r : std::fmin(1.0f, std::fmax(0.0f, r));
 }
 
+// ONNX Runtime's erf (f32_vmath_impl.h, ErfAsOnnxRuntime): the same steps in std::fma.
+float ErfAsOnnxRuntimeOf(float x) {
+  const float a = std::fabs(x);
+  float m;
+  if (a > 0.921875f) {
+    float q = 1.72948930e-5f;
+    for (float c : {-3.83208680e-4f, 3.88393435e-3f, -2.42545605e-2f, 1.06777847e-1f, 6.34846687e-1f, 1.28717512e-1f})
+      q = std::fma(q, a, c);
+    const float t = std::fmax(-88.3762626647949f, -std::fma(q, a, a));
+    const float r = std::fma(1.44269504088896341f, t, 1.25829120e+7f) - 1.25829120e+7f;
+    const float f = std::fma(r, -1.42860677e-6f, std::fma(r, -6.93145752e-1f, t));
+    float e = 1.38319808e-3f;
+    for (float c : {8.37550033e-3f, 4.16689515e-2f, 1.66664466e-1f, 4.99999851e-1f, 1.0f, 1.0f}) e = std::fma(e, f, c);
+    m = 1.0f - std::ldexp(e, static_cast<int>(r));
+  } else {
+    const float s = a * a;
+    float p = -5.99104969e-4f;
+    for (float c : {4.99339588e-3f, -2.67667342e-2f, 1.12818025e-1f, -3.76124859e-1f, 1.28379151e-1f})
+      p = std::fma(p, s, c);
+    m = std::fma(p, a, a);  // NaN lands here and stays NaN
+  }
+  return std::copysign(m, x);
+}
+
 constexpr F32VUnaryKernels kF32VUnaryScalar = {
     "scalar",        &Map<ExpOf>,  &Map<LogOf>,      &Map<TanhOf>,    &Map<ErfOf>,
     &Map<SigmoidOf>, &Map<SiluOf>, &Map<SoftplusOf>, &Map<GeluErfOf>, &Map<GeluTanhOf>, &Map<SigmoidRationalOf>,
+    &Map<ErfAsOnnxRuntimeOf>,
 };
 
 }  // namespace onyx::linalg

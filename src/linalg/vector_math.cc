@@ -16,6 +16,7 @@ void VecErf(const float* x, float* y, size_t n) { SelectedF32VUnary().erf(x, y, 
 void VecSigmoid(const float* x, float* y, size_t n) { SelectedF32VUnary().sigmoid(x, y, n); }
 void VecSilu(const float* x, float* y, size_t n) { SelectedF32VUnary().silu(x, y, n); }
 void VecSigmoidAsOnnxRuntime(const float* x, float* y, size_t n) { SelectedF32VUnary().sigmoid_rational(x, y, n); }
+void VecErfAsOnnxRuntime(const float* x, float* y, size_t n) { SelectedF32VUnary().erf_onnx_runtime(x, y, n); }
 void VecSoftplus(const float* x, float* y, size_t n) { SelectedF32VUnary().softplus(x, y, n); }
 void VecGeluErf(const float* x, float* y, size_t n) { SelectedF32VUnary().gelu_erf(x, y, n); }
 void VecGeluTanh(const float* x, float* y, size_t n) { SelectedF32VUnary().gelu_tanh(x, y, n); }

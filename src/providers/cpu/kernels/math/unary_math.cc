@@ -8,6 +8,7 @@
 #include "base/type_traits.h"
 #include "linalg/vector_math.h"
 #include "providers/cpu/kernels/math/elementwise.h"
+#include "providers/cpu/kernels/quantization/qdq_neighbours.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -130,7 +131,7 @@ inline constexpr bool kHasVec<ErfFn> = true;
 template <typename Fn, typename Types>
 class UnaryMath final : public OpKernel {
  public:
-  explicit UnaryMath(const KernelInfo&) {}
+  explicit UnaryMath(const KernelInfo& info) : vec_(VecFor(info)) {}
   uint32_t InPlaceInputsFor(size_t output) const override { return output == 0 ? 1u : 0u; }  // pointwise
 
   void Compute(KernelContext& ctx) const override {
@@ -140,13 +141,25 @@ class UnaryMath final : public OpKernel {
       using T = typename decltype(tag)::type;
       if constexpr (kHasVec<Fn> && elementwise::kIsFloatOrHalf<T>) {
         elementwise::VecMap(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), elementwise::kVecTranscendentalCost,
-                            kVecOf<Fn>);
+                            vec_);
       } else {
         elementwise::Map(ctx.thread_pool(), x.data<T>(), y.data<T>(), x.size(), Fn::kCost,
                          [](T v) { return FromCompute<T>(Fn{}(ToCompute(v))); });
       }
     });
   }
+
+ private:
+  // In a quantized graph an Erf (a quantized GELU's) rounds as ONNX Runtime's does: its result is
+  // quantized on, where a last bit moves a code.
+  static VecFn VecFor(const KernelInfo& info) {
+    if constexpr (std::is_same_v<Fn, ErfFn>) {
+      if (InQuantizedGraph(info)) return &linalg::VecErfAsOnnxRuntime;
+    }
+    return kVecOf<Fn>;
+  }
+
+  VecFn vec_;
 };
 
 // Aliases keep the template's comma out of the registration macro.

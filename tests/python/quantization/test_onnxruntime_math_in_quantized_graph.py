@@ -1,10 +1,11 @@
-"""In a quantized graph Onyx's float Sigmoid is ONNX Runtime's logistic bit for bit (MLAS's
-rational approximation, linalg::VecSigmoidAsOnnxRuntime): its result is quantized on, and a last
-bit that differs moves a DynamicQuantizeLinear's range or a code, and every layer after it (a
-dynamically quantized YOLO's outputs were up to 5.3 apart for that alone, docs/quantization.md).
-QLinearSigmoid's table is built with the same logistic, as ONNX Runtime builds its own. The
-control checks that outside a quantized graph Onyx keeps its own, more accurate sigmoid, which
-differs from ONNX Runtime's on these inputs: the exact checks can fail."""
+"""In a quantized graph Onyx's float Sigmoid and Erf are ONNX Runtime's bit for bit (MLAS's
+rational logistic and its erf: linalg::VecSigmoidAsOnnxRuntime, VecErfAsOnnxRuntime): their results
+are quantized on, and a last bit that differs moves a DynamicQuantizeLinear's range or a code, and
+every layer after it (a dynamically quantized YOLO's outputs were up to 5.3 apart for the Sigmoid
+alone, docs/quantization.md). QLinearSigmoid's table is built with the same logistic, as ONNX
+Runtime builds its own. The controls check that outside a quantized graph Onyx keeps its own,
+more accurate functions, which differ from ONNX Runtime's on these inputs: the exact checks can
+fail."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -14,9 +15,9 @@ from onyx_harness import run_onyx, run_ort, save_model
 N = 200_003  # a tail past every vector width
 
 
-def sigmoid_model(quantized, silu, name):
-    """x -> Sigmoid (-> Mul by x: a SiLU) -> y, and with quantized also y -> DynamicQuantizeLinear."""
-    nodes = [helper.make_node("Sigmoid", ["x"], ["s" if silu else "y"])]
+def sigmoid_model(quantized, silu, name, op="Sigmoid"):
+    """x -> op (-> Mul by x: a SiLU) -> y, and with quantized also y -> DynamicQuantizeLinear."""
+    nodes = [helper.make_node(op, ["x"], ["s" if silu else "y"])]
     if silu:
         nodes.append(helper.make_node("Mul", ["x", "s"], ["y"]))
     outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N])]
@@ -54,6 +55,29 @@ def test_sigmoid_in_quantized_graph_is_onnxruntimes(silu, isa, monkeypatch):
         assert different_bits(got[0], want[0]) == 0, f"{threads} threads, {isa}"
         for g, w in zip(got[1:], want[1:]):
             assert np.array_equal(g, w)
+
+
+@pytest.mark.parametrize("isa", ["auto", "avx2", "scalar"])
+def test_erf_in_quantized_graph_is_onnxruntimes(isa, monkeypatch):
+    """The erf of a quantized GELU (BERT's, in QDQ form), around its 0.921875 split and its tails."""
+    if isa != "auto":
+        monkeypatch.setenv("ONYX_LINALG_ISA", isa)
+    path = sigmoid_model(True, False, "q_erf", op="Erf")
+    feeds = {"x": inputs()["x"] / np.float32(4)}  # [-5, 5]: both of its branches
+    want = run_ort(path, feeds)
+    for threads in (1, 2):
+        got = run_onyx(path, feeds, threads=threads)
+        assert different_bits(got[0], want[0]) == 0, f"{threads} threads, {isa}"
+        for g, w in zip(got[1:], want[1:]):
+            assert np.array_equal(g, w)
+
+
+def test_control_plain_erf_is_onyxs_own():
+    path = sigmoid_model(False, False, "plain_erf", op="Erf")
+    feeds = {"x": inputs()["x"] / np.float32(4)}
+    want, got = run_ort(path, feeds)[0], run_onyx(path, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert different_bits(got, want) > 1000
 
 
 def test_qlinear_sigmoid_table_is_onnxruntimes():
