@@ -32,8 +32,6 @@ float GeluErfOf(float x) { return static_cast<float>(0.5 * x * std::erfc(-x * 0.
 // 0.5 x (1 + tanh(y)) = x sigmoid(2y).
 float GeluTanhOf(float x) { return x * SigmoidOf(1.5957691216057308f * (x + 0.044715f * x * x * x)); }
 
-}  // namespace
-
 // ONNX Runtime's logistic (f32_vmath_impl.h, SigmoidRational): the same Horner steps in std::fma.
 float SigmoidRationalOf(float x) {
   const float v = std::isnan(x) ? x : std::fmin(18.0f, std::fmax(-18.0f, x));
@@ -72,6 +70,8 @@ float ErfAsOnnxRuntimeOf(float x) {
   }
   return std::copysign(m, x);
 }
+
+}  // namespace
 
 constexpr F32VUnaryKernels kF32VUnaryScalar = {
     "scalar",        &Map<ExpOf>,  &Map<LogOf>,      &Map<TanhOf>,    &Map<ErfOf>,

@@ -71,7 +71,8 @@ void NormalizeRow(const float* x, float* y, int64_t n, float mean, float inv, co
   for (; i < n; ++i) {
     const __m128 normalized = _mm_mul_ss(_mm_sub_ss(_mm_set_ss(x[i]), _mm_set_ss(mean)), _mm_set_ss(inv));
     const __m128 s = _mm_set_ss(scale[i]);
-    y[i] = _mm_cvtss_f32(bias != nullptr ? _mm_fmadd_ss(normalized, s, _mm_set_ss(bias[i])) : _mm_mul_ss(normalized, s));
+    y[i] = _mm_cvtss_f32(bias != nullptr ? _mm_fmadd_ss(normalized, s, _mm_set_ss(bias[i]))
+                                         : _mm_mul_ss(normalized, s));
   }
 }
 
