@@ -13,6 +13,7 @@ struct F32VUnaryKernels {
   F32UnaryFn exp, log, tanh, erf, sigmoid, silu, softplus, gelu_erf, gelu_tanh;
   F32UnaryFn sigmoid_rational;  // ONNX Runtime's logistic (VecSigmoidAsOnnxRuntime)
   F32UnaryFn erf_onnx_runtime;  // ONNX Runtime's erf (VecErfAsOnnxRuntime)
+  F32UnaryFn tanh_onnx_runtime;  // ONNX Runtime's tanh (VecTanhAsOnnxRuntime)
 };
 
 // op is a linalg::BinaryOp; each entry handles every op.

@@ -141,6 +141,23 @@ inline typename S::V ErfAsOnnxRuntime(typename S::V x) {
   return S::WithSignOf(S::Select(S::Less(S::Set1(0.921875f), a), big, small), x);
 }
 
+// ONNX Runtime's tanh (MLAS's, with Eigen's coefficients): x clamped to [-9, 9], then
+// x P(x^2) / Q(x^2) with Horner steps in fma. Only for values that are quantized next
+// (vector_math.h, VecTanhAsOnnxRuntime).
+constexpr float kOrtTanhP[] = {4.89352455891786e-03f, 6.37261928875436e-04f, 1.48572235717979e-05f,
+                               5.12229709037114e-08f, -8.60467152213735e-11f, 2.00018790482477e-13f,
+                               -2.76076847742355e-16f};
+constexpr float kOrtTanhQ[] = {4.89352518554385e-03f, 2.26843463243900e-03f, 1.18534705686654e-04f,
+                               1.19825839466702e-06f};
+
+template <class S>
+inline typename S::V TanhAsOnnxRuntime(typename S::V x) {
+  using V = typename S::V;
+  const V v = S::Min(S::Set1(9.0f), S::Max(S::Set1(-9.0f), x));  // NaN stays NaN
+  const V v2 = S::Mul(v, v);
+  return S::Div(S::Mul(Poly<S>(v2, kOrtTanhP), v), Poly<S>(v2, kOrtTanhQ));
+}
+
 // tanh(x) = x + x^3 P(x^2) on [0, 0.625].
 constexpr float kTanhP[] = {-0.33333330802743566f, 0.13333206008652945f,   -0.05394676308544357f,
                             0.02170070331666772f,  -0.008177398418159969f, 0.002142961974482286f};

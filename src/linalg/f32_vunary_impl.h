@@ -21,7 +21,8 @@ constexpr F32VUnaryKernels MakeVUnaryKernels() {
           &MapUnary<S, &GeluErf<S>>,
           &MapUnary<S, &GeluTanh<S>>,
           &MapUnary<S, &SigmoidRational<S>>,
-          &MapUnary<S, &ErfAsOnnxRuntime<S>>};
+          &MapUnary<S, &ErfAsOnnxRuntime<S>>,
+          &MapUnary<S, &TanhAsOnnxRuntime<S>>};
 }
 
 }  // namespace

@@ -71,12 +71,25 @@ float ErfAsOnnxRuntimeOf(float x) {
   return std::copysign(m, x);
 }
 
+// ONNX Runtime's tanh (f32_vmath_impl.h, TanhAsOnnxRuntime): the same steps in std::fma.
+float TanhAsOnnxRuntimeOf(float x) {
+  const float v = std::isnan(x) ? x : std::fmin(9.0f, std::fmax(-9.0f, x));
+  const float v2 = v * v;
+  float p = -2.76076847742355e-16f;
+  for (float c : {2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f, 1.48572235717979e-05f,
+                  6.37261928875436e-04f, 4.89352455891786e-03f})
+    p = std::fma(p, v2, c);
+  float q = 1.19825839466702e-06f;
+  for (float c : {1.18534705686654e-04f, 2.26843463243900e-03f, 4.89352518554385e-03f}) q = std::fma(q, v2, c);
+  return (p * v) / q;
+}
+
 }  // namespace
 
 constexpr F32VUnaryKernels kF32VUnaryScalar = {
     "scalar",        &Map<ExpOf>,  &Map<LogOf>,      &Map<TanhOf>,    &Map<ErfOf>,
     &Map<SigmoidOf>, &Map<SiluOf>, &Map<SoftplusOf>, &Map<GeluErfOf>, &Map<GeluTanhOf>, &Map<SigmoidRationalOf>,
-    &Map<ErfAsOnnxRuntimeOf>,
+    &Map<ErfAsOnnxRuntimeOf>, &Map<TanhAsOnnxRuntimeOf>,
 };
 
 }  // namespace onyx::linalg

@@ -17,6 +17,7 @@ void VecSigmoid(const float* x, float* y, size_t n) { SelectedF32VUnary().sigmoi
 void VecSilu(const float* x, float* y, size_t n) { SelectedF32VUnary().silu(x, y, n); }
 void VecSigmoidAsOnnxRuntime(const float* x, float* y, size_t n) { SelectedF32VUnary().sigmoid_rational(x, y, n); }
 void VecErfAsOnnxRuntime(const float* x, float* y, size_t n) { SelectedF32VUnary().erf_onnx_runtime(x, y, n); }
+void VecTanhAsOnnxRuntime(const float* x, float* y, size_t n) { SelectedF32VUnary().tanh_onnx_runtime(x, y, n); }
 void VecSoftplus(const float* x, float* y, size_t n) { SelectedF32VUnary().softplus(x, y, n); }
 void VecGeluErf(const float* x, float* y, size_t n) { SelectedF32VUnary().gelu_erf(x, y, n); }
 void VecGeluTanh(const float* x, float* y, size_t n) { SelectedF32VUnary().gelu_tanh(x, y, n); }

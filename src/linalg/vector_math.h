@@ -40,6 +40,9 @@ void VecSigmoidAsOnnxRuntime(const float* x, float* y, size_t n);
 // ONNX Runtime's erf, bit for bit (MLAS's: a polynomial to 0.921875, 1 - exp(-polynomial) beyond,
 // its own exp): for an Erf whose result is quantized next (a quantized GELU), as above.
 void VecErfAsOnnxRuntime(const float* x, float* y, size_t n);
+// ONNX Runtime's tanh, bit for bit (MLAS's rational approximation: clamp to [-9, 9],
+// x P(x^2) / Q(x^2)): for a Tanh whose result is quantized next, as above.
+void VecTanhAsOnnxRuntime(const float* x, float* y, size_t n);
 void VecSoftplus(const float* x, float* y, size_t n);  // log(1 + exp(x))
 void VecGeluErf(const float* x, float* y, size_t n);   // 0.5 x (1 + erf(x / sqrt(2)))
 void VecGeluTanh(const float* x, float* y, size_t n);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))

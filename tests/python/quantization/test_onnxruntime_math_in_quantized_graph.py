@@ -1,8 +1,8 @@
-"""In a quantized graph Onyx's float Sigmoid and Erf are ONNX Runtime's bit for bit (MLAS's
-rational logistic and its erf: linalg::VecSigmoidAsOnnxRuntime, VecErfAsOnnxRuntime): their results
-are quantized on, and a last bit that differs moves a DynamicQuantizeLinear's range or a code, and
-every layer after it (a dynamically quantized YOLO's outputs were up to 5.3 apart for the Sigmoid
-alone, docs/quantization.md). QLinearSigmoid's table is built with the same logistic, as ONNX
+"""In a quantized graph Onyx's float Sigmoid, Erf and Tanh are ONNX Runtime's bit for bit (MLAS's
+rational logistic, erf and tanh: linalg::VecSigmoidAsOnnxRuntime, VecErfAsOnnxRuntime,
+VecTanhAsOnnxRuntime): their results are quantized on, and a last bit that differs moves a
+DynamicQuantizeLinear's range or a code, and every layer after it (a dynamically quantized YOLO's
+outputs were up to 5.3 apart for the Sigmoid alone, docs/quantization.md). QLinearSigmoid's table is built with the same logistic, as ONNX
 Runtime builds its own. The controls check that outside a quantized graph Onyx keeps its own,
 more accurate functions, which differ from ONNX Runtime's on these inputs: the exact checks can
 fail."""
@@ -57,13 +57,18 @@ def test_sigmoid_in_quantized_graph_is_onnxruntimes(silu, isa, monkeypatch):
             assert np.array_equal(g, w)
 
 
+# Erf over [-5, 5] (both of its branches, split at 0.921875), Tanh over [-10, 10] (its clamp at 9).
+SPANS = {"Erf": 4, "Tanh": 2}
+
+
 @pytest.mark.parametrize("isa", ["auto", "avx2", "scalar"])
-def test_erf_in_quantized_graph_is_onnxruntimes(isa, monkeypatch):
-    """The erf of a quantized GELU (BERT's, in QDQ form), around its 0.921875 split and its tails."""
+@pytest.mark.parametrize("op", ["Erf", "Tanh"])
+def test_erf_and_tanh_in_quantized_graph_are_onnxruntimes(op, isa, monkeypatch):
+    """A quantized GELU's Erf (BERT's, in QDQ form) and a Tanh, as ONNX Runtime computes them."""
     if isa != "auto":
         monkeypatch.setenv("ONYX_LINALG_ISA", isa)
-    path = sigmoid_model(True, False, "q_erf", op="Erf")
-    feeds = {"x": inputs()["x"] / np.float32(4)}  # [-5, 5]: both of its branches
+    path = sigmoid_model(True, False, f"q_{op}", op=op)
+    feeds = {"x": inputs()["x"] / np.float32(SPANS[op])}
     want = run_ort(path, feeds)
     for threads in (1, 2):
         got = run_onyx(path, feeds, threads=threads)
@@ -72,9 +77,10 @@ def test_erf_in_quantized_graph_is_onnxruntimes(isa, monkeypatch):
             assert np.array_equal(g, w)
 
 
-def test_control_plain_erf_is_onyxs_own():
-    path = sigmoid_model(False, False, "plain_erf", op="Erf")
-    feeds = {"x": inputs()["x"] / np.float32(4)}
+@pytest.mark.parametrize("op", ["Erf", "Tanh"])
+def test_control_plain_erf_and_tanh_are_onyxs_own(op):
+    path = sigmoid_model(False, False, f"plain_{op}", op=op)
+    feeds = {"x": inputs()["x"] / np.float32(SPANS[op])}
     want, got = run_ort(path, feeds)[0], run_onyx(path, feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert different_bits(got, want) > 1000

@@ -1,9 +1,10 @@
-// VecSigmoidAsOnnxRuntime and VecErfAsOnnxRuntime (linalg/vector_math.h): every vector ISA gives,
-// bit for bit, the function written here from its definition (the logistic: x clamped to
-// [-18, 18], x P(x^2) / Q(x^2) + 1/2 with Horner steps in std::fma, clamped to [0, 1]; the erf: a
-// polynomial to 0.921875, 1 - 2^r e(f) beyond) over random and swept inputs, the clamp and split
+// VecSigmoidAsOnnxRuntime, VecErfAsOnnxRuntime and VecTanhAsOnnxRuntime (linalg/vector_math.h):
+// every vector ISA gives, bit for bit, the function written here from its definition (the
+// logistic: x clamped to [-18, 18], x P(x^2) / Q(x^2) + 1/2 with Horner steps in std::fma, clamped
+// to [0, 1]; the erf: a polynomial to 0.921875, 1 - 2^r e(f) beyond; the tanh: x clamped to
+// [-9, 9], x P(x^2) / Q(x^2)) over random and swept inputs, the clamp and split
 // points, zeros, infinities and NaN, at every length up to 40 (vector tails); and each stays close
-// to the exact function (2e-7 and 1e-6). That these are ONNX Runtime's is
+// to the exact function (2e-7, 1e-6 and 1e-6). That these are ONNX Runtime's is
 // tests/python/quantization/test_onnxruntime_math_in_quantized_graph.py's check.
 #include <gtest/gtest.h>
 
@@ -62,6 +63,20 @@ float Erf(float x) {
   return std::copysign(1.0f - std::ldexp(e, static_cast<int>(r)), x);
 }
 
+float Tanh(float x) {
+  if (std::isnan(x)) return x;
+  const float v = x < -9.0f ? -9.0f : (x > 9.0f ? 9.0f : x);
+  const float v2 = v * v;
+  const float p_coefs[] = {2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+                           1.48572235717979e-05f, 6.37261928875436e-04f,  4.89352455891786e-03f};
+  const float q_coefs[] = {1.18534705686654e-04f, 2.26843463243900e-03f, 4.89352518554385e-03f};
+  float p = -2.76076847742355e-16f, q = 1.19825839466702e-06f;
+  for (float c : p_coefs) p = std::fma(p, v2, c);
+  for (float c : q_coefs) q = std::fma(q, v2, c);
+  const float pv = p * v;
+  return pv / q;
+}
+
 std::vector<float> Inputs() {
   std::vector<float> x = {-18.0f, 18.0f, -18.5f, 18.5f, 0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, 100.0f, -100.0f, 0.921875f,
                           -0.921875f, 3.725f, 9.5f, 1e30f,
@@ -94,6 +109,7 @@ struct Case {
 const Case kCases[] = {
     {"sigmoid", &VecSigmoidAsOnnxRuntime, &Logistic, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, 2e-7},
     {"erf", &VecErfAsOnnxRuntime, &Erf, [](double x) { return std::erf(x); }, 1e-6},
+    {"tanh", &VecTanhAsOnnxRuntime, &Tanh, [](double x) { return std::tanh(x); }, 1e-6},
 };
 
 constexpr size_t kSpecials = 19;  // the fixed values at the front of Inputs()

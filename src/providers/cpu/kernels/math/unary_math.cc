@@ -150,11 +150,14 @@ class UnaryMath final : public OpKernel {
   }
 
  private:
-  // In a quantized graph an Erf (a quantized GELU's) rounds as ONNX Runtime's does: its result is
-  // quantized on, where a last bit moves a code.
+  // In a quantized graph an Erf (a quantized GELU's) or a Tanh rounds as ONNX Runtime's does: its
+  // result is quantized on, where a last bit moves a code.
   static VecFn VecFor(const KernelInfo& info) {
     if constexpr (std::is_same_v<Fn, ErfFn>) {
       if (InQuantizedGraph(info)) return &linalg::VecErfAsOnnxRuntime;
+    }
+    if constexpr (std::is_same_v<Fn, TanhFn>) {
+      if (InQuantizedGraph(info)) return &linalg::VecTanhAsOnnxRuntime;
     }
     return kVecOf<Fn>;
   }
