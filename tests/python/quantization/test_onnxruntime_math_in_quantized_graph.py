@@ -2,10 +2,10 @@
 rational logistic, erf and tanh: linalg::VecSigmoidAsOnnxRuntime, VecErfAsOnnxRuntime,
 VecTanhAsOnnxRuntime): their results are quantized on, and a last bit that differs moves a
 DynamicQuantizeLinear's range or a code, and every layer after it (a dynamically quantized YOLO's
-outputs were up to 5.3 apart for the Sigmoid alone, docs/quantization.md). QLinearSigmoid's table is built with the same logistic, as ONNX
-Runtime builds its own. The controls check that outside a quantized graph Onyx keeps its own,
-more accurate functions, which differ from ONNX Runtime's on these inputs: the exact checks can
-fail."""
+outputs were up to 5.3 apart for the Sigmoid alone, docs/quantization.md). QLinearSigmoid's table
+is built with the same logistic, as ONNX Runtime builds its own. The controls check that outside a
+quantized graph Onyx keeps its own, more accurate functions, which differ from ONNX Runtime's on
+these inputs: the exact checks can fail."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
