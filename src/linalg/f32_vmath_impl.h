@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "linalg/f32_erfcx_poly.h"
+#include "linalg/onnxruntime_math_constants.h"
 
 namespace onyx::linalg {
 namespace {
@@ -100,18 +101,14 @@ inline typename S::V Sigmoid(typename S::V x) {
 // x P(x^2) / Q(x^2) + 1/2 with Horner steps in fma, clamped to [0, 1]. Up to about 3e5 ulp from
 // the sigmoid where it is tiny; only for values that are quantized next, whose codes must be
 // ONNX Runtime's (vector_math.h, VecSigmoidAsOnnxRuntime).
-constexpr float kLogisticP[] = {2.48287947061529e-01f, 8.51377133304701e-03f, 6.08574864600143e-05f,
-                                1.15627324459942e-07f, 4.37031012579801e-11f};
-constexpr float kLogisticQ[] = {9.93151921023180e-01f, 1.16817656904453e-01f, 1.70198817374094e-03f,
-                                6.29106785017040e-06f, 5.76102136993427e-09f, 6.10247389755681e-13f};
-
 template <class S>
 inline typename S::V SigmoidRational(typename S::V x) {
+  namespace c = onnxruntime_math;
   using V = typename S::V;
-  const V v = S::Min(S::Set1(18.0f), S::Max(S::Set1(-18.0f), x));  // NaN stays NaN
+  const V v = S::Min(S::Set1(c::kLogisticClamp), S::Max(S::Set1(-c::kLogisticClamp), x));  // NaN stays NaN
   const V v2 = S::Mul(v, v);
-  const V p = S::Mul(Poly<S>(v2, kLogisticP), v);
-  const V q = Poly<S>(v2, kLogisticQ);
+  const V p = S::Mul(Poly<S>(v2, c::kLogisticP), v);
+  const V q = Poly<S>(v2, c::kLogisticQ);
   const V r = S::Add(S::Div(p, q), S::Set1(0.5f));
   return S::Min(S::Set1(1.0f), S::Max(S::Zero(), r));
 }
@@ -121,41 +118,30 @@ inline typename S::V SigmoidRational(typename S::V x) {
 // 2^r e(f) with r = round(t / ln2) (by adding and subtracting 1.5 * 2^23) and f = t - r ln2 in two
 // fmas; every polynomial by Horner steps in fma; then x's sign. Only for values that are
 // quantized next (vector_math.h, VecErfAsOnnxRuntime).
-constexpr float kOrtErfSmall[] = {1.28379151e-1f, -3.76124859e-1f, 1.12818025e-1f,
-                                  -2.67667342e-2f, 4.99339588e-3f,  -5.99104969e-4f};
-constexpr float kOrtErfBig[] = {1.28717512e-1f, 6.34846687e-1f,  1.06777847e-1f, -2.42545605e-2f,
-                                3.88393435e-3f, -3.83208680e-4f, 1.72948930e-5f};
-constexpr float kOrtErfExp[] = {1.0f,           1.0f,           4.99999851e-1f, 1.66664466e-1f,
-                                4.16689515e-2f, 8.37550033e-3f, 1.38319808e-3f};
-
 template <class S>
 inline typename S::V ErfAsOnnxRuntime(typename S::V x) {
+  namespace c = onnxruntime_math;
   using V = typename S::V;
   const V a = S::Abs(x);
-  const V small = S::Fma(Poly<S>(S::Mul(a, a), kOrtErfSmall), a, a);
-  const V t = S::Max(S::Set1(-88.3762626647949f), S::Neg(S::Fma(Poly<S>(a, kOrtErfBig), a, a)));
-  const V shift = S::Set1(1.25829120e+7f);
-  const V r = S::Sub(S::Fma(S::Set1(1.44269504088896341f), t, shift), shift);
-  const V f = S::Fma(r, S::Set1(-1.42860677e-6f), S::Fma(r, S::Set1(-6.93145752e-1f), t));
-  const V big = S::Sub(S::Set1(1.0f), S::Scale2(Poly<S>(f, kOrtErfExp), r));
-  return S::WithSignOf(S::Select(S::Less(S::Set1(0.921875f), a), big, small), x);
+  const V small = S::Fma(Poly<S>(S::Mul(a, a), c::kErfSmall), a, a);
+  const V t = S::Max(S::Set1(c::kErfExpFloor), S::Neg(S::Fma(Poly<S>(a, c::kErfBig), a, a)));
+  const V shift = S::Set1(c::kErfRoundShift);
+  const V r = S::Sub(S::Fma(S::Set1(c::kErfLog2e), t, shift), shift);
+  const V f = S::Fma(r, S::Set1(c::kErfLn2Lo), S::Fma(r, S::Set1(c::kErfLn2Hi), t));
+  const V big = S::Sub(S::Set1(1.0f), S::Scale2(Poly<S>(f, c::kErfExp), r));
+  return S::WithSignOf(S::Select(S::Less(S::Set1(c::kErfSplit), a), big, small), x);
 }
 
 // ONNX Runtime's tanh (MLAS's, with Eigen's coefficients): x clamped to [-9, 9], then
 // x P(x^2) / Q(x^2) with Horner steps in fma. Only for values that are quantized next
 // (vector_math.h, VecTanhAsOnnxRuntime).
-constexpr float kOrtTanhP[] = {4.89352455891786e-03f, 6.37261928875436e-04f, 1.48572235717979e-05f,
-                               5.12229709037114e-08f, -8.60467152213735e-11f, 2.00018790482477e-13f,
-                               -2.76076847742355e-16f};
-constexpr float kOrtTanhQ[] = {4.89352518554385e-03f, 2.26843463243900e-03f, 1.18534705686654e-04f,
-                               1.19825839466702e-06f};
-
 template <class S>
 inline typename S::V TanhAsOnnxRuntime(typename S::V x) {
+  namespace c = onnxruntime_math;
   using V = typename S::V;
-  const V v = S::Min(S::Set1(9.0f), S::Max(S::Set1(-9.0f), x));  // NaN stays NaN
+  const V v = S::Min(S::Set1(c::kTanhClamp), S::Max(S::Set1(-c::kTanhClamp), x));  // NaN stays NaN
   const V v2 = S::Mul(v, v);
-  return S::Div(S::Mul(Poly<S>(v2, kOrtTanhP), v), Poly<S>(v2, kOrtTanhQ));
+  return S::Div(S::Mul(Poly<S>(v2, c::kTanhP), v), Poly<S>(v2, c::kTanhQ));
 }
 
 // tanh(x) = x + x^3 P(x^2) on [0, 0.625].

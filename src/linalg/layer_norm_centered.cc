@@ -6,19 +6,16 @@
 #include <string_view>
 
 #include "linalg/f32_gemm_kernel.h"
-
-// The reference's products and sums round where it says, also on targets with fma.
-#if defined(__GNUC__) && !defined(__clang__)
-#define ONYX_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define ONYX_NO_CONTRACT
-#endif
+#include "linalg/no_fp_contract.h"
 
 namespace onyx::linalg {
 
 ONYX_NO_CONTRACT void LayerNormRowsCenteredScalar(const float* x, float* y, int64_t rows, int64_t n,
                                                   const float* scale, const float* bias, float epsilon, float* mean,
                                                   float* inv_std_dev) {
+#if defined(__clang__)
+#pragma clang fp contract(off)  // the products and sums round where the header says
+#endif
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
@@ -66,5 +63,3 @@ void LayerNormRowsCentered(const float* x, float* y, int64_t rows, int64_t n, co
 }
 
 }  // namespace onyx::linalg
-
-#undef ONYX_NO_CONTRACT

@@ -5,19 +5,12 @@
 #include <string>
 
 #include "linalg/gemm.h"
+#include "linalg/no_fp_contract.h"
 
 namespace onyx::linalg {
 
 // Separate statements, and no contraction where the target has FMA: the graph's Mul and Add
 // round one at a time.
-#if defined(__clang__)
-#define ONYX_NO_CONTRACT
-#elif defined(__GNUC__)
-#define ONYX_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define ONYX_NO_CONTRACT
-#endif
-
 ONYX_NO_CONTRACT void Q8ToFloatScalar(void* row, int64_t n, float scale, const float* bias, float lo, float hi) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
