@@ -1,6 +1,7 @@
 """Small models built with onnx's helpers for fast mutation runs (the CI replay and a campaign's
 first sources): the shapes-computed-from-shapes pattern exporters write (Shape, Gather, Concat,
-Reshape), attention-like MatMul/Softmax, and a small CNN with Conv, pools, Resize and Split.
+Reshape), attention-like MatMul/Softmax, a small CNN with Conv, pools, Resize and Split, and a
+quantized (QDQ) block.
 
 Run as a program it writes the seed corpus of every fuzz harness (docs/fuzzing.md), generated
 each time from ../shared and never committed:
@@ -92,7 +93,37 @@ def small_cnn(size=16):
     return _model(nodes, inputs, outputs, inits, opset=13)
 
 
-SEED_MODELS = {"attention_block": attention_block, "small_cnn": small_cnn}
+def quantized_block(seq=8, hidden=16):
+    """A QDQ chain through the float ops Onyx computes as ONNX Runtime does in a quantized graph
+    (LayerNormalization, Sigmoid, Erf, Tanh), an int8 MatMul the QDQ fusion makes QLinearMatMul,
+    element-wise chains QLinearLookupFusion turns into one table, and a DynamicQuantizeLinear."""
+    r = np.random.default_rng(2)
+    scalar = lambda v, dtype=np.float32: np.array(v, dtype)  # noqa: E731
+    inits = [_const("xs", scalar(0.05)), _const("xz", scalar(128, np.uint8)), _const("ys", scalar(0.02)),
+             _const("yz", scalar(128, np.uint8)), _const("w", r.integers(-60, 60, (hidden, hidden)).astype(np.int8)),
+             _const("ws", scalar(0.01)), _const("wz", scalar(0, np.int8)),
+             _const("gamma", np.ones(hidden, np.float32)), _const("beta", np.zeros(hidden, np.float32)),
+             _const("half", scalar(0.5)), _const("w2", r.standard_normal((hidden, hidden)).astype(np.float32))]
+    n = helper.make_node
+    nodes = [
+        n("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), n("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        n("LayerNormalization", ["xd", "gamma", "beta"], ["ln"], axis=-1, epsilon=1e-5),
+        n("QuantizeLinear", ["ln", "ys", "yz"], ["lnq"]), n("DequantizeLinear", ["lnq", "ys", "yz"], ["lnd"]),
+        n("DequantizeLinear", ["w", "ws", "wz"], ["wd"]), n("MatMul", ["lnd", "wd"], ["mm"]),
+        n("QuantizeLinear", ["mm", "xs", "xz"], ["mmq"]), n("DequantizeLinear", ["mmq", "xs", "xz"], ["mmd"]),
+        n("Sigmoid", ["mmd"], ["sg"]), n("Mul", ["mmd", "sg"], ["silu"]),
+        n("QuantizeLinear", ["silu", "ys", "yz"], ["sq"]), n("DequantizeLinear", ["sq", "ys", "yz"], ["sd"]),
+        n("Erf", ["sd"], ["er"]), n("Tanh", ["er"], ["th"]), n("Mul", ["th", "half"], ["h"]),
+        n("QuantizeLinear", ["h", "ys", "yz"], ["hq"]), n("DequantizeLinear", ["hq", "ys", "yz"], ["hd"]),
+        n("DynamicQuantizeLinear", ["hd"], ["dq", "dqs", "dqz"]), n("DequantizeLinear", ["dq", "dqs", "dqz"], ["dd"]),
+        n("MatMul", ["dd", "w2"], ["y"]),
+    ]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", seq, hidden])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", seq, hidden])]
+    return _model(nodes, inputs, outputs, inits, opset=19)
+
+
+SEED_MODELS = {"attention_block": attention_block, "small_cnn": small_cnn, "quantized_block": quantized_block}
 
 
 def write_seed_models(folder):
