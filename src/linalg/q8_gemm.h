@@ -53,7 +53,7 @@ struct Q8Output {
     kFloat,      // c = float(acc) * scale[j] + bias[j]
     kQuantized,  // c = clamp(nearbyint(float(acc + bias_int[j]) * scale[j]) + zero_point), int8 or uint8
     // Q8GemmW only: kFloat's value v (with lo / hi), then DynamicQuantizeLinear's uint8 code of it,
-    // Q8QuantizeU8's operations: clamp(nearbyint(v / code_scale) + zero_point, 0, 255), NaN -> zero_point.
+    // Q8QuantizeU8's operations: clamp(nearbyint(v / code_scale) + zero_point, 0, 255), NaN -> 0.
     kFloatCodes,
   };
   Kind kind = kInt32;

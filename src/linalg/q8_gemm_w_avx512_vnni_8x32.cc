@@ -277,8 +277,8 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
         if (to_codes) {
           // Q8QuantizeU8's operations (q8_quantize_avx512.cc): the quotient correctly rounded
           // (by the reciprocal and one fma correction where the scale allows, else vdivps), max /
-          // min return their second operand for a NaN (so it clamps, then becomes 0, the zero
-          // point), rounding half to even.
+          // min return their second operand for a NaN (so it becomes the lowest code, 0), rounding
+          // half to even.
           const __m512 cs = _mm512_set1_ps(out.code_scale), rc = _mm512_set1_ps(1.0f / out.code_scale);
           const __m512 clo = _mm512_set1_ps(0.0f - static_cast<float>(out.zero_point));
           const __m512 chi = _mm512_set1_ps(255.0f - static_cast<float>(out.zero_point));
@@ -293,7 +293,6 @@ void Q8GemmWDriver(const PackedQ8W& w, int64_t n, Q8WPanelFn pack, const void* s
               q = _mm512_div_ps(f, cs);
             }
             q = _mm512_min_ps(_mm512_max_ps(q, clo), chi);
-            q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, f, _CMP_ORD_Q), q);
             return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(q), zp));
           };
           auto* c = static_cast<uint8_t*>(out.c) + i * out.ldc + j0;

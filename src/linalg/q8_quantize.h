@@ -17,8 +17,9 @@ void Q8MinMax(const float* x, int64_t n, float* lo, float* hi);
 // the same range in any split; a null pool runs on the caller).
 void Q8MinMax(const float* x, int64_t n, float* lo, float* hi, ThreadPool* pool);
 
-// out[i] = clamp(nearbyint(x[i] / scale) + zero_point, 0, 255), rounding half to even; NaN gives
-// zero_point. Exact like the scalar formula for |x / scale| < 2^22 (beyond it the clamp decides).
+// out[i] = clamp(nearbyint(x[i] / scale) + zero_point, 0, 255), rounding half to even; a NaN
+// quotient gives the type's lowest code (0 here, -128 for int8), as ONNX Runtime's. Exact like
+// the scalar formula for |x / scale| < 2^22 (beyond it the clamp decides).
 void Q8QuantizeU8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* out);
 // The variants Q8MinMax and Q8QuantizeU8 would call now (the ISA the SGEMM runs): callers of
 // many short rows look them up once (a lookup per row of a few hundred values cost 20 % of it).

@@ -56,10 +56,9 @@ void QuantizeByReciprocal(const float* x, int64_t n, float scale, T zero_point, 
     __m512 y = _mm512_fmadd_ps(e, r, q);
     const __mmask16 nan = _mm512_cmp_ps_mask(y, y, _CMP_UNORD_Q);  // q infinite, or v NaN
     if (nan != 0) [[unlikely]] y = _mm512_mask_mov_ps(y, nan, q);
-    // As the generic loop: NaN to lo, then the clamp, then NaN inputs to 0 (the zero point); the
-    // rounding half to even of (y + 1.5 * 2^23) - 1.5 * 2^23, exact on the clamped range.
+    // As the generic loop: the clamp, where max_ps gives lo for a NaN (a NaN input: the type's
+    // lowest code); then rounding half to even, exact on the clamped range.
     y = _mm512_min_ps(_mm512_max_ps(y, lo), hi);
-    if (nan != 0) [[unlikely]] y = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), y);
     const __m512i rounded = _mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     return _mm512_cvtepi32_epi8(_mm512_add_epi32(rounded, zp_int));
   };

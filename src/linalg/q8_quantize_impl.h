@@ -44,9 +44,8 @@ void Q8QuantizeImpl(const float* __restrict x, int64_t n, float scale, T zero_po
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: rounds half to even below 2^22
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i] / scale;
-    v = v > lo ? v : lo;  // NaN compares false: becomes lo here...
+    v = v > lo ? v : lo;  // NaN compares false: the type's lowest code, as ONNX Runtime's maxps
     v = v < hi ? v : hi;
-    v = x[i] == x[i] ? v : 0.0f;  // ...and 0 (the zero point) here
     out[i] = static_cast<T>(static_cast<int32_t>((v + kMagic) - kMagic + zp));
   }
 }

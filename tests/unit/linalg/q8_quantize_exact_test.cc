@@ -1,5 +1,5 @@
 // Q8QuantizeU8 / Q8QuantizeS8 on every ISA against the formula written out here with a real
-// division (clamp(nearbyint(x / scale)) + zero point, NaN to the zero point), where a variant
+// division (clamp(nearbyint(x / scale)) + zero point, a NaN to the lowest code), where a variant
 // that rounded the quotient differently (a multiply by 1 / scale, a contracted or reassociated
 // form) shows: quotients at and one to three ulps around every half-integer of the range, ties
 // included, besides random ones, infinities, NaN, signed zeros, and scales whose reciprocal is
@@ -25,8 +25,8 @@ class Q8QuantizeExact : public LinalgIsaVariant {};
 
 template <typename T>
 T Reference(float x, float scale, T zp) {
-  if (std::isnan(x)) return zp;
   const float q = x / scale;
+  if (std::isnan(q)) return std::numeric_limits<T>::lowest();  // as ONNX Runtime's quantizers
   const float lo = static_cast<float>(std::numeric_limits<T>::lowest()) - static_cast<float>(zp);
   const float hi = static_cast<float>(std::numeric_limits<T>::max()) - static_cast<float>(zp);
   const float v = std::nearbyint(std::min(std::max(q, lo), hi));

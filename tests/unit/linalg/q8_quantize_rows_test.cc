@@ -1,6 +1,6 @@
 // Q8MinMax (DynamicQuantizeLinear's range), Q8QuantizeU8 / Q8QuantizeS8 (QuantizeLinear's and DynamicQuantizeLinear's vectorized rows) and
 // Q8DequantizeU8 / Q8DequantizeS8 for every ISA variant against the scalar formulas they replace:
-// clamp(nearbyint(x / scale) + zero_point) with NaN giving the zero point, and
+// clamp(nearbyint(x / scale) + zero_point) with a NaN giving the lowest code, and
 // (float(x) - zero_point) * scale; on exact ties, saturating values, infinities and NaNs, in
 // rows of odd lengths (vector bodies and tails).
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ class Q8QuantizeRowsVariant : public LinalgIsaVariant {};
 template <typename T>
 T QuantizeReference(float x, float scale, T zero_point) {
   const float r = std::nearbyint(x / scale) + static_cast<float>(zero_point);
-  if (std::isnan(r)) return zero_point;
+  if (std::isnan(r)) return std::numeric_limits<T>::lowest();  // as ONNX Runtime's quantizers
   const float lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
   return static_cast<T>(std::min(std::max(r, lo), hi));
 }

@@ -43,19 +43,25 @@ int32_t ZeroPoint(KernelContext& ctx, size_t index, DataType dt, const char* nam
   return dt == DataType::kUInt8 ? t->data<uint8_t>()[0] : t->data<int8_t>()[0];
 }
 
+// v clamped to [lo, hi], a NaN to lo (as maxps, which ONNX Runtime's quantizers use).
+inline float ClampNanLow(float v, float lo, float hi) {
+  v = v > lo ? v : lo;
+  return v < hi ? v : hi;
+}
+
 template <typename T>
 inline T Saturate(float v) {
   const float lo = static_cast<float>(std::numeric_limits<T>::lowest());
   const float hi = static_cast<float>(std::numeric_limits<T>::max());
-  return static_cast<T>(static_cast<int32_t>(std::nearbyint(std::clamp(v, lo, hi))));
+  return static_cast<T>(static_cast<int32_t>(std::nearbyint(ClampNanLow(v, lo, hi))));
 }
 
-// MlasQuantizeLinear: round(x / scale) + zp, saturated.
+// MlasQuantizeLinear: round(x / scale) + zp, saturated; NaN gives the lowest code.
 template <typename T>
 inline T QuantizeValue(float x, float scale, int32_t zp) {
   const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::lowest()) - zp);
   const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::max()) - zp);
-  return static_cast<T>(static_cast<int32_t>(std::nearbyint(std::clamp(x / scale, lo, hi))) + zp);
+  return static_cast<T>(static_cast<int32_t>(std::nearbyint(ClampNanLow(x / scale, lo, hi))) + zp);
 }
 
 // QLinearAdd's row through linalg's vectorized loop: fma(x, rx, fma(y, ry, fixed)), saturated and

@@ -20,11 +20,13 @@
 
 #include "linalg/q8_gemm.h"
 #include "linalg/q8_gemv.h"
+#include "linalg/q8_quantize.h"
 #include "providers/cpu/kernels/linalg/packed_weights.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
 #include "providers/cpu/kernels/contrib/float_compute.h"
 #include "providers/cpu/kernels/quantization/q8_matmul_to_float.h"
+#include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
@@ -230,20 +232,18 @@ class MatMulIntegerToFloat final : public OpKernel {
     }
   }
 
-  // DynamicQuantizeLinear: uint8 with scale = (max(0, max) - min(0, min)) / 255 and a rounded zero point.
+  // DynamicQuantizeLinear's codes, scale and zero point (the kernel's own loops), widened to int32.
   static std::vector<int32_t> QuantizeDynamic(const Tensor& a, float& scale, int32_t& zp) {
     const float* d = a.data<float>();
+    const int64_t n = a.size();
     float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < a.size(); ++i) {
-      lo = std::min(lo, d[i]);
-      hi = std::max(hi, d[i]);
-    }
-    scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-    zp = static_cast<int32_t>(std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f)));
-    std::vector<int32_t> q(static_cast<size_t>(a.size()));
-    for (int64_t i = 0; i < a.size(); ++i)
-      q[i] = std::clamp(static_cast<int32_t>(std::nearbyint(d[i] / scale)) + zp, 0, 255);
-    return q;
+    linalg::Q8MinMax(d, n, &lo, &hi);
+    const DynamicQuantParams p = DynamicQuantParamsOf(lo, hi);
+    scale = p.scale;
+    zp = p.zero_point;
+    std::vector<uint8_t> codes(static_cast<size_t>(n));
+    linalg::Q8QuantizeU8(d, n, p.scale, p.zero_point, codes.data());
+    return std::vector<int32_t>(codes.begin(), codes.end());
   }
 
   bool dynamic_;

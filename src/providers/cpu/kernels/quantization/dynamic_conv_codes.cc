@@ -221,15 +221,6 @@ void SiluInPlace(float* v, int64_t n) {
   }
 }
 
-DynamicQuantParams DynamicQuantParamsOf(float lo, float hi) {
-  DynamicQuantParams q;
-  q.scale = (hi - lo) / 255.0f;
-  float zero_point = 0.0f;
-  if (q.scale != 0.0f) zero_point = std::nearbyint(std::clamp(0.0f - lo / q.scale, 0.0f, 255.0f));
-  q.zero_point = static_cast<uint8_t>(zero_point);
-  return q;
-}
-
 bool CodesInPieces(const ConvGeometry& g, const QuantWeights& w) {
   // A Y that stays in L2 anyway costs less written once than computed twice in small pieces
   // (MobileNetV2, 96 -> 576 channels at 14x14: 82 us whole, 228 in pieces).

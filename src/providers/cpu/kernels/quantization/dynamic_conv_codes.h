@@ -8,20 +8,13 @@
 #include <mutex>
 
 #include "linalg/q8_gemm.h"
+#include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/cpu/kernels/quantization/quant_conv_geometry.h"
 #include "providers/cpu/kernels/quantization/quant_conv_weights.h"
 
 namespace onyx {
 class ThreadPool;
 namespace quant_conv {
-
-// DynamicQuantizeLinear's scale and zero point for the range [lo, hi] (lo <= 0 <= hi), computed
-// in float as its kernel does.
-struct DynamicQuantParams {
-  float scale = 0.0f;
-  uint8_t zero_point = 0;
-};
-DynamicQuantParams DynamicQuantParamsOf(float lo, float hi);
 
 // DynamicQuantizeConv's float stage per output channel: float(acc) * mult[c], + bias[c] (bias
 // null: none), then clamped to [lo, hi] (q8_to_float.h's operations); with silu, then v times

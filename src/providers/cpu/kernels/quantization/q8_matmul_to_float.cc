@@ -54,8 +54,9 @@ void Q8MatMulToFloat(KernelContext& ctx, const Tensor& a, bool quantize_a, float
     const int64_t chunks = (size + chunk - 1) / chunk;
     float lo = 0.0f, hi = 0.0f;
     linalg::Q8MinMax(d, size, &lo, &hi, ctx.thread_pool());
-    a_scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-    a_zero = static_cast<int32_t>(std::nearbyint(std::clamp(0.0f - lo / a_scale, 0.0f, 255.0f)));
+    const DynamicQuantParams q = DynamicQuantParamsOf(lo, hi);
+    a_scale = q.scale;
+    a_zero = q.zero_point;
     codes.resize(static_cast<size_t>(a.size()));
     ThreadPool::For(ctx.thread_pool(), chunks, static_cast<double>(chunk) * 2.0, [&](int64_t c0, int64_t c1) {
       const int64_t begin = c0 * chunk, end = std::min(size, c1 * chunk);

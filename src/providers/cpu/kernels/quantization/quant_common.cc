@@ -52,6 +52,14 @@ void GemmInt32(int64_t m, int64_t n, int64_t k, const int32_t* a, int64_t lda, c
   });
 }
 
+DynamicQuantParams DynamicQuantParamsOf(float lo, float hi) {
+  DynamicQuantParams q;
+  q.scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  // std::min(255, NaN) is 255 (its first operand), as in ONNX Runtime's clamp.
+  q.zero_point = static_cast<uint8_t>(std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / q.scale))));
+  return q;
+}
+
 int64_t RoundAndSaturate(double v, int64_t lo, int64_t hi, int64_t nan_value) {
   if (std::isnan(v)) return std::clamp(nan_value, lo, hi);
   const double r = std::nearbyint(v);  // the default rounding mode: to nearest, ties to even

@@ -35,6 +35,17 @@ inline float QLinearAddFixedPart(float r_first, int32_t z_first, float r_second,
          std::fma(r_first, static_cast<float>(z_first), r_second * static_cast<float>(z_second));
 }
 
+// DynamicQuantizeLinear's scale and zero point for the range [lo, hi] (lo <= 0 <= hi, NaNs
+// skipped), in float as ONNX Runtime computes them: scale (hi - lo) / 255, or 1 where the range is
+// one point (an all-zero input, where the op's function body would divide by 0); zero point
+// nearbyint(clamp(0 - lo / scale, 0, 255)), 255 where that quotient is NaN (an infinite range,
+// or a scale that underflowed to 0). Every dynamically quantizing kernel takes its parameters here.
+struct DynamicQuantParams {
+  float scale = 1.0f;
+  uint8_t zero_point = 0;
+};
+DynamicQuantParams DynamicQuantParamsOf(float lo, float hi);
+
 // Rounds half to even, as ONNX's quantizers do, then saturates to [lo, hi]; NaN gives `nan_value`.
 int64_t RoundAndSaturate(double v, int64_t lo, int64_t hi, int64_t nan_value);
 

@@ -292,7 +292,7 @@ class QLinearMatMul final : public OpKernel {
           const size_t o = static_cast<size_t>(i * n + j);
           const double v = (float8 ? static_cast<double>(cf[o]) : static_cast<double>(acc[o])) * mult;
           if (float8) out[o] = v + yzp;
-          else out[o] = static_cast<double>(RoundAndSaturate(std::nearbyint(v) + yzp, lo, hi, static_cast<int64_t>(yzp)));
+          else out[o] = static_cast<double>(RoundAndSaturate(std::nearbyint(v) + yzp, lo, hi, lo));
         }
       }
       ConvertOptions opts;  // float8 results saturate

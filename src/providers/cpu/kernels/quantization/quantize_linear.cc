@@ -196,7 +196,7 @@ class QuantizeLinear final : public OpKernel {
             layout.ForRange(begin, count, [&](int64_t k, int64_t s) {
               const float z = fz[static_cast<size_t>(s)];
               float r = std::nearbyint(px[begin + k] / fs[static_cast<size_t>(s)]) + z;
-              r = std::isnan(r) ? z : std::min(std::max(r, flo), fhi);
+              r = std::isnan(r) ? flo : std::min(std::max(r, flo), fhi);  // NaN: the lowest code
               py[begin + k] = static_cast<Q>(r);
             });
             return;
@@ -224,7 +224,7 @@ class QuantizeLinear final : public OpKernel {
         layout.ForRange(c, m, [&](int64_t k, int64_t s) {
           const double q = RoundToType(xv[k] / scales[static_cast<size_t>(s)], precision);
           const double z = zps[static_cast<size_t>(s)];
-          if (integer_out) iv[k] = RoundAndSaturate(std::nearbyint(q) + z, lo, hi, static_cast<int64_t>(z));
+          if (integer_out) iv[k] = RoundAndSaturate(std::nearbyint(q) + z, lo, hi, lo);  // NaN: the lowest code
           else qv[k] = q + z;
         });
         if (integer_out) StoreInt64s(y, c, m, iv, opts);
@@ -331,8 +331,9 @@ class DequantizeLinear final : public OpKernel {
   DataType output_dtype_ = DataType::kUndefined;
 };
 
-// DynamicQuantizeLinear-11: uint8 only. Follows the op's function body step by step in float so
-// the scale and zero point match it bit for bit.
+// DynamicQuantizeLinear-11: uint8 only. The scale and zero point in float as ONNX Runtime computes
+// them (DynamicQuantParamsOf; the op's function body, which they equal bit for bit elsewhere,
+// divides by 0 on an all-zero input).
 class DynamicQuantizeLinear final : public OpKernel {
  public:
   explicit DynamicQuantizeLinear(const KernelInfo&) {}
@@ -344,14 +345,13 @@ class DynamicQuantizeLinear final : public OpKernel {
     const int64_t n = x.size();
     float lo = 0.0f, hi = 0.0f;  // the range always includes 0
     linalg::Q8MinMax(px, n, &lo, &hi, ctx.thread_pool());
-    const float scale = (hi - lo) / 255.0f;
-    float zero_point = 0.0f;
-    if (scale != 0.0f) zero_point = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    const DynamicQuantParams q = DynamicQuantParamsOf(lo, hi);
+    const float scale = q.scale;
+    const uint8_t zp = q.zero_point;
     Tensor& y = ctx.AllocateOutput(0, DataType::kUInt8, x.shape());
     Tensor& y_scale = ctx.AllocateOutput(1, DataType::kFloat, {});
     Tensor& y_zp = ctx.AllocateOutput(2, DataType::kUInt8, {});
     *y_scale.data<float>() = scale;
-    const auto zp = static_cast<uint8_t>(zero_point);
     *y_zp.data<uint8_t>() = zp;
     uint8_t* py = y.data<uint8_t>();
     // Vectorized per ISA (linalg/q8_quantize.h): nearbyint(x / scale) + zp, saturated.
