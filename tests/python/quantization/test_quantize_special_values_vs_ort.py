@@ -71,7 +71,8 @@ def test_quantize_to_16_bits_nan_and_inf(dtype, np_type):
     """The wide path (16-bit codes): a NaN gives the lowest code there too."""
     require_ort()
     x = _specials()
-    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "s"), numpy_helper.from_array(np.array(7, np_type), "z")]
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+             numpy_helper.from_array(np.array(7, np_type), "z")]
     path = _model("q16_special", [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])],
                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
                   [helper.make_tensor_value_info("q", dtype, None)], inits)
@@ -108,8 +109,10 @@ def test_qdq_chain_with_nan_results_gives_onnx_runtime_codes(op, level):
     """DQ -> Sqrt / Log -> Q over all 256 codes, half of them negative: a lookup table after
     Onyx's fusion (level all), the float op between the two kernels without it."""
     require_ort()
-    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(128, np.uint8), "z"),
-             numpy_helper.from_array(np.array(0.02, np.float32), "s2"), numpy_helper.from_array(np.array(100, np.uint8), "z2")]
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "z"),
+             numpy_helper.from_array(np.array(0.02, np.float32), "s2"),
+             numpy_helper.from_array(np.array(100, np.uint8), "z2")]
     path = _model(f"qdq_{op.lower()}", [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["d"]),
                                         helper.make_node(op, ["d"], ["f"]),
                                         helper.make_node("QuantizeLinear", ["f", "s2", "z2"], ["y"])],
