@@ -136,3 +136,31 @@ def test_qdq_sigmoid_chain_is_onnxruntimes(halve, disabled):
     codes = {"x": np.arange(256, dtype=np.uint8)}
     extra = ["--config", f"optimization.disable_specified_optimizers={disabled}"] if disabled else []
     np.testing.assert_array_equal(run_onyx(path, codes, extra_args=extra)[0], run_ort(path, codes)[0])
+
+
+@pytest.mark.parametrize("op", ["Sigmoid", "Erf", "Tanh"])
+def test_op_in_an_if_body_of_a_quantized_graph_is_onnxruntimes(op):
+    """The op sits in an If's branches and only the enclosing graph quantizes (a
+    DynamicQuantizeLinear after the If): the body counts as part of a quantized graph, so its
+    results and the codes after them are ONNX Runtime's (the controls above show Onyx's own forms
+    differ on these inputs)."""
+    def branch(name):
+        return helper.make_graph([helper.make_node(op, ["x"], [f"{name}_y"])], name, [],
+                                 [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [N])])
+    nodes = [helper.make_node("If", ["cond"], ["y"], then_branch=branch("then"), else_branch=branch("other")),
+             helper.make_node("DynamicQuantizeLinear", ["y"], ["q", "qs", "qz"])]
+    inputs_ = [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+               helper.make_tensor_value_info("x", TensorProto.FLOAT, [N])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [N]),
+               helper.make_tensor_value_info("q", TensorProto.UINT8, [N]),
+               helper.make_tensor_value_info("qs", TensorProto.FLOAT, []),
+               helper.make_tensor_value_info("qz", TensorProto.UINT8, [])]
+    graph = helper.make_graph(nodes, f"if_{op}", inputs_, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = save_model(model, f"if_{op}.onnx")
+    feeds = {"cond": np.array(True), "x": inputs()["x"] / np.float32(SPANS.get(op, 1))}
+    want, got = run_ort(path, feeds), run_onyx(path, feeds)
+    assert different_bits(got[0], want[0]) == 0
+    for g, w in zip(got[1:], want[1:]):
+        assert np.array_equal(g, w)

@@ -64,13 +64,14 @@ bool IsBetweenQuantizeNodes(const ir::Graph& g, const ir::Node& node) {
 }
 
 bool InQuantizedGraph(const KernelInfo& info) {
-  if (info.graph() == nullptr) return false;
-  for (const auto& n : info.graph()->nodes) {
-    const std::string& op = n->op_type;
-    if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear" || op == "ConvInteger" || op == "MatMulInteger" ||
-        op == "MatMulIntegerToFloat" || op.rfind("QLinear", 0) == 0 || op.rfind("DynamicQuantize", 0) == 0)
-      return true;
-  }
+  // An If / Loop / Scan body counts with the graphs around it: its results are quantized there.
+  for (const ir::Graph* g = info.graph(); g != nullptr; g = g->parent)
+    for (const auto& n : g->nodes) {
+      const std::string& op = n->op_type;
+      if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear" || op == "ConvInteger" || op == "MatMulInteger" ||
+          op == "MatMulIntegerToFloat" || op.rfind("QLinear", 0) == 0 || op.rfind("DynamicQuantize", 0) == 0)
+        return true;
+    }
   return false;
 }
 

@@ -18,11 +18,11 @@ bool IsBetweenQuantizeNodes(const KernelInfo& info);
 // The same for a node of `graph` (onyx explain names the convolution engine this decides).
 bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node);
 
-// Whether the kernel's graph quantizes values: it holds a QuantizeLinear, a
-// DynamicQuantizeLinear, an integer product (ConvInteger, MatMulInteger, MatMulIntegerToFloat)
-// or a fused op made of them (QLinear*, DynamicQuantize*). Its float activations are then
-// computed as ONNX Runtime computes them (a Sigmoid's last bit moves a dynamic range or a code,
-// and every layer after it). False when the kernel has no graph.
+// Whether the kernel's graph, or a graph enclosing it (for an If / Loop / Scan body), quantizes
+// values: it holds a QuantizeLinear, a DynamicQuantizeLinear, an integer product (ConvInteger,
+// MatMulInteger, MatMulIntegerToFloat) or a fused op made of them (QLinear*, DynamicQuantize*).
+// Its float activations are then computed as ONNX Runtime computes them (a Sigmoid's last bit
+// moves a dynamic range or a code, and every layer after it). False when the kernel has no graph.
 bool InQuantizedGraph(const KernelInfo& info);
 
 }  // namespace onyx
