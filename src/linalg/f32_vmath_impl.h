@@ -97,6 +97,16 @@ inline typename S::V Sigmoid(typename S::V x) {
   return S::Select(S::Less(x, S::Zero()), S::Mul(e, r), r);
 }
 
+// x clamped to [-clamp, clamp] (NaN stays NaN), then x P(x^2) / Q(x^2) with Horner steps in fma:
+// the common body of ONNX Runtime's logistic and tanh below.
+template <class S, size_t NP, size_t NQ>
+inline typename S::V ClampedOddRational(typename S::V x, float clamp, const float (&p)[NP], const float (&q)[NQ]) {
+  using V = typename S::V;
+  const V v = S::Min(S::Set1(clamp), S::Max(S::Set1(-clamp), x));
+  const V v2 = S::Mul(v, v);
+  return S::Div(S::Mul(Poly<S>(v2, p), v), Poly<S>(v2, q));
+}
+
 // ONNX Runtime's logistic (MLAS's, with Eigen's coefficients): x clamped to [-18, 18], then
 // x P(x^2) / Q(x^2) + 1/2 with Horner steps in fma, clamped to [0, 1]. Up to about 3e5 ulp from
 // the sigmoid where it is tiny; only for values that are quantized next, whose codes must be
@@ -104,12 +114,8 @@ inline typename S::V Sigmoid(typename S::V x) {
 template <class S>
 inline typename S::V SigmoidRational(typename S::V x) {
   namespace c = onnxruntime_math;
-  using V = typename S::V;
-  const V v = S::Min(S::Set1(c::kLogisticClamp), S::Max(S::Set1(-c::kLogisticClamp), x));  // NaN stays NaN
-  const V v2 = S::Mul(v, v);
-  const V p = S::Mul(Poly<S>(v2, c::kLogisticP), v);
-  const V q = Poly<S>(v2, c::kLogisticQ);
-  const V r = S::Add(S::Div(p, q), S::Set1(0.5f));
+  const typename S::V r =
+      S::Add(ClampedOddRational<S>(x, c::kLogisticClamp, c::kLogisticP, c::kLogisticQ), S::Set1(0.5f));
   return S::Min(S::Set1(1.0f), S::Max(S::Zero(), r));
 }
 
@@ -138,10 +144,7 @@ inline typename S::V ErfAsOnnxRuntime(typename S::V x) {
 template <class S>
 inline typename S::V TanhAsOnnxRuntime(typename S::V x) {
   namespace c = onnxruntime_math;
-  using V = typename S::V;
-  const V v = S::Min(S::Set1(c::kTanhClamp), S::Max(S::Set1(-c::kTanhClamp), x));  // NaN stays NaN
-  const V v2 = S::Mul(v, v);
-  return S::Div(S::Mul(Poly<S>(v2, c::kTanhP), v), Poly<S>(v2, c::kTanhQ));
+  return ClampedOddRational<S>(x, c::kTanhClamp, c::kTanhP, c::kTanhQ);
 }
 
 // tanh(x) = x + x^3 P(x^2) on [0, 0.625].

@@ -41,12 +41,18 @@ float HornerFma(float x, const float (&c)[N]) {
   return p;
 }
 
+// f32_vmath_impl.h's ClampedOddRational: x clamped to [-clamp, clamp], then x P(x^2) / Q(x^2).
+template <size_t NP, size_t NQ>
+float ClampedOddRationalOf(float x, float clamp, const float (&p)[NP], const float (&q)[NQ]) {
+  const float v = std::isnan(x) ? x : std::fmin(clamp, std::fmax(-clamp, x));
+  const float v2 = v * v;
+  return (HornerFma(v2, p) * v) / HornerFma(v2, q);
+}
+
 // ONNX Runtime's logistic (f32_vmath_impl.h, SigmoidRational): the same steps in std::fma.
 float SigmoidRationalOf(float x) {
   namespace c = onnxruntime_math;
-  const float v = std::isnan(x) ? x : std::fmin(c::kLogisticClamp, std::fmax(-c::kLogisticClamp, x));
-  const float v2 = v * v;
-  const float r = (HornerFma(v2, c::kLogisticP) * v) / HornerFma(v2, c::kLogisticQ) + 0.5f;
+  const float r = ClampedOddRationalOf(x, c::kLogisticClamp, c::kLogisticP, c::kLogisticQ) + 0.5f;
   return std::isnan(r) ? r : std::fmin(1.0f, std::fmax(0.0f, r));
 }
 
@@ -69,9 +75,7 @@ float ErfAsOnnxRuntimeOf(float x) {
 // ONNX Runtime's tanh (f32_vmath_impl.h, TanhAsOnnxRuntime): the same steps in std::fma.
 float TanhAsOnnxRuntimeOf(float x) {
   namespace c = onnxruntime_math;
-  const float v = std::isnan(x) ? x : std::fmin(c::kTanhClamp, std::fmax(-c::kTanhClamp, x));
-  const float v2 = v * v;
-  return (HornerFma(v2, c::kTanhP) * v) / HornerFma(v2, c::kTanhQ);
+  return ClampedOddRationalOf(x, c::kTanhClamp, c::kTanhP, c::kTanhQ);
 }
 
 }  // namespace

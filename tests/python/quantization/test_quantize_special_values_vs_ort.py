@@ -26,7 +26,8 @@ def _same(got, expected):
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape
-        differ = np.count_nonzero(~((g == e) | (np.isnan(g) & np.isnan(e)) if g.dtype.kind == "f" else g == e))
+        equal = (g == e) | (np.isnan(g) & np.isnan(e)) if g.dtype.kind == "f" else g == e
+        differ = np.count_nonzero(~equal)
         assert differ == 0, f"{differ} of {g.size} values differ from ONNX Runtime's: {g.ravel()[:8]} {e.ravel()[:8]}"
 
 
