@@ -4,6 +4,7 @@
 // workspace the context gives it.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -49,6 +50,23 @@ class PackedWeightStore {
 };
 
 // What a kernel may look at while it is being created.
+// Facts kernels derive from their whole graph (whether it quantizes, who produces and reads each
+// value): computed on the first kernel that asks and kept for the others, so that creation does
+// not rescan the graph per node (quadratic in its size). One per graph build, where kernels are
+// created one at a time. A key always holds one type; another type under it throws.
+class GraphFacts {
+ public:
+  template <typename T>
+  const T& Get(const std::string& key, const std::function<T()>& compute) {
+    auto it = values_.find(key);
+    if (it == values_.end()) it = values_.emplace(key, compute()).first;
+    return std::any_cast<const T&>(it->second);
+  }
+
+ private:
+  std::unordered_map<std::string, std::any> values_;
+};
+
 class KernelInfo {
  public:
   KernelInfo(const ir::Node& node, const ir::Graph* graph,
@@ -107,6 +125,10 @@ class KernelInfo {
   // model with duplicate node names makes twice.
   std::string PackKey(size_t i, const std::string& form) const;
 
+  // The graph build's memo of whole-graph facts, or null (a lone kernel, e.g. constant folding).
+  GraphFacts* graph_facts() const { return graph_facts_; }
+  void set_graph_facts(GraphFacts* facts) { graph_facts_ = facts; }
+
   // "node 'x' (Conv, opset 11)" for messages.
   std::string Describe() const { return node_.Describe(); }
   [[noreturn]] void Fail(const std::string& message) const;
@@ -121,6 +143,7 @@ class KernelInfo {
   std::function<std::shared_ptr<const TypeInfo>(const std::string&)> type_lookup_;
   ThreadPool* pool_;
   std::shared_ptr<PackedWeightStore> packed_weights_;
+  GraphFacts* graph_facts_ = nullptr;
 };
 
 // What a kernel sees while computing. Implemented by the runtime.

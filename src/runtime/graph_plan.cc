@@ -314,6 +314,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
     for (const auto& out : graph.outputs) early.keep[plan->SlotOf(out.name)] = 1;
   }
   std::optional<TypeMap> inferred;
+  GraphFacts graph_facts;
   for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
     const ir::Node& node = *graph.nodes[node_index];
     const Placement& placement = plan->placements_[&node];
@@ -363,6 +364,7 @@ std::unique_ptr<GraphPlan> GraphPlan::Build(const ir::Graph& graph, const BuildC
         },
         ctx.pool);
     info.set_packed_weight_store(ctx.packed_weights);
+    info.set_graph_facts(&graph_facts);
     try {
       step.kernel = placement.provider->CreateKernel(info);
     } catch (const Error& e) {

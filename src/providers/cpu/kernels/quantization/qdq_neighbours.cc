@@ -50,29 +50,51 @@ bool FeedsQuantize(const std::unordered_map<std::string, std::vector<ir::Node*>>
 
 }  // namespace
 
-bool IsBetweenQuantizeNodes(const KernelInfo& info) {
-  return info.graph() != nullptr && IsBetweenQuantizeNodes(*info.graph(), info.node());
-}
+namespace {
 
-bool IsBetweenQuantizeNodes(const ir::Graph& g, const ir::Node& node) {
-  const ir::Graph* graph = &g;
-  const auto producers = graph->Producers();
+using ProducerMap = std::unordered_map<std::string, ir::Node*>;
+using ConsumerMap = std::unordered_map<std::string, std::vector<ir::Node*>>;
+
+bool IsBetween(const ProducerMap& producers, const ConsumerMap& consumers, const ir::Node& node) {
   for (size_t i = 0; i < node.inputs.size() && i < 2; ++i)  // the data and the weight
     if (!node.inputs[i].empty() && FedByDequantize(producers, node.inputs[i])) return true;
   if (node.outputs.empty() || node.outputs[0].empty()) return false;
-  return FeedsQuantize(graph->Consumers(), node.outputs[0], 0);
+  return FeedsQuantize(consumers, node.outputs[0], 0);
+}
+
+bool IsQuantizingOp(const std::string& op) {
+  return op == "QuantizeLinear" || op == "DynamicQuantizeLinear" || op == "ConvInteger" || op == "MatMulInteger" ||
+         op == "MatMulIntegerToFloat" || op.rfind("QLinear", 0) == 0 || op.rfind("DynamicQuantize", 0) == 0;
+}
+
+bool HoldsQuantizingOp(const ir::Graph* graph) {
+  // An If / Loop / Scan body counts with the graphs around it: its results are quantized there.
+  for (const ir::Graph* g = graph; g != nullptr; g = g->parent)
+    for (const auto& n : g->nodes)
+      if (IsQuantizingOp(n->op_type)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool IsBetweenQuantizeNodes(const KernelInfo& info) {
+  const ir::Graph* graph = info.graph();
+  if (graph == nullptr) return false;
+  GraphFacts* facts = info.graph_facts();
+  if (facts == nullptr) return IsBetweenQuantizeNodes(*graph, info.node());
+  const auto& producers = facts->Get<ProducerMap>("producers", [graph] { return graph->Producers(); });
+  const auto& consumers = facts->Get<ConsumerMap>("consumers", [graph] { return graph->Consumers(); });
+  return IsBetween(producers, consumers, info.node());
+}
+
+bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node) {
+  return IsBetween(graph.Producers(), graph.Consumers(), node);
 }
 
 bool InQuantizedGraph(const KernelInfo& info) {
-  // An If / Loop / Scan body counts with the graphs around it: its results are quantized there.
-  for (const ir::Graph* g = info.graph(); g != nullptr; g = g->parent)
-    for (const auto& n : g->nodes) {
-      const std::string& op = n->op_type;
-      if (op == "QuantizeLinear" || op == "DynamicQuantizeLinear" || op == "ConvInteger" || op == "MatMulInteger" ||
-          op == "MatMulIntegerToFloat" || op.rfind("QLinear", 0) == 0 || op.rfind("DynamicQuantize", 0) == 0)
-        return true;
-    }
-  return false;
+  GraphFacts* facts = info.graph_facts();
+  if (facts == nullptr) return HoldsQuantizingOp(info.graph());
+  return facts->Get<bool>("quantized graph", [&info] { return HoldsQuantizingOp(info.graph()); });
 }
 
 }  // namespace onyx
