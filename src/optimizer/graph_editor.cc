@@ -163,6 +163,19 @@ const TypeInfo* GraphEditor::TypeOf(const std::string& value) {
   return it == types_->end() ? nullptr : it->second.get();
 }
 
+void GraphEditor::TypesChanged() {
+  if (frozen_types_ > 0)
+    edited_while_frozen_ = true;
+  else
+    types_.reset();
+}
+
+GraphEditor::FrozenTypes::~FrozenTypes() {
+  if (--editor_.frozen_types_ > 0 || !editor_.edited_while_frozen_) return;
+  editor_.edited_while_frozen_ = false;
+  editor_.types_.reset();
+}
+
 TypeMap GraphEditor::TypeSnapshot() {
   if (!types_) types_ = InferNodeTypes(graph_, LiveNodesInOrder());
   return *types_;
@@ -188,7 +201,7 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
                                std::vector<std::string> outputs, const std::string& name_hint) {
   EnsureIndexed();
   modified_ = true;
-  types_.reset();
+  TypesChanged();
   auto node = std::make_unique<ir::Node>();
   node->op_type = op_type;
   node->domain = domain;
@@ -211,7 +224,7 @@ ir::Node* GraphEditor::AddNode(const std::string& op_type, const std::string& do
 void GraphEditor::RemoveNode(ir::Node* node) {
   EnsureIndexed();
   modified_ = true;
-  types_.reset();
+  TypesChanged();
   if (!removed_.insert(node).second) return;
   std::vector<std::string> reads = node->inputs;
   for (auto& n : SubgraphReads(*node)) reads.push_back(std::move(n));
@@ -230,7 +243,7 @@ void GraphEditor::RemoveNode(ir::Node* node) {
 void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& value) {
   EnsureIndexed();
   modified_ = true;
-  types_.reset();
+  TypesChanged();
   ONYX_CHECK(index < node->inputs.size() + 1, kInvalidArgument, "SetInput index out of range");
   if (index == node->inputs.size()) node->inputs.emplace_back();
   const std::string old = node->inputs[index];
@@ -242,7 +255,7 @@ void GraphEditor::SetInput(ir::Node* node, size_t index, const std::string& valu
 void GraphEditor::ReplaceAllUses(const std::string& from, const std::string& to) {
   EnsureIndexed();
   modified_ = true;
-  types_.reset();
+  TypesChanged();
   if (from == to) return;
   if (IsGraphOutput(from)) {
     // The output keeps its name: give `to`'s producer the output's name instead.
@@ -310,7 +323,7 @@ void GraphEditor::RemoveUnreadInitializers() {
 
 std::string GraphEditor::AddInitializer(const std::string& name_hint, Tensor value) {
   modified_ = true;
-  types_.reset();
+  TypesChanged();
   const std::string name = UniqueName(name_hint);
   graph_.initializers[name] = std::move(value);
   return name;

@@ -73,6 +73,8 @@ class AttentionFusion final : public Pass {
     if (!attention::AttentionKernelAvailable(ctx)) return 0;
     GraphEditor& editor = ctx.editor;
     int fused = 0;
+    // Each rewrite replaces nodes by one computing the same output: the types stand.
+    const auto frozen = editor.FreezeTypes();
     for (ir::Node* softmax : editor.NodesOfType("Softmax")) {
       auto m = attention::MatchCore(editor, softmax);
       if (!m) continue;

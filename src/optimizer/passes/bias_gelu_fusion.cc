@@ -20,6 +20,8 @@ class BiasGeluFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    // Each rewrite replaces nodes by one computing the same output: the types stand.
+    const auto frozen = editor.FreezeTypes();
     std::vector<ir::Node*> anchors = editor.NodesOfType("Gelu", kMsDomain);
     for (ir::Node* n : editor.NodesOfType("Gelu"))
       if (n->opset >= 20 && AttrString(*n, "approximate", "none") == "none") anchors.push_back(n);

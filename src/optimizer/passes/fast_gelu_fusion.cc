@@ -34,6 +34,8 @@ class FastGeluFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    // Each rewrite replaces nodes by one computing the same output: the types stand.
+    const auto frozen = editor.FreezeTypes();
     if (!CanRun(ctx, "FastGelu", kMsDomain, 1)) return 0;
     for (ir::Node* tanh : editor.NodesOfType("Tanh")) {
       auto m = MatchGelu(editor, tanh);

@@ -26,6 +26,8 @@ class GeluFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
+    // Each rewrite replaces nodes by one computing the same output: the types stand.
+    const auto frozen = editor.FreezeTypes();
     for (ir::Node* erf : editor.NodesOfType("Erf")) {
       if (erf->opset < 9) continue;
       auto m = MatchGelu(editor, erf);
