@@ -53,6 +53,8 @@ class MatMulScaleFusion final : public Pass {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
     if (!CanRun(ctx, "FusedMatMul", kMsDomain, 1)) return 0;
+    // Each rewrite replaces nodes by one computing the same output: the types stand.
+    const auto frozen = editor.FreezeTypes();
     std::vector<ir::Node*> anchors = editor.NodesOfType("MatMul");
     for (ir::Node* n : editor.NodesOfType("FusedMatMul", kMsDomain)) anchors.push_back(n);
     for (ir::Node* mm : anchors) {
