@@ -119,6 +119,15 @@ bool IsFloat8(DataType t) {
          t == DataType::kFloat8E5M2FNUZ;
 }
 
+// DequantizeLinear's float8 zero point must be 0, as ONNX Runtime and ONNX's reference require (the
+// spec's formula would subtract it). A -0 is taken as +0, so -0 codes stay -0 (x - 0).
+void CheckFloat8ZeroPoint(KernelContext& ctx, std::vector<double>* zps) {
+  for (double& z : *zps) {
+    if (z != 0.0) ctx.Fail(StrCat("a float8 zero point must be 0, not ", z));
+    z = 0.0;
+  }
+}
+
 class QuantizeLinear final : public OpKernel {
  public:
   explicit QuantizeLinear(const KernelInfo& info) : opset_(info.opset()) {
@@ -176,6 +185,9 @@ class QuantizeLinear final : public OpKernel {
 
     const std::vector<double> scales = AllAsDoubles(scale);
     const std::vector<double> zps = zp ? AllAsDoubles(*zp) : std::vector<double>(scales.size(), 0.0);
+    // A float8 zero point is not added: ONNX Runtime and ONNX's reference ignore it, whatever its
+    // value (adding even a zero would turn -0 into +0).
+    const bool add_zp = !IsFloat8(out_type);
     Tensor& y = ctx.AllocateOutput(0, out_type, x.shape());
     const int64_t n = x.size();
     if (DataTypeBits(out_type) < 8) std::memset(y.raw_data(), 0, static_cast<size_t>(y.byte_size()));
@@ -225,7 +237,7 @@ class QuantizeLinear final : public OpKernel {
           const double q = RoundToType(xv[k] / scales[static_cast<size_t>(s)], precision);
           const double z = zps[static_cast<size_t>(s)];
           if (integer_out) iv[k] = RoundAndSaturate(std::nearbyint(q) + z, lo, hi, lo);  // NaN: the lowest code
-          else qv[k] = q + z;
+          else qv[k] = add_zp ? q + z : q;
         });
         if (integer_out) StoreInt64s(y, c, m, iv, opts);
         else StoreDoubles(y, c, m, qv, opts);
@@ -276,7 +288,8 @@ class DequantizeLinear final : public OpKernel {
     if (out_type == DataType::kUndefined) out_type = opset_ < 19 || st == DataType::kFloat8E8M0 ? DataType::kFloat : st;
     const ScaleLayout layout = ResolveLayout(ctx, x, scale, zp, axis_, block_size_, opset_);
     const std::vector<double> scales = AllAsDoubles(scale);
-    const std::vector<double> zps = zp ? AllAsDoubles(*zp) : std::vector<double>(scales.size(), 0.0);
+    std::vector<double> zps = zp ? AllAsDoubles(*zp) : std::vector<double>(scales.size(), 0.0);
+    if (IsFloat8(xt)) CheckFloat8ZeroPoint(ctx, &zps);
     Tensor& y = ctx.AllocateOutput(0, out_type, x.shape());
     const int64_t n = x.size();
     const int64_t steps = (n + kStep - 1) / kStep;
