@@ -5,21 +5,42 @@ fed by DynamicQuantizeLinear."""
 import numpy as np
 
 from onyx.quantization._onnx import onnx_module
-from onyx.quantization.qparams import compute_qparams, quantize_array, quantize_bias, weight_qparams
+from onyx.quantization.qparams import QParams, compute_qparams, quantize_array, quantize_bias, weight_qparams
 from onyx.quantization.quant_types import QuantFormat
 
 MS_DOMAIN = "com.microsoft"
 FLOAT = 1
-# Ops whose output keeps the input's scale and zero point (they only move or pick values).
-DIRECT_OPS = {"MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"}
+# Which ops are quantized and how follows ONNX Runtime 1.31's quantize_static (its QDQRegistry
+# and QLinearOpsRegistry), which treats some ops differently per format.
+# Direct ops: the (first) output keeps input 0's scale and zero point (they only move or pick
+# values); quantized once input 0 is, or always with ForceQuantizeNoInputCheck.
+DIRECT_OPS = {
+    QuantFormat.QDQ: {"MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "AveragePool", "Slice",
+                      "Resize", "TopK", "Gather", "GatherElements"},
+    QuantFormat.QOperator: {"MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Resize"},
+}
+DIRECT_MIN_OPSET = {"MaxPool": 12, "Resize": 11}  # 8-bit tensors from these opsets
 # Activations folded into the quantized output range of the node before them.
 REMOVABLE_OPS = {"Relu", "Clip"}
-# Ops with their own output range: which inputs are quantized activations.
+NORM_OPS = {"LayerNormalization", "InstanceNormalization", "BatchNormalization"}
+# Ops with their own output range: which inputs are quantized activations (None: all).
 OWN_OUTPUT_OPS = {"Conv": [0], "Gemm": [0], "MatMul": [0, 1], "Add": [0, 1], "Mul": [0, 1], "Concat": None,
-                  "AveragePool": [0], "GlobalAveragePool": [0], "Sigmoid": [0], "LeakyRelu": [0], "Softmax": [0]}
+                  "AveragePool": [0], "GlobalAveragePool": [0], "Sigmoid": [0], "LeakyRelu": [0], "Softmax": [0],
+                  "ConvTranspose": [0], "CumSum": [0], "Where": [1, 2], "ArgMax": [0],
+                  **{op: [0] for op in NORM_OPS}}
+OWN_OPS = {
+    # QDQ: ArgMax's input only (its output is an index); AveragePool is a direct op there
+    QuantFormat.QDQ: set(OWN_OUTPUT_OPS) - {"AveragePool"},
+    QuantFormat.QOperator: {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "AveragePool", "GlobalAveragePool",
+                            "Sigmoid", "LeakyRelu", "Softmax"},
+}
+# Split: input 0 always quantized, every output takes its parameters. Pad: QDQ quantizes its
+# input always (the output shares its parameters when the padding adds no new value), QOperator
+# pads the 8-bit tensor once it is quantized. ArgMax (QOperator) reads the 8-bit tensor.
 # Gather from a constant table (an embedding): the table is stored 8-bit, the gathered rows
 # dequantized after the Gather.
-STATIC_OPS = set(OWN_OUTPUT_OPS) | DIRECT_OPS | REMOVABLE_OPS | {"Gather"}
+STATIC_OPS = (set(OWN_OUTPUT_OPS) | DIRECT_OPS[QuantFormat.QDQ] | DIRECT_OPS[QuantFormat.QOperator] | REMOVABLE_OPS
+              | {"Split", "Pad"})
 DYNAMIC_OPS = {"MatMul", "Conv", "Gather"}
 QOP_NAMES = {"Conv": ("QLinearConv", ""), "MatMul": ("QLinearMatMul", ""), "Gemm": ("QGemm", MS_DOMAIN),
              "Add": ("QLinearAdd", MS_DOMAIN), "Mul": ("QLinearMul", MS_DOMAIN),
@@ -60,13 +81,16 @@ class NodePlan:
 
     def __init__(self, node, kind):
         self.node = node
-        self.kind = kind  # "own", "direct", "activation" (a kept Relu/Clip), "dynamic", "gather"
+        # "own", "direct" (outputs share an input's parameters), "activation" (a kept Relu/Clip),
+        # "reader" (reads an 8-bit input, writes no quantized output), "dynamic", "gather"
+        self.kind = kind
         self.orig = onnx_module().NodeProto()
         self.orig.CopyFrom(node)  # the float node as it was (the writers edit `node`)
         self.inputs = {}  # input index -> "act" | "weight" | "bias" | "const"
         self.axis = None  # per-channel axis of the weight input
         self.outputs = list(node.output[:1]) if kind not in ("dynamic", "gather") else []
         self.fused = None  # the Relu/Clip node folded into this one
+        self.share = {}  # output -> the input whose scale and zero point it takes
 
     @property
     def name(self):
@@ -89,14 +113,13 @@ class Plan:
         return {p.name: p for p in self.nodes}
 
     def act_tensors(self):
-        """Activation tensors that need a calibrated range (direct ops' outputs take their input's)."""
+        """Activation tensors that need a calibrated range (shared outputs take their input's)."""
         names = []
         for p in self.nodes:
             if p.kind == "dynamic":
                 continue
             names += [p.node.input[i] for i, role in p.inputs.items() if role == "act"]
-            if p.kind != "direct":
-                names += p.outputs
+            names += [t for t in p.outputs if t not in p.share]
         return list(dict.fromkeys(names))
 
 
@@ -173,111 +196,231 @@ def _attr(node, name, default=None):
     return default
 
 
+class _Scope:
+    """What the per-op planners read: the model's tensors, the options, and which tensors the
+    plan quantizes so far in graph order (ONNX Runtime's "is the tensor quantized" test)."""
+
+    def __init__(self, model, options, plan):
+        graph = model.graph
+        self.options = options
+        self.plan = plan
+        self.types = tensor_types(model)
+        self.inits = {i.name: i for i in graph.initializer}
+        self.graph_outputs = {o.name for o in graph.output}
+        self.consumers = readers_of(graph)
+        self.qop = options.quant_format == QuantFormat.QOperator and not options.dynamic
+        self.fmt = QuantFormat.QOperator if self.qop else QuantFormat.QDQ
+        self.opset = ai_onnx_opset(model)
+        self.producing = {}  # tensor -> NodePlan writing its quantized form
+        self.marked = set()  # tensors quantized by the nodes planned so far (inputs and outputs)
+
+    def is_float(self, t):
+        return t != "" and self.types.get(t) == FLOAT
+
+    def is_act(self, t):
+        return self.is_float(t) and t not in self.inits
+
+    def is_const(self, t):
+        return self.is_float(t) and t in self.inits
+
+    def skip(self, node, why):
+        self.plan.skipped.append((node.name, node.op_type, why))
+
+    def add(self, p):
+        self.plan.nodes.append(p)
+        self.marked.update(p.node.input[i] for i, role in p.inputs.items() if role == "act")
+        self.marked.update(p.outputs)
+        for t in p.outputs:
+            self.producing[t] = p
+
+
 def build_plan(model, options):
     """Chooses the nodes to quantize and the role of each of their inputs (no ranges yet)."""
-    onnx = onnx_module()
     graph = model.graph
     constants_to_initializers(graph)
     name_nodes(graph)
-    types = tensor_types(model)
-    inits = {i.name: i for i in graph.initializer}
-    graph_inputs = {i.name for i in graph.input}
-    graph_outputs = {o.name for o in graph.output}
-    consumers = readers_of(graph)
     plan = Plan(model, options)
+    scope = _Scope(model, options, plan)
     allowed = STATIC_OPS if not options.dynamic else DYNAMIC_OPS
     op_types = set(options.op_types) if options.op_types is not None else set(allowed)
-    qop = options.quant_format == QuantFormat.QOperator and not options.dynamic
-    producing = {}  # tensor -> NodePlan writing its quantized form
-
-    def is_float(t):
-        return t != "" and types.get(t) == FLOAT
-
-    def is_act(t):
-        return is_float(t) and t not in inits
-
-    def skip(node, why):
-        plan.skipped.append((node.name, node.op_type, why))
-
     for node in graph.node:
-        op = node.op_type
-        if node.domain not in ("", "ai.onnx") or op not in op_types:
-            continue
-        if options.nodes_to_quantize is not None and node.name not in options.nodes_to_quantize:
-            continue
-        if node.name in options.nodes_to_exclude:
-            continue
-        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
-            continue
-        if not all(is_float(o) for o in node.output[:1]):
-            if node.output[0] not in types:  # a known non-float output is no candidate at all
-                skip(node, "the type of its output is unknown (ONNX shape inference could not tell)")
-            continue
-        if op == "Gather":
-            if node.input[0] in inits and is_float(node.input[0]):
-                p = NodePlan(node, "gather")
-                p.inputs = {0: "weight"}
-                plan.nodes.append(p)
-            elif is_act(node.input[0]):
-                skip(node, "its data is not a constant table")
-            continue
-        if options.dynamic:
-            p = _plan_dynamic(node, inits, is_act, options, skip)
-            if p:
-                plan.nodes.append(p)
-            continue
-        if op in DIRECT_OPS or op in REMOVABLE_OPS:
-            x = node.input[0]
-            if len(node.output) > 1 and node.output[1]:
-                skip(node, "it has a second output")
-                continue
-            if not is_act(x):
-                skip(node, "its input is not a float activation")
-                continue
-            src = producing.get(x)
-            if op in REMOVABLE_OPS:
-                if op == "Clip" and not _clip_includes_zero(node, inits):
-                    skip(node, "its clip range does not hold 0")
-                    continue
-                foldable = (src is not None and src.kind == "own" and src.outputs == [x] and src.fused is None
-                            and len(consumers.get(x, [])) == 1 and x not in graph_outputs
-                            and not options.keep_removable and not options.activation_symmetric
-                            and src.node.op_type not in options.op_types_no_output)
-                if foldable:
-                    src.fused = node
-                    src.outputs = [node.output[0]]
-                    producing[node.output[0]] = src
-                    plan.removed.add(node.name)
-                    continue
-                if qop or not (src is not None or options.force_quantize_no_input_check):
-                    skip(node, "it follows no quantized node it can fold into" if not qop else
-                         "QOperator has no 8-bit form of it and it cannot be folded")
-                    continue
-                p = NodePlan(node, "activation")
-                p.inputs[0] = "act"
-            else:
-                if src is None and not options.force_quantize_no_input_check:
-                    skip(node, "its input is not quantized (ForceQuantizeNoInputCheck forces it)")
-                    continue
-                if qop and op == "MaxPool" and ai_onnx_opset(model) < 12:
-                    skip(node, "MaxPool takes 8-bit tensors from opset 12")
-                    continue
-                p = NodePlan(node, "direct")
-                p.inputs[0] = "act"
-            plan.nodes.append(p)
-            producing[node.output[0]] = p
-            continue
-        p = _plan_own(node, inits, is_act, is_float, options, qop, skip)
-        if p is None:
-            continue
-        if op in options.op_types_no_output:
-            if qop:
-                raise ValueError("OpTypesToExcludeOutputQuantization is supported with QuantFormat.QDQ only")
-            p.outputs = []
-        plan.nodes.append(p)
-        for t in p.outputs:
-            producing[t] = p
+        if _selected(node, options, op_types):
+            p = _plan_node(scope, node)
+            if p is not None:
+                scope.add(p)
     return plan
+
+
+def _selected(node, options, op_types):
+    onnx = onnx_module()
+    if node.domain not in ("", "ai.onnx") or node.op_type not in op_types:
+        return False
+    if options.nodes_to_quantize is not None and node.name not in options.nodes_to_quantize:
+        return False
+    if node.name in options.nodes_to_exclude:
+        return False
+    return not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
+
+
+def _plan_node(s, node):
+    """The NodePlan of one selected node, or None (with the reason in plan.skipped)."""
+    op = node.op_type
+    probe = node.input[0] if op == "ArgMax" else node.output[0]  # ArgMax writes indices
+    if not s.is_float(probe):
+        if probe not in s.types:  # a known non-float tensor is no candidate at all
+            s.skip(node, "the type of its output is unknown (ONNX shape inference could not tell)")
+        return None
+    if op == "Gather" and s.is_const(node.input[0]):
+        p = NodePlan(node, "gather")
+        p.inputs = {0: "weight"}
+        return p
+    if op == "Gather" and (s.options.dynamic or s.qop):
+        return s.skip(node, "its data is not a constant table")
+    if s.options.dynamic:
+        return _plan_dynamic(node, s.inits, s.is_act, s.options, s.skip)
+    if op in REMOVABLE_OPS:
+        return _plan_removable(s, node)
+    if op in DIRECT_OPS[s.fmt]:
+        return _plan_direct(s, node)
+    if op == "Split":
+        return _plan_split(s, node)
+    if op == "Pad":
+        return _plan_pad(s, node)
+    if op == "ArgMax" and s.qop:
+        return _plan_reader(s, node)
+    if op in OWN_OPS[s.fmt]:
+        return _plan_own(s, node)
+    if op == "Where":
+        return s.skip(node, "QOperator would need com.microsoft QLinearWhere, which Onyx does not run")
+    return s.skip(node, "QOperator has no quantized form of it (ONNX Runtime's quantizer leaves it float too)")
+
+
+def _plan_removable(s, node):
+    """A Relu/Clip: folded into the quantized node before it when it is that node's only reader,
+    else (QDQ) kept between Q/DQ pairs once its input is quantized."""
+    op, x, o = node.op_type, node.input[0], s.options
+    if len(node.output) > 1 and node.output[1]:
+        return s.skip(node, "it has a second output")
+    if not s.is_act(x):
+        return s.skip(node, "its input is not a float activation")
+    if op == "Clip" and not _clip_includes_zero(node, s.inits):
+        return s.skip(node, "its clip range does not hold 0")
+    src = s.producing.get(x)
+    # QDQ folds into a direct op too (its output then takes the activation's range); QOperator
+    # only into an op with its own output range (ONNX Runtime drops such a Relu unclamped there)
+    foldable = (src is not None and (src.kind == "own" or (src.kind == "direct" and not s.qop))
+                and src.outputs == [x] and src.fused is None
+                and len(s.consumers.get(x, [])) == 1 and x not in s.graph_outputs
+                and not o.keep_removable and not o.activation_symmetric
+                and src.node.op_type not in o.op_types_no_output)
+    if foldable:
+        src.fused = node
+        src.share.pop(x, None)
+        src.outputs = [node.output[0]]
+        s.producing[node.output[0]] = src
+        s.marked.discard(x)
+        s.marked.add(node.output[0])
+        s.plan.removed.add(node.name)
+        return None
+    if s.qop:
+        return s.skip(node, "QOperator has no 8-bit form of it and it cannot be folded")
+    if x not in s.marked and not o.force_quantize_no_input_check:
+        return s.skip(node, "it follows no quantized node it can fold into")
+    p = NodePlan(node, "activation")
+    p.inputs[0] = "act"
+    return p
+
+
+def _direct(node, x, outputs, options):
+    """A node whose outputs take input x's scale and zero point (none where
+    OpTypesToExcludeOutputQuantization names the op)."""
+    p = NodePlan(node, "direct")
+    p.inputs[0] = "act"
+    p.outputs = [] if node.op_type in options.op_types_no_output else list(outputs)
+    p.share = {t: x for t in p.outputs}
+    return p
+
+
+def _plan_direct(s, node):
+    op, x, o = node.op_type, node.input[0], s.options
+    if op == "GatherElements" and s.is_const(x):
+        return s.skip(node, "its data is a constant table (quantized for Gather only)")
+    if not s.is_act(x):
+        return s.skip(node, "its input is not a float activation")
+    if op != "TopK" and len(node.output) > 1 and node.output[1]:  # TopK's second output: indices
+        return s.skip(node, "it has a second output")
+    if s.opset < DIRECT_MIN_OPSET.get(op, 0):
+        return s.skip(node, f"{op} takes 8-bit tensors from opset {DIRECT_MIN_OPSET[op]}")
+    force = o.force_quantize_no_input_check
+    if x not in s.marked and not force:
+        return s.skip(node, "its input is not quantized (ForceQuantizeNoInputCheck forces it)")
+    if op in o.op_types_no_output and not force:
+        return s.skip(node, "OpTypesToExcludeOutputQuantization names it")
+    return _direct(node, x, node.output[:1], o)
+
+
+def _plan_split(s, node):
+    """Split: its input is quantized whatever came before; every output shares its parameters."""
+    x = node.input[0]
+    if not s.is_act(x):
+        return s.skip(node, "its input is not a float activation")
+    return _direct(node, x, [t for t in node.output if t], s.options)
+
+
+def _plan_pad(s, node):
+    x, y = node.input[0], node.output[0]
+    if not s.is_act(x):
+        return s.skip(node, "its input is not a float activation")
+    if s.qop:  # Pad on the 8-bit tensor, its padding value quantized with the input's parameters
+        if s.opset < 11:
+            return s.skip(node, "QOperator pads 8-bit tensors from opset 11")
+        if x not in s.marked:
+            return s.skip(node, "its input is not quantized")
+        return _direct(node, x, [y], s.options)
+    value = node.input[2] if len(node.input) > 2 else ""
+    if value and not (s.is_act(value) or s.is_const(value)):
+        return s.skip(node, "its constant_value is not float32")
+    if _pad_adds_no_value(s, node):
+        p = _direct(node, x, [y], s.options)
+    else:  # a new padding value: the output gets its own calibrated range
+        p = NodePlan(node, "own")
+        p.inputs[0] = "act"
+        p.outputs = [] if node.op_type in s.options.op_types_no_output else [y]
+    if value:
+        p.inputs[2] = "act" if s.is_act(value) else "const"
+    return p
+
+
+def _pad_adds_no_value(s, node):
+    """Whether Pad's output holds only values of its input and 0 (which every range holds)."""
+    mode = _attr(node, "mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode in ("reflect", "edge", "wrap"):
+        return True
+    if mode != "constant":
+        return False
+    if s.opset < 11:
+        return float(_attr(node, "value", 0.0)) == 0.0
+    value = node.input[2] if len(node.input) > 2 else ""
+    if not value:
+        return True
+    if value not in s.inits:
+        return False
+    v = onnx_module().numpy_helper.to_array(s.inits[value])
+    return v.size == 1 and float(v.reshape(-1)[0]) == 0.0
+
+
+def _plan_reader(s, node):
+    """ArgMax (QOperator): reads the 8-bit tensor once its input is quantized."""
+    x = node.input[0]
+    if not s.is_act(x):
+        return s.skip(node, "its input is not a float activation")
+    if x not in s.marked:
+        return s.skip(node, "its input is not quantized")
+    p = NodePlan(node, "reader")
+    p.inputs[0] = "act"
+    p.outputs = []
+    return p
 
 
 def _clip_includes_zero(node, inits):
@@ -296,77 +439,135 @@ def _clip_includes_zero(node, inits):
 
 
 def _weight_axis(node, options, rank):
+    """The per-channel axis of node's weight, None where it is out of range (then per tensor, as
+    ONNX Runtime does)."""
     op = node.op_type
     if op in options.per_channel_axis:
         axis = int(options.per_channel_axis[op])
-        return axis + rank if axis < 0 else axis
-    if op == "Conv":
-        return 0
-    if op == "Gemm":
-        return 0 if _attr(node, "transB", 0) else 1
-    return rank - 1  # MatMul: one scale per output column
+    elif op == "Conv":
+        axis = 0
+    elif op == "Gemm":
+        axis = 0 if _attr(node, "transB", 0) else 1
+    elif op == "ConvTranspose" or op in NORM_OPS:
+        axis = 1  # ConvTranspose: output channels; the normalizations' 1-D scale: none
+    else:
+        axis = rank - 1  # MatMul: one scale per output column
+    axis = axis + rank if axis < 0 else axis
+    return axis if 0 <= axis < rank else None
 
 
-def _plan_own(node, inits, is_act, is_float, options, qop, skip):
+def _plan_own(s, node):
     op = node.op_type
+    if op in ("Conv", "ConvTranspose", "Gemm"):
+        p = _plan_weighted(s, node)
+    elif op == "MatMul":
+        p = _plan_matmul(s, node)
+    elif op in NORM_OPS:
+        p = _plan_norm(s, node)
+    else:
+        p = _plan_elementwise(s, node)
+    if p is None:
+        return None
+    p.outputs = [t for t in node.output[:1] if s.is_float(t)]  # ArgMax: its input only
+    if op in s.options.op_types_no_output:
+        if s.qop:
+            raise ValueError("OpTypesToExcludeOutputQuantization is supported with QuantFormat.QDQ only")
+        p.outputs = []
+    return p
+
+
+def _plan_weighted(s, node):
+    """Conv, ConvTranspose, Gemm: activation, constant weight, int32 bias."""
+    op, o = node.op_type, s.options
     p = NodePlan(node, "own")
-    if op in ("Conv", "Gemm"):
-        if not is_act(node.input[0]):
-            skip(node, "its input is not a float activation")
-            return None
-        w = node.input[1]
-        if w not in inits or not is_float(w):
-            skip(node, "its weight is not a float32 initializer")
-            return None
-        if op == "Gemm":
-            if _attr(node, "transA", 0):
-                skip(node, "transA=1")
-                return None
-            if qop and (_attr(node, "alpha", 1.0) != 1.0 or _attr(node, "beta", 1.0) != 1.0):
-                skip(node, "QGemm here takes alpha = beta = 1 only")
-                return None
+    if not s.is_act(node.input[0]):
+        return s.skip(node, "its input is not a float activation")
+    w = node.input[1]
+    if not s.is_const(w):
+        return s.skip(node, "its weight is not a float32 initializer")
+    if op == "Gemm":
+        if _attr(node, "transA", 0):
+            return s.skip(node, "transA=1")
+        if s.qop and (_attr(node, "alpha", 1.0) != 1.0 or _attr(node, "beta", 1.0) != 1.0):
+            return s.skip(node, "QGemm here takes alpha = beta = 1 only")
+    p.inputs = {0: "act", 1: "weight"}
+    if len(node.input) > 2 and node.input[2]:
+        b = node.input[2]
+        bias_ok = s.is_const(b) and len(s.inits[b].dims) == 1
+        if bias_ok and o.quantize_bias:
+            p.inputs[2] = "bias"
+        elif s.qop:
+            return s.skip(node, "its bias is not a 1-D float32 initializer (or QuantizeBias is off)")
+    if o.per_channel:
+        p.axis = _weight_axis(node, o, len(s.inits[w].dims))
+    return p
+
+
+def _plan_matmul(s, node):
+    o = s.options
+    p = NodePlan(node, "own")
+    a, b = node.input[0], node.input[1]
+    if not s.is_act(a):
+        return s.skip(node, "its first input is not a float activation")
+    if s.is_const(b):
         p.inputs = {0: "act", 1: "weight"}
-        if len(node.input) > 2 and node.input[2]:
-            b = node.input[2]
-            bias_ok = b in inits and is_float(b) and len(inits[b].dims) == 1
-            if bias_ok and options.quantize_bias:
-                p.inputs[2] = "bias"
-            elif qop:
-                skip(node, "its bias is not a 1-D float32 initializer (or QuantizeBias is off)")
-                return None
-        if options.per_channel:
-            p.axis = _weight_axis(node, options, len(inits[w].dims))
-        return p
-    if op == "MatMul":
-        a, b = node.input[0], node.input[1]
-        if not is_act(a):
-            skip(node, "its first input is not a float activation")
-            return None
-        if b in inits and is_float(b):
-            p.inputs = {0: "act", 1: "weight"}
-            if options.per_channel and len(inits[b].dims) == 2 and not qop:
-                p.axis = _weight_axis(node, options, 2)
-        elif is_act(b) and not options.matmul_const_b_only:
-            p.inputs = {0: "act", 1: "act"}
-        else:
-            skip(node, "its B is not a constant" if options.matmul_const_b_only else "its B is not float32")
-            return None
-        return p
+        if o.per_channel and len(s.inits[b].dims) == 2 and not s.qop:
+            p.axis = _weight_axis(node, o, 2)
+    elif s.is_act(b) and not o.matmul_const_b_only:
+        p.inputs = {0: "act", 1: "act"}
+    else:
+        return s.skip(node, "its B is not a constant" if o.matmul_const_b_only else "its B is not float32")
+    return p
+
+
+def _plan_norm(s, node):
+    """LayerNormalization, InstanceNormalization, BatchNormalization (QDQ): input, scale as a
+    weight, bias in int32 at input scale x scale's scale; BatchNormalization's mean and variance
+    stay float."""
+    o = s.options
+    p = NodePlan(node, "own")
+    if not s.is_act(node.input[0]):
+        return s.skip(node, "its input is not a float activation")
+    if any(node.output[1:]):
+        return s.skip(node, "it has more than one output")
+    gamma = node.input[1]
+    p.inputs = {0: "act"}
+    if s.is_const(gamma):
+        p.inputs[1] = "weight"
+        if o.per_channel:
+            p.axis = _weight_axis(node, o, len(s.inits[gamma].dims))
+    elif s.is_act(gamma):
+        p.inputs[1] = "act"
+    else:
+        return s.skip(node, "its scale is not float32")
+    b = node.input[2] if len(node.input) > 2 else ""
+    if b and p.inputs[1] == "weight" and o.quantize_bias and s.is_const(b) and len(s.inits[b].dims) == 1:
+        p.inputs[2] = "bias"
+    return p
+
+
+def _plan_elementwise(s, node):
+    """The other ops with their own output range: the inputs OWN_OUTPUT_OPS names are quantized."""
+    op, o = node.op_type, s.options
+    p = NodePlan(node, "own")
+    if op == "Where" and not o.force_quantize_no_input_check and not all(
+            node.input[i] in s.marked for i in (1, 2)):
+        return s.skip(node, "its inputs are not both quantized (ForceQuantizeNoInputCheck forces it)")
+    if op == "GlobalAveragePool" and s.qop and node.input[0] not in s.marked:
+        return s.skip(node, "its input is not quantized (QOperator quantizes it after a quantized node only)")
     idx = OWN_OUTPUT_OPS[op]
     if idx is None:
         idx = list(range(len(node.input)))
     for i in idx:
         t = node.input[i] if i < len(node.input) else ""
-        if is_act(t):
+        if s.is_act(t):
             p.inputs[i] = "act"
-        elif t in inits and is_float(t):
+        elif s.is_const(t):
             p.inputs[i] = "const"
         else:
-            skip(node, f"input {i} ({t!r}) is not float32")
-            return None
+            return s.skip(node, f"input {i} ({t!r}) is not float32")
     if op in ("Add", "Mul") and not any(r == "act" for r in p.inputs.values()):
-        skip(node, "both inputs are constants")
-        return None
+        return s.skip(node, "both inputs are constants")
     return p
 
 
@@ -395,8 +596,8 @@ def _plan_dynamic(node, inits, is_act, options, skip):
 
 
 def assign_params(plan, ranges):
-    """Activation scale and zero point per tensor from the calibrated ranges; a direct op's
-    output takes its input's, a Softmax output the fixed range [0, 1] (QOperator: scale 1/256)."""
+    """Activation scale and zero point per tensor from the calibrated ranges; a shared output
+    takes its input's, a Softmax output the fixed range [0, 1] (QOperator: scale 1/256)."""
     o = plan.options
     for p in plan.nodes:
         if p.kind == "dynamic":
@@ -406,8 +607,8 @@ def assign_params(plan, ranges):
             if role == "act" and t not in plan.act_params:
                 plan.act_params[t] = _act_qparams(plan, ranges, t)
         for t in p.outputs:
-            if p.kind == "direct":
-                plan.act_params[t] = plan.act_params[p.node.input[0]]
+            if t in p.share:
+                plan.act_params[t] = plan.act_params[p.share[t]]
             elif p.node.op_type == "Softmax" and o.quant_format == QuantFormat.QOperator:
                 plan.act_params[t] = compute_qparams(0.0, 1.0 - 1.0 / 256, o.activation_type)  # scale 1/256
             elif p.node.op_type == "Softmax":
@@ -662,69 +863,112 @@ def write_qoperator(plan):
         if p.kind == "gather":
             out.append(_emit_gather(w, out, plan, p, node))
             continue
-        op = node.op_type
-        y = p.outputs[0]
-        qy = w.unique(y + "_quantized")
-        if p.kind == "direct":
-            x = q_of(node.input[0])
-            new = _copy_node(node, w)
-            new.input[0] = x
-            new.output[0] = qy
-            out.append(new)
-            qname[y], params[qy] = qy, sz(node.input[0])
+        if p.kind in ("direct", "reader"):
+            out.append(_emit_on_8bit(w, out, plan, p, node, q_of, sz, qname, params))
         else:
-            ys, yz = w.scale_zp(y, plan.act_params[y])
-            ins = {}
-            for i, role in p.inputs.items():
-                t = node.input[i]
-                if role == "act":
-                    ins[i] = (q_of(t),) + sz(t)
-                elif role in ("weight", "const"):
-                    qp, qa = weight_quant(plan, p, i)
-                    qn = w.const(t + "_quantized", qa)
-                    ins[i] = (qn,) + w.scale_zp(t, qp)
-            new_op, domain = QOP_NAMES[op]
-            attrs = {a.name: onnx_module().helper.get_attribute_value(a) for a in node.attribute}
-            if op in ("Conv", "MatMul", "Gemm"):
-                inputs = list(ins[0]) + list(ins[1])
-                if op == "Gemm":
-                    attrs.pop("beta", None)
-                if 2 in p.inputs:
-                    xq = plan.act_params[node.input[0]]
-                    wqp, _ = weight_quant(plan, p, 1)
-                    qb, _ = bias_quant(plan, p, xq.scale, wqp)
-                    bias = w.const(node.input[2] + "_quantized", qb)
-                else:
-                    bias = ""
-                if op == "Conv":
-                    inputs += [ys, yz] + ([bias] if bias else [])
-                elif op == "Gemm":
-                    inputs += [bias, ys, yz]
-                else:
-                    inputs += [ys, yz]
-            elif op == "Concat":
-                inputs = [ys, yz]
-                for i in range(len(node.input)):
-                    inputs += list(ins[i])
-            elif op in ("Add", "Mul"):
-                inputs = list(ins[0]) + list(ins[1]) + [ys, yz]
-            else:  # unary: pools, Sigmoid, LeakyRelu, Softmax
-                inputs = list(ins[0]) + [ys, yz]
-                if op == "GlobalAveragePool":
-                    attrs["channels_last"] = 0
-                if op == "Softmax":
-                    attrs["opset"] = ai_onnx_opset(model)
-                    attrs.setdefault("axis", -1 if ai_onnx_opset(model) >= 13 else 1)
-            out.append(w.node(new_op, inputs, [qy], node.name + "_quant", domain=domain, **attrs))
-            qname[y], params[qy] = qy, (ys, yz)
-        plan.qnames[y] = (qy,) + tuple(params[qy])
-        needs_float = y in graph_outputs or any(
-            c.name not in plans or not _reads_quantized(plans[c.name], y) for c in consumers.get(y, []))
-        if needs_float:
-            s, z = params[qy]
-            out.append(w.node("DequantizeLinear", [qy, s, z], [y], y + "_DequantizeLinear"))
+            out.append(_emit_qlinear(w, plan, p, node, q_of, sz, qname, params))
+        for y in p.outputs:
+            qy = qname[y]
+            plan.qnames[y] = (qy,) + tuple(params[qy])
+            needs_float = y in graph_outputs or any(
+                c.name not in plans or not _reads_quantized(plans[c.name], y) for c in consumers.get(y, []))
+            if needs_float:
+                s, z = params[qy]
+                out.append(w.node("DequantizeLinear", [qy, s, z], [y], y + "_DequantizeLinear"))
     _finish(model, w, out)
     return model
+
+
+def _emit_on_8bit(w, out, plan, p, node, q_of, sz, qname, params):
+    """A direct op (or ArgMax) run on the 8-bit tensor: shared outputs take its parameters."""
+    x = node.input[0]
+    new = _copy_node(node, w)
+    new.input[0] = q_of(x)
+    if node.op_type == "Pad":
+        _quantize_pad_value(w, out, plan, node, new, sz(x))
+    for k, t in enumerate(node.output):
+        if t in p.share:
+            qt = w.unique(t + "_quantized")
+            new.output[k] = qt
+            qname[t], params[qt] = qt, sz(x)
+    return new
+
+
+def _quantize_pad_value(w, out, plan, node, new, scale_zp):
+    """QOperator Pad in constant mode pads with the quantized padding value: the input's zero
+    point for 0, a constant quantized with the input's parameters, or a QuantizeLinear of a
+    computed value."""
+    mode = _attr(node, "mode", b"constant")
+    if (mode.decode() if isinstance(mode, bytes) else mode) != "constant":
+        return
+    s, z = scale_zp
+    value = node.input[2] if len(node.input) > 2 else ""
+    if not value:
+        if len(new.input) == 2:
+            new.input.append(z)
+        else:
+            new.input[2] = z
+        return
+    if any(i.name == value for i in plan.float_model.graph.initializer):
+        qp = plan.act_params[node.input[0]]
+        full = QParams(qp.scale, qp.zero_point, qp.tensor_type)  # saturates to the whole type
+        new.input[2] = w.const(value + "_quantized", quantize_array(_init_array(plan.float_model, value), full))
+    else:
+        qv = w.unique(value + "_quantized")
+        out.append(w.node("QuantizeLinear", [value, s, z], [qv], value + "_QuantizeLinear"))
+        new.input[2] = qv
+
+
+def _emit_qlinear(w, plan, p, node, q_of, sz, qname, params):
+    """The QLinear / contrib op of an op with its own output range."""
+    op = node.op_type
+    y = p.outputs[0]
+    qy = w.unique(y + "_quantized")
+    ys, yz = w.scale_zp(y, plan.act_params[y])
+    ins = {}
+    for i, role in p.inputs.items():
+        t = node.input[i]
+        if role == "act":
+            ins[i] = (q_of(t),) + sz(t)
+        elif role in ("weight", "const"):
+            qp, qa = weight_quant(plan, p, i)
+            qn = w.const(t + "_quantized", qa)
+            ins[i] = (qn,) + w.scale_zp(t, qp)
+    new_op, domain = QOP_NAMES[op]
+    attrs = {a.name: onnx_module().helper.get_attribute_value(a) for a in node.attribute}
+    if op in ("Conv", "MatMul", "Gemm"):
+        inputs = list(ins[0]) + list(ins[1])
+        if op == "Gemm":
+            attrs.pop("beta", None)
+        if 2 in p.inputs:
+            xq = plan.act_params[node.input[0]]
+            wqp, _ = weight_quant(plan, p, 1)
+            qb, _ = bias_quant(plan, p, xq.scale, wqp)
+            bias = w.const(node.input[2] + "_quantized", qb)
+        else:
+            bias = ""
+        if op == "Conv":
+            inputs += [ys, yz] + ([bias] if bias else [])
+        elif op == "Gemm":
+            inputs += [bias, ys, yz]
+        else:
+            inputs += [ys, yz]
+    elif op == "Concat":
+        inputs = [ys, yz]
+        for i in range(len(node.input)):
+            inputs += list(ins[i])
+    elif op in ("Add", "Mul"):
+        inputs = list(ins[0]) + list(ins[1]) + [ys, yz]
+    else:  # unary: pools, Sigmoid, LeakyRelu, Softmax
+        inputs = list(ins[0]) + [ys, yz]
+        if op == "GlobalAveragePool":
+            attrs["channels_last"] = 0
+        if op == "Softmax":
+            opset = ai_onnx_opset(plan.model)
+            attrs["opset"] = opset
+            attrs.setdefault("axis", -1 if opset >= 13 else 1)
+    qname[y], params[qy] = qy, (ys, yz)
+    return w.node(new_op, inputs, [qy], node.name + "_quant", domain=domain, **attrs)
 
 
 def _emit_gather(w, out, plan, p, node):
