@@ -158,9 +158,15 @@ std::vector<const ir::Node*> GraphEditor::LiveNodesInOrder() const {
 }
 
 const TypeInfo* GraphEditor::TypeOf(const std::string& value) {
-  if (!types_) types_ = InferNodeTypes(graph_, LiveNodesInOrder());
+  EnsureTypes();
   auto it = types_->find(value);
   return it == types_->end() ? nullptr : it->second.get();
+}
+
+void GraphEditor::EnsureTypes() {
+  if (types_) return;
+  types_ = InferNodeTypes(graph_, LiveNodesInOrder());
+  ++type_inferences_;
 }
 
 void GraphEditor::TypesChanged() {
@@ -177,7 +183,7 @@ GraphEditor::FrozenTypes::~FrozenTypes() {
 }
 
 TypeMap GraphEditor::TypeSnapshot() {
-  if (!types_) types_ = InferNodeTypes(graph_, LiveNodesInOrder());
+  EnsureTypes();
   return *types_;
 }
 

@@ -60,6 +60,9 @@ class GraphEditor {
     GraphEditor& editor_;
   };
   FrozenTypes FreezeTypes() { return FrozenTypes(*this); }
+  // How many times this editor inferred the whole graph's types (the pass report sums it: a
+  // pass whose count grows with its rewrites is quadratic on large graphs).
+  int type_inferences() const { return type_inferences_; }
 
   // A constant tensor: an initializer no feed can override (unless allowed), in this graph or
   // an enclosing one. Null otherwise.
@@ -109,8 +112,10 @@ class GraphEditor {
   int counter_ = 0;
   std::optional<TypeMap> types_;  // reset by every change (at the end of a FreezeTypes scope)
   int frozen_types_ = 0;
+  int type_inferences_ = 0;
   bool edited_while_frozen_ = false;
   void TypesChanged();
+  void EnsureTypes();
   std::map<std::string, int64_t> opset_imports_;
 };
 

@@ -196,6 +196,7 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
         int n = 0;
         try {
           n = pass->Apply(ctx);
+          pr.type_inferences += editor.type_inferences();
           editor.Finish(n > 0);
           // The rewritten graph with its subgraphs: a pass on one graph changes nothing above it.
           if (n > 0) graph->Validate();

@@ -17,6 +17,7 @@ struct PassReport {
   std::string name;
   int rewrites = 0;
   std::map<std::string, int> counts;  // by kind, e.g. {"FusedConv": 53}
+  int type_inferences = 0;            // whole-graph type inferences, all rounds and graphs
 };
 
 struct OptimizationReport {
