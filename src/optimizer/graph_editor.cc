@@ -320,10 +320,13 @@ void GraphEditor::RemoveUnreadInitializers() {
   EnsureIndexed();
   // Initializers nothing reads (and that are not graph inputs/outputs) go.
   for (auto it = graph_.initializers.begin(); it != graph_.initializers.end();) {
-    if (!consumers_.count(it->first) && !graph_.IsGraphInput(it->first) && !graph_.IsGraphOutput(it->first))
+    if (!consumers_.count(it->first) && !graph_.IsGraphInput(it->first) && !graph_.IsGraphOutput(it->first)) {
       it = graph_.initializers.erase(it);
-    else
+      modified_ = true;  // the name may be made again, with another type: inferred types no longer hold
+      TypesChanged();
+    } else {
       ++it;
+    }
   }
 }
 
@@ -354,8 +357,18 @@ void GraphEditor::Finish(bool changed) {
     }
   if (!changed) return;
   graph_.SortTopologically();
-  Index();
+  indexed_ = false;  // the maps still hold, but their reader lists follow the old order
   modified_ = false;
+}
+
+void GraphEditor::AdoptTypes(TypeMap types) {
+  if (!types_) types_ = std::move(types);
+}
+
+std::optional<TypeMap> GraphEditor::ReleaseTypes() {
+  std::optional<TypeMap> types = std::move(types_);
+  types_.reset();
+  return types;
 }
 
 }  // namespace onyx

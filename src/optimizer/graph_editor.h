@@ -63,6 +63,12 @@ class GraphEditor {
   // How many times this editor inferred the whole graph's types (the pass report sums it: a
   // pass whose count grows with its rewrites is quadratic on large graphs).
   int type_inferences() const { return type_inferences_; }
+  // Whether the graph was changed through this editor (since the last Finish).
+  bool modified() const { return modified_; }
+  // Types inferred by an earlier editor of this graph, which nothing has changed since: the pass
+  // manager hands them from one pass to the next until a pass changes a graph.
+  void AdoptTypes(TypeMap types);
+  std::optional<TypeMap> ReleaseTypes();
 
   // A constant tensor: an initializer no feed can override (unless allowed), in this graph or
   // an enclosing one. Null otherwise.

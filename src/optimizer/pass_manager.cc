@@ -1,8 +1,10 @@
 #include "optimizer/pass_manager.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "base/check.h"
 
@@ -134,6 +136,19 @@ std::string OptimizationReport::ToString() const {
     }
     os << "\n";
   }
+  // Where the passes' time goes on a large graph: each whole-graph type inference costs a walk of
+  // every node, so a count that grows with a pass's rewrites makes it quadratic.
+  std::vector<const PassReport*> inferring;
+  for (const auto& p : passes)
+    if (p.type_inferences > 0) inferring.push_back(&p);
+  std::stable_sort(inferring.begin(), inferring.end(),
+                   [](const PassReport* a, const PassReport* b) { return a->type_inferences > b->type_inferences; });
+  if (!inferring.empty()) {
+    os << "whole-graph type inferences:";
+    for (size_t i = 0; i < inferring.size(); ++i)
+      os << (i == 0 ? " " : ", ") << inferring[i]->name << " " << inferring[i]->type_inferences;
+    os << "\n";
+  }
   std::set<std::string> ops;
   for (const auto& [op, n] : op_counts_before) ops.insert(op);
   for (const auto& [op, n] : op_counts_after) ops.insert(op);
@@ -180,6 +195,11 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
     report.passes.push_back(PassReport{p->name(), 0, {}});
   }
   ProvenanceTracker provenance;
+  // The types of graphs no pass has changed since they were inferred, handed to the next pass's
+  // editor: most passes change nothing, and inferring a large graph for each costs as much as
+  // the passes themselves. Any change drops them all (a graph's change can reach the types of
+  // the subgraphs that read its values).
+  std::unordered_map<const ir::Graph*, TypeMap> carried_types;
   for (int round = 0; round < kMaxRounds; ++round) {
     int changed = 0;
     for (Pass* pass : active) {
@@ -193,11 +213,21 @@ OptimizationReport OptimizeModel(ir::Model& model, const OptimizerOptions& optio
         GraphEditor editor(*graph, model.opset_imports);
         editor.set_fold_overridable(options.fold_overridable_initializers);
         PassContext ctx{editor, options, pr.counts};
+        if (auto carried = carried_types.find(graph); carried != carried_types.end()) {
+          editor.AdoptTypes(std::move(carried->second));
+          carried_types.erase(carried);
+        }
         int n = 0;
         try {
           n = pass->Apply(ctx);
           pr.type_inferences += editor.type_inferences();
+          const bool edited = n > 0 || editor.modified();
+          std::optional<TypeMap> types = edited ? std::nullopt : editor.ReleaseTypes();
           editor.Finish(n > 0);
+          if (edited || editor.modified())  // Finish may drop unread initializers
+            carried_types.clear();
+          else if (types)
+            carried_types[graph] = std::move(*types);
           // The rewritten graph with its subgraphs: a pass on one graph changes nothing above it.
           if (n > 0) graph->Validate();
         } catch (const Error& e) {

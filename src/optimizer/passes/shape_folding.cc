@@ -14,6 +14,8 @@ class ShapeFolding final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int folded = 0;
+    // A fold puts a constant of the inferred value in place of its node: the types stand.
+    const auto frozen = editor.FreezeTypes();
     for (ir::Node* node : editor.Nodes()) {
       if (!node->domain.empty() || node->outputs.size() != 1 || node->outputs[0].empty()) continue;
       std::optional<Tensor> value;

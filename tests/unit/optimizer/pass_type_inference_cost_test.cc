@@ -52,6 +52,8 @@ TEST(PassTypeInferenceCost, FusionsInferTypesABoundedNumberOfTimes) {
     // At most one inference per round and a final one; the rounds end when nothing changes.
     EXPECT_LE(pass.type_inferences, 10);
   }
+  // `onyx optimize --report` names the passes that inferred, most first.
+  EXPECT_NE(run.report.ToString().find("whole-graph type inferences: "), std::string::npos) << run.report.ToString();
   ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes, {{"h0", RandomTensor({2, 4, 8}, 7)}});
 }
 
