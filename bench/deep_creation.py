@@ -15,11 +15,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 from bench_util import cpu_model
+from creation_time import create_ms
 
 
 def generator():
@@ -74,15 +74,6 @@ def quantized(float_path, out_path, family, form):
                         weight_type=QuantType.QInt8)
 
 
-def create_ms(module, model_bytes):
-    options = module.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    start = time.perf_counter()
-    module.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-    return (time.perf_counter() - start) * 1e3
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--families", default="bert,gpt2,vit")
@@ -112,8 +103,8 @@ def main():
                     nodes = len(onnx.load_from_string(model_bytes).graph.node)
                     times = {"onyx": [], "ort": []}
                     for _ in range(args.rounds):
-                        times["onyx"].append(create_ms(onyx, model_bytes))
-                        times["ort"].append(create_ms(onnxruntime, model_bytes))
+                        times["onyx"].append(create_ms(onyx, model_bytes, 1))
+                        times["ort"].append(create_ms(onnxruntime, model_bytes, 1))
                     a, b = statistics.median(times["onyx"]), statistics.median(times["ort"])
                     print(f"| {family} | {layers} | {form} | {nodes} | {a:.1f} | {b:.1f} | {b / a:.2f} |", flush=True)
 

@@ -3,6 +3,7 @@
 // made a 96-layer BERT's optimization quadratic); after it, TypeOf sees the edited graph.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -12,22 +13,20 @@
 namespace onyx {
 namespace {
 
-// x [2, 3] -> Relu -> a -> Transpose -> b
+// x [2, 3] -> Relu -> a -> Transpose -> b, and an input y [5, 7] for the tests to rewire the
+// Transpose to (b then becomes [7, 5]).
 std::unique_ptr<ir::Graph> ReluTranspose() {
   auto graph = std::make_unique<ir::Graph>();
   graph->inputs.push_back({"x", test::ModelBuilder::Type(DataType::kFloat, {2, 3}), ""});
-  auto relu = std::make_unique<ir::Node>();
-  relu->op_type = "Relu";
-  relu->opset = 17;
-  relu->inputs = {"x"};
-  relu->outputs = {"a"};
-  graph->AddNode(std::move(relu));
-  auto transpose = std::make_unique<ir::Node>();
-  transpose->op_type = "Transpose";
-  transpose->opset = 17;
-  transpose->inputs = {"a"};
-  transpose->outputs = {"b"};
-  graph->AddNode(std::move(transpose));
+  graph->inputs.push_back({"y", test::ModelBuilder::Type(DataType::kFloat, {5, 7}), ""});
+  for (const auto& [op, in, out] : {std::array<const char*, 3>{"Relu", "x", "a"}, {"Transpose", "a", "b"}}) {
+    auto node = std::make_unique<ir::Node>();
+    node->op_type = op;
+    node->opset = 17;
+    node->inputs = {in};
+    node->outputs = {out};
+    graph->AddNode(std::move(node));
+  }
   return graph;
 }
 
@@ -38,8 +37,6 @@ TEST(GraphEditorFrozenTypes, EditsInsideTheScopeKeepTheTypesAndTheScopeEndRefres
   EXPECT_EQ((*editor.DimsOf("b"))[0].value, 3);
   {
     const auto frozen = editor.FreezeTypes();
-    // The Transpose now reads y, of shape [5, 7]: b becomes [7, 5].
-    graph->inputs.push_back({"y", test::ModelBuilder::Type(DataType::kFloat, {5, 7}), ""});
     ir::Node* transpose = editor.Producer("b");
     editor.SetInput(transpose, 0, "y");
     ir::Node* made = editor.AddNode("Relu", "", {"y"}, {"c"}, "relu_c");
@@ -57,7 +54,6 @@ TEST(GraphEditorFrozenTypes, WithoutTheScopeEveryEditRefreshesTheTypes) {
   auto graph = ReluTranspose();
   GraphEditor editor(*graph, {{"", 17}});
   ASSERT_NE(editor.DimsOf("b"), nullptr);
-  graph->inputs.push_back({"y", test::ModelBuilder::Type(DataType::kFloat, {5, 7}), ""});
   editor.SetInput(editor.Producer("b"), 0, "y");
   EXPECT_EQ((*editor.DimsOf("b"))[0].value, 7);
 }
@@ -66,7 +62,6 @@ TEST(GraphEditorFrozenTypes, NestedScopesRefreshOnlyWhenTheOuterOneEnds) {
   auto graph = ReluTranspose();
   GraphEditor editor(*graph, {{"", 17}});
   ASSERT_NE(editor.DimsOf("b"), nullptr);
-  graph->inputs.push_back({"y", test::ModelBuilder::Type(DataType::kFloat, {5, 7}), ""});
   {
     const auto outer = editor.FreezeTypes();
     {
