@@ -58,9 +58,12 @@ std::string AttrString(const ir::Node& node, const std::string& name, const std:
 
 std::optional<Shape> StaticShape(GraphEditor& editor, const std::string& value) {
   const auto* dims = editor.DimsOf(value);
-  if (dims == nullptr) return std::nullopt;
+  return dims == nullptr ? std::nullopt : StaticShape(*dims);
+}
+
+std::optional<Shape> StaticShape(const std::vector<Dim>& dims) {
   Shape s;
-  for (const auto& d : *dims) {
+  for (const auto& d : dims) {
     if (!d.known()) return std::nullopt;
     s.push_back(d.value);
   }

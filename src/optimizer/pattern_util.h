@@ -21,8 +21,9 @@ int64_t AttrInt(const ir::Node& node, const std::string& name, int64_t fallback)
 float AttrFloat(const ir::Node& node, const std::string& name, float fallback);
 std::vector<int64_t> AttrInts(const ir::Node& node, const std::string& name);
 std::string AttrString(const ir::Node& node, const std::string& name, const std::string& fallback);
-// Dims with every size known, or nullopt.
+// Dims with every size known, or nullopt (also for an unknown rank).
 std::optional<Shape> StaticShape(GraphEditor& editor, const std::string& value);
+std::optional<Shape> StaticShape(const std::vector<Dim>& dims);
 // Whether the node is op_type in the default domain with `num_inputs` inputs at most.
 bool IsOp(const ir::Node* node, const char* op_type, const char* domain = "");
 // The single consumer of a node's first output, when it has exactly one and is not a graph output.

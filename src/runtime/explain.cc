@@ -8,6 +8,7 @@
 #include "onnx/model_loader.h"
 #include "ops/shape_inference.h"
 #include "optimizer/pass.h"
+#include "providers/kernel.h"
 #include "runtime/fusion_checks.h"
 #include "runtime/kernel_choice.h"
 #include "runtime/partitioner.h"
@@ -62,6 +63,7 @@ Explanation Explain(const Session& session) {
   }
   const OptimizationReport& report = impl.optimization_report();
   const TypeMap types = InferGraphTypes(graph);
+  GraphFacts facts;  // the graph's producer / consumer maps, built once for every node's kernel text
   std::unordered_set<std::string> present;
   std::map<std::string, std::vector<std::string>> replaced_by;  // original node -> optimized nodes
   for (const auto& node : graph.nodes) {
@@ -85,7 +87,7 @@ Explanation Explain(const Session& session) {
       for (const auto& r : n.replaces) replaced_by[r].push_back(node->name);
     }
     // The CPU kernels' variants (other providers choose their own, which this does not name).
-    if (n.provider == "CPU") n.kernel = KernelChoiceText(*node, graph, types);
+    if (n.provider == "CPU") n.kernel = KernelChoiceText(*node, graph, types, facts);
     e.nodes.push_back(std::move(n));
   }
   // The model's nodes that a pass removed (a node a pass made and a later one removed is not the

@@ -1,10 +1,12 @@
 #include "runtime/kernel_choice.h"
 
 #include <set>
+#include <unordered_set>
 
 #include "linalg/conv.h"
 #include "linalg/gemm.h"
 #include "providers/cpu/kernels/quantization/qdq_neighbours.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace {
@@ -17,12 +19,14 @@ const Tensor* Constant(const ir::Graph& graph, const std::string& name) {
 
 // A constant the session let go after kernels pre-packed it (no kernel reads it at run time):
 // neither fed, nor an initializer any more, nor made by a node.
-bool ReleasedConstant(const ir::Graph& graph, const std::string& name) {
+bool ReleasedConstant(const ir::Graph& graph, const std::string& name, GraphFacts& facts) {
   if (name.empty() || graph.IsGraphInput(name) || graph.FindInitializer(name) != nullptr) return false;
-  for (const auto& n : graph.nodes)
-    for (const auto& out : n->outputs)
-      if (out == name) return false;
-  return true;
+  const auto& made = facts.Get<std::unordered_set<std::string>>("values made by nodes", [&graph] {
+    std::unordered_set<std::string> values;
+    for (const auto& n : graph.nodes) values.insert(n->outputs.begin(), n->outputs.end());
+    return values;
+  });
+  return made.count(name) == 0;
 }
 
 const TypeInfo* TypeOf(const ir::Graph& graph, const TypeMap& types, const std::string& name) {
@@ -88,7 +92,7 @@ std::string EngineIsa(linalg::ConvAlgorithm a) {
   return a == linalg::ConvAlgorithm::kGemm ? linalg::SgemmKernelName() : linalg::ConvIsa();
 }
 
-std::string ConvText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types) {
+std::string ConvText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types, GraphFacts& facts) {
   const TypeInfo* x = TypeOf(graph, types, node.inputs.empty() ? "" : node.inputs[0]);
   if (x != nullptr && x->elem_type == DataType::kDouble)
     return "im2col and row loops in double, scalar (double convolutions have one path)";
@@ -108,7 +112,7 @@ std::string ConvText(const ir::Node& node, const ir::Graph& graph, const TypeMap
            "-D convolutions take im2col + GEMM)";
   if (w_shape.empty()) return "chosen at each run from W's shape (its rank is not known)";
   const linalg::Conv2dShape s = WeightShape(node, w_shape);
-  const bool exact = linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(graph, node);
+  const bool exact = linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(graph, node, &facts);
   const linalg::ConvAlgorithm forced = linalg::ConvAlgorithmFromEnvironment();
   if (w == nullptr) {
     // The kernel chooses per run, without an output size.
@@ -122,12 +126,12 @@ std::string ConvText(const ir::Node& node, const ir::Graph& graph, const TypeMap
          "; " + Channels(s) + "), prepared when the session was made";
 }
 
-std::string NchwcText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types) {
+std::string NchwcText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types, GraphFacts& facts) {
   const std::string& w_name = node.inputs.size() > 1 ? node.inputs[1] : "";
   Shape w_shape;
   if (const Tensor* w = Constant(graph, w_name)) {
     w_shape = w->shape();
-  } else if (const TypeInfo* t = ReleasedConstant(graph, w_name) ? TypeOf(graph, types, w_name) : nullptr;
+  } else if (const TypeInfo* t = ReleasedConstant(graph, w_name, facts) ? TypeOf(graph, types, w_name) : nullptr;
              t != nullptr && t->shape) {
     // Packed and let go when the session was made: its declared type still tells the shape.
     for (const Dim& d : *t->shape) w_shape.push_back(d.value);
@@ -136,7 +140,7 @@ std::string NchwcText(const ir::Node& node, const ir::Graph& graph, const TypeMa
   linalg::Conv2dShape s = WeightShape(node, w_shape);
   const ir::Attribute* plain = node.FindAttribute("plain_input");
   const bool plain_input = plain != nullptr && plain->i != 0;
-  const bool exact = !plain_input && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(graph, node);
+  const bool exact = !plain_input && linalg::WinogradConv::Applicable(s) && IsBetweenQuantizeNodes(graph, node, &facts);
   const linalg::ConvChoice c = linalg::ChooseNchwcAlgorithm(s, plain_input, exact);
   const std::string isa = linalg::ConvIsa();
   std::string text = std::string(linalg::ConvAlgorithmName(c.algorithm, s)) + " on " + isa + " (" + c.why + "; " +
@@ -156,7 +160,7 @@ std::string NchwcText(const ir::Node& node, const ir::Graph& graph, const TypeMa
   return text + "; at run time direct NCHWc instead when the output map is at most 49 pixels (C * M >= 2^17)";
 }
 
-std::string GemmText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types) {
+std::string GemmText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types, GraphFacts& facts) {
   const bool is_gemm = node.op_type == "Gemm";
   const ir::Attribute* ta = node.FindAttribute("transA");
   const ir::Attribute* tb = node.FindAttribute("transB");
@@ -165,7 +169,7 @@ std::string GemmText(const ir::Node& node, const ir::Graph& graph, const TypeMap
   const Tensor* b = Constant(graph, b_name);
   // A released B was packed (the kernel reads only its packed form).
   if ((b != nullptr && b->dtype() == DataType::kFloat && b->rank() == 2 && b->size() > 0) ||
-      ReleasedConstant(graph, b_name))
+      ReleasedConstant(graph, b_name, facts))
     return "gemm packed B on " + linalg::SgemmKernelName() + " (B is a constant float matrix, packed when the session "
            "was made)";
   const TypeInfo* a_type = TypeOf(graph, types, node.inputs.empty() ? "" : node.inputs[0]);
@@ -191,12 +195,14 @@ std::string GemmText(const ir::Node& node, const ir::Graph& graph, const TypeMap
 
 }  // namespace
 
-std::string KernelChoiceText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types) {
+std::string KernelChoiceText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types,
+                             GraphFacts& facts) {
   const bool conv_domain = node.domain.empty() || node.domain == "com.microsoft" || node.domain == "com.onyx";
   if ((node.op_type == "Conv" && node.domain.empty()) || (node.op_type == "FusedConv" && conv_domain))
-    return ConvText(node, graph, types);
-  if (node.op_type == "NchwcConv" && node.domain == "com.onyx") return NchwcText(node, graph, types);
-  if ((node.op_type == "MatMul" || node.op_type == "Gemm") && node.domain.empty()) return GemmText(node, graph, types);
+    return ConvText(node, graph, types, facts);
+  if (node.op_type == "NchwcConv" && node.domain == "com.onyx") return NchwcText(node, graph, types, facts);
+  if ((node.op_type == "MatMul" || node.op_type == "Gemm") && node.domain.empty())
+    return GemmText(node, graph, types, facts);
   static const std::set<std::string> gemm_ops = {"FusedMatMul", "Attention", "MultiHeadAttention"};
   if (gemm_ops.count(node.op_type)) return "GEMM microkernel " + linalg::SgemmKernelName();
   return "";

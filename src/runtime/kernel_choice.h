@@ -11,7 +11,10 @@
 
 namespace onyx {
 
-// "" when the op has a single path (nothing to choose). types: InferGraphTypes(graph).
-std::string KernelChoiceText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types);
+class GraphFacts;
+
+// "" when the op has a single path (nothing to choose). types: InferGraphTypes(graph); facts: one
+// per graph, for all its nodes (the whole-graph maps a node's text reads are built once).
+std::string KernelChoiceText(const ir::Node& node, const ir::Graph& graph, const TypeMap& types, GraphFacts& facts);
 
 }  // namespace onyx

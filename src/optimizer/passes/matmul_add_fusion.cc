@@ -42,15 +42,6 @@ bool IsAttentionInputProjection(GraphEditor& editor, const ir::Node& matmul) {
   return matmuls == 3 && adds == 1 && others == 0;
 }
 
-std::optional<Shape> KnownShape(const std::vector<Dim>& dims) {
-  Shape s;
-  for (const Dim& d : dims) {
-    if (!d.known()) return std::nullopt;
-    s.push_back(d.value);
-  }
-  return s;
-}
-
 class MatMulAddFusion final : public Pass {
  public:
   std::string name() const override { return "MatMulAddFusion"; }
@@ -59,22 +50,21 @@ class MatMulAddFusion final : public Pass {
   int Apply(PassContext& ctx) override {
     GraphEditor& editor = ctx.editor;
     int rewrites = 0;
-    const std::vector<ir::Node*> matmuls = editor.NodesOfType("MatMul");
     // Types from before the first rewrite: a rewrite keeps the types of the values it leaves.
-    const TypeMap types = matmuls.empty() ? TypeMap{} : editor.TypeSnapshot();
-    for (ir::Node* matmul : matmuls) {
+    const auto frozen = editor.FreezeTypes();
+    for (ir::Node* matmul : editor.NodesOfType("MatMul")) {
       if (matmul->opset < 7 || matmul->inputs.size() != 2 || matmul->outputs.size() != 1) continue;
       ir::Node* add = SoleReader(editor, matmul->outputs[0]);
       if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2) continue;
       const std::string& bias = OtherInput(*add, matmul->outputs[0]);
       if (bias.empty() || bias == matmul->outputs[0]) continue;
-      const DataType dt = SnapshotElemType(types, matmul->inputs[0]);
-      if (!TypeIn(dt, {DataType::kFloat, DataType::kFloat16}) || SnapshotElemType(types, matmul->inputs[1]) != dt ||
-          SnapshotElemType(types, bias) != dt)
+      const DataType dt = ElemType(editor, matmul->inputs[0]);
+      if (!TypeIn(dt, {DataType::kFloat, DataType::kFloat16}) || ElemType(editor, matmul->inputs[1]) != dt ||
+          ElemType(editor, bias) != dt)
         continue;
-      const auto* a = SnapshotDims(types, matmul->inputs[0]);
-      const auto* b = SnapshotDims(types, matmul->inputs[1]);
-      const auto* c = SnapshotDims(types, bias);
+      const auto* a = editor.DimsOf(matmul->inputs[0]);
+      const auto* b = editor.DimsOf(matmul->inputs[1]);
+      const auto* c = editor.DimsOf(bias);
       if (a == nullptr || b == nullptr || c == nullptr || b->size() != 2 || a->empty()) continue;
       const Dim& n = (*b)[1];
       if (a->size() == 2) {
@@ -93,7 +83,7 @@ class MatMulAddFusion final : public Pass {
         continue;
       }
       // Other ranks: only with every dim of A known, and not around attention.
-      const std::optional<Shape> a_shape = KnownShape(*a);
+      const std::optional<Shape> a_shape = StaticShape(*a);
       if (!a_shape || !(*b)[0].known() || !n.known() || c->size() != 1 || !SameDim((*c)[0], n)) continue;
       if (IsAttentionOutputProjection(editor, *matmul) || IsAttentionInputProjection(editor, *matmul)) continue;
       if (!CanRun(ctx, "Gemm", "", matmul->opset) || !CanRun(ctx, "Reshape", "", matmul->opset)) continue;

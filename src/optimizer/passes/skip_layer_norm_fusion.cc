@@ -16,9 +16,9 @@ namespace {
 using namespace fusion;
 
 // Whether `value` is 1-D with the hidden size.
-bool IsHiddenVector(const TypeMap& types, const std::string& value, const Dim& hidden, DataType dt) {
-  const auto* d = SnapshotDims(types, value);
-  return d != nullptr && d->size() == 1 && SameDim((*d)[0], hidden) && SnapshotElemType(types, value) == dt;
+bool IsHiddenVector(GraphEditor& editor, const std::string& value, const Dim& hidden, DataType dt) {
+  const auto* d = editor.DimsOf(value);
+  return d != nullptr && d->size() == 1 && SameDim((*d)[0], hidden) && ElemType(editor, value) == dt;
 }
 
 // A skip that broadcasts against a 3-D input: [1, S, H] or [S, H].
@@ -40,7 +40,7 @@ class SkipLayerNormFusion final : public Pass {
     std::vector<ir::Node*> anchors = editor.NodesOfType("LayerNormalization");
     for (ir::Node* n : editor.NodesOfType("SimplifiedLayerNormalization")) anchors.push_back(n);
     // Types from before the first rewrite: a rewrite keeps the types of the values it leaves.
-    const TypeMap types = anchors.empty() ? TypeMap{} : editor.TypeSnapshot();
+    const auto frozen = editor.FreezeTypes();
     for (ir::Node* ln : anchors) {
       const bool simplified = ln->op_type == "SimplifiedLayerNormalization";
       if (!CanRun(ctx, simplified ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization", kMsDomain, 1))
@@ -50,28 +50,28 @@ class SkipLayerNormFusion final : public Pass {
       const std::string sum = ln->inputs[0];
       ir::Node* add = editor.Producer(sum);
       if (!IsOnnxOp(add, "Add", 7) || add->inputs.size() != 2 || add->inputs[0] == add->inputs[1]) continue;
-      const auto* sum_dims_ptr = SnapshotDims(types, sum);
+      const auto* sum_dims_ptr = editor.DimsOf(sum);
       if (sum_dims_ptr == nullptr || (sum_dims_ptr->size() != 2 && sum_dims_ptr->size() != 3)) continue;
       const std::vector<Dim> sum_dims = *sum_dims_ptr;
       const int64_t rank = static_cast<int64_t>(sum_dims.size());
       const int64_t axis = AttrInt(*ln, "axis", -1);
       if (axis != -1 && axis != rank - 1) continue;
       const Dim hidden = sum_dims.back();
-      const DataType dt = SnapshotElemType(types, sum);
+      const DataType dt = ElemType(editor, sum);
       if (!TypeIn(dt, {DataType::kFloat, DataType::kFloat16})) continue;
       const std::string gamma = ln->inputs[1];
       const std::string beta = !simplified && ln->inputs.size() > 2 ? ln->inputs[2] : "";
-      if (!IsHiddenVector(types, gamma, hidden, dt) || (!beta.empty() && !IsHiddenVector(types, beta, hidden, dt)))
+      if (!IsHiddenVector(editor, gamma, hidden, dt) || (!beta.empty() && !IsHiddenVector(editor, beta, hidden, dt)))
         continue;
       // Which operand is the input (of the sum's dims) and which the skip.
       std::string input, skip;
       for (int side = 0; side < 2 && input.empty(); ++side) {
         const std::string& a = add->inputs[side];
         const std::string& b = add->inputs[1 - side];
-        const auto* ad = SnapshotDims(types, a);
-        const auto* bd = SnapshotDims(types, b);
+        const auto* ad = editor.DimsOf(a);
+        const auto* bd = editor.DimsOf(b);
         if (ad == nullptr || bd == nullptr) continue;
-        if (SnapshotElemType(types, a) != dt || SnapshotElemType(types, b) != dt) continue;
+        if (ElemType(editor, a) != dt || ElemType(editor, b) != dt) continue;
         if (!SameDims(*ad, sum_dims)) continue;
         if (SameDims(*bd, sum_dims) || IsBroadcastSkip(*bd, sum_dims)) {
           input = a;
@@ -83,14 +83,14 @@ class SkipLayerNormFusion final : public Pass {
       std::string bias;
       ir::Node* bias_add = nullptr;
       for (const std::string* operand : {&input, &skip}) {
-        const auto* od = SnapshotDims(types, *operand);
+        const auto* od = editor.DimsOf(*operand);
         ir::Node* p = editor.Producer(*operand);
         if (od == nullptr || !SameDims(*od, sum_dims) || !IsOnnxOp(p, "Add", 7) || p->inputs.size() != 2) continue;
         if (SoleReader(editor, *operand) != add) continue;
         for (int s = 0; s < 2 && bias.empty(); ++s) {
           const std::string& x = p->inputs[1 - s];
-          const auto* xd = SnapshotDims(types, x);
-          if (xd == nullptr || !SameDims(*xd, sum_dims) || !IsHiddenVector(types, p->inputs[s], hidden, dt)) continue;
+          const auto* xd = editor.DimsOf(x);
+          if (xd == nullptr || !SameDims(*xd, sum_dims) || !IsHiddenVector(editor, p->inputs[s], hidden, dt)) continue;
           bias = p->inputs[s];
           bias_add = p;
           if (operand == &skip) skip = input;  // the biased operand becomes the input

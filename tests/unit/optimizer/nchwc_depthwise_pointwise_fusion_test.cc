@@ -14,6 +14,7 @@ const std::string kNchwcConv = "com.onyx.NchwcConv";
 
 struct Variant {
   int64_t size = 56;        // the input map
+  int64_t channels = 12;    // x's (and the projection's)
   int64_t pw_stride = 1;    // the 1x1's stride
   bool dw_residual = false;  // the depthwise adds a residual Z
   bool dw_read_elsewhere = false;
@@ -23,19 +24,20 @@ struct Variant {
   bool stem = false;  // a 1x1 conv in front, so that the expand reads a blocked map (not the plain input)
 };
 
-// x [1, 12, size, size] -> expand 1x1 12->20 (Relu) -> depthwise 3x3 20 (Clip 0..6, stride 1)
-// -> project 1x1 20->12 (+ x when pw_residual).
+// x [1, C, size, size] -> expand 1x1 C->20 (Relu) -> depthwise 3x3 20 (Clip 0..6, stride 1)
+// -> project 1x1 20->C (+ x when pw_residual); C = channels.
 ModelBuilder Block(const Variant& v) {
   ModelBuilder b;
   b.model().opset_imports["com.microsoft"] = 1;
-  b.Input("x", DataType::kFloat, {1, 12, v.size, v.size});
-  b.Initializer("We", RandomTensor({20, 12, 1, 1}, 1)).Initializer("Be", RandomTensor({20}, 2));
+  const int64_t c = v.channels;
+  b.Input("x", DataType::kFloat, {1, c, v.size, v.size});
+  b.Initializer("We", RandomTensor({20, c, 1, 1}, 1)).Initializer("Be", RandomTensor({20}, 2));
   b.Initializer("Wd", RandomTensor({20, 1, 3, 3}, 3)).Initializer("Bd", RandomTensor({20}, 4));
-  b.Initializer("Wp", RandomTensor({12, 20, 1, 1}, 5)).Initializer("Bp", RandomTensor({12}, 6));
+  b.Initializer("Wp", RandomTensor({c, 20, 1, 1}, 5)).Initializer("Bp", RandomTensor({c}, 6));
   b.Initializer("Ze", RandomTensor({1, 20, v.size, v.size}, 7));
   const std::string in = v.stem ? "s" : "x";
   if (v.stem) {
-    b.Initializer("Ws", RandomTensor({12, 12, 1, 1}, 8));
+    b.Initializer("Ws", RandomTensor({c, c, 1, 1}, 8));
     b.Node("FusedConv", {"x", "Ws"}, {"s"}, "com.microsoft").attributes = {StringAttr("activation", "Relu")};
   }
   std::vector<std::string> e_inputs = {in, "We", "Be"};
@@ -53,7 +55,7 @@ ModelBuilder Block(const Variant& v) {
   auto& p = b.Node("FusedConv", pw_inputs, {"y"}, "com.microsoft");
   p.attributes = {IntsAttr("strides", {v.pw_stride, v.pw_stride})};
   const int64_t out = (v.size - 1) / v.pw_stride + 1;
-  b.Output("y", DataType::kFloat, {1, 12, out, out});
+  b.Output("y", DataType::kFloat, {1, c, out, out});
   if (v.e_read_elsewhere) {
     b.Node("Sigmoid", {"e"}, {"e_side"});
     b.Output("e_side", DataType::kFloat, {1, 20, v.size, v.size});
@@ -75,12 +77,12 @@ PassRun FuseWithExpand(const std::string& bytes) {
                    OptLevel::kAll, {"CPU"}, /*require_kernels=*/true);
 }
 
-void ExpectSameOutputs(const std::string& original, const std::string& optimized, int64_t size) {
+void ExpectSameOutputs(const std::string& original, const std::string& optimized, int64_t size, int64_t channels = 12) {
   SessionOptions plain;
   plain.graph_optimization_level = GraphOptimizationLevel::kDisabled;
   Session a(original.data(), original.size(), plain);
   Session b(optimized.data(), optimized.size(), plain);
-  const NamedValues feeds = {{"x", RandomTensor({1, 12, size, size}, 21, -2.0f, 2.0f)}};
+  const NamedValues feeds = {{"x", RandomTensor({1, channels, size, size}, 21, -2.0f, 2.0f)}};
   const auto expected = a.Run(feeds);
   const auto got = b.Run(feeds);
   ASSERT_EQ(expected.size(), got.size());
@@ -145,7 +147,8 @@ TEST(NchwcExpandDepthwisePointwiseFusion, LeavesAnExpandReadElsewhereWithAResidu
   shared.stem = shared.e_read_elsewhere = true;
   Variant residual;
   residual.stem = residual.e_residual = true;
-  Variant plain;  // the expand reads the graph's NCHW input itself (plain_input)
+  Variant plain;  // the expand reads the graph's NCHW input itself (plain_input: fewer channels than any block)
+  plain.channels = 4;
   for (const Variant& v : {shared, residual, plain}) {
     SCOPED_TRACE(v.e_read_elsewhere ? "shared" : v.e_residual ? "residual" : "plain input");
     const std::string bytes = Block(v).Bytes();
@@ -155,7 +158,7 @@ TEST(NchwcExpandDepthwisePointwiseFusion, LeavesAnExpandReadElsewhereWithAResidu
     auto fused = FindNode(run.optimized_bytes, "NchwcDepthwisePointwiseConv", "com.onyx");
     ASSERT_NE(fused, nullptr);
     EXPECT_EQ(fused->inputs.size(), 6u);
-    ExpectSameOutputs(bytes, run.optimized_bytes, v.size);
+    ExpectSameOutputs(bytes, run.optimized_bytes, v.size, v.channels);
   }
 }
 

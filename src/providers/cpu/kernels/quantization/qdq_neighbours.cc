@@ -10,6 +10,9 @@
 namespace onyx {
 namespace {
 
+using ProducerMap = std::unordered_map<std::string, ir::Node*>;
+using ConsumerMap = std::unordered_map<std::string, std::vector<ir::Node*>>;
+
 // Nodes that move values without arithmetic (so a quantized grid survives them), and the
 // activations a conv fuses or that keep grid points (Relu / Clip of a quantized value).
 bool PassesGrid(const ir::Node& n) {
@@ -23,7 +26,7 @@ bool PassesGrid(const ir::Node& n) {
 // How many pass-through nodes a search crosses at most (a reorder plus a reshape and so on).
 constexpr int kMaxHops = 4;
 
-bool FedByDequantize(const std::unordered_map<std::string, ir::Node*>& producers, const std::string& value) {
+bool FedByDequantize(const ProducerMap& producers, const std::string& value) {
   std::string v = value;
   for (int hop = 0; hop <= kMaxHops && !v.empty(); ++hop) {
     auto it = producers.find(v);
@@ -36,8 +39,7 @@ bool FedByDequantize(const std::unordered_map<std::string, ir::Node*>& producers
   return false;
 }
 
-bool FeedsQuantize(const std::unordered_map<std::string, std::vector<ir::Node*>>& consumers, const std::string& value,
-                   int hops) {
+bool FeedsQuantize(const ConsumerMap& consumers, const std::string& value, int hops) {
   auto it = consumers.find(value);
   if (it == consumers.end()) return false;
   for (const ir::Node* c : it->second) {
@@ -47,13 +49,6 @@ bool FeedsQuantize(const std::unordered_map<std::string, std::vector<ir::Node*>>
   }
   return false;
 }
-
-}  // namespace
-
-namespace {
-
-using ProducerMap = std::unordered_map<std::string, ir::Node*>;
-using ConsumerMap = std::unordered_map<std::string, std::vector<ir::Node*>>;
 
 bool IsBetween(const ProducerMap& producers, const ConsumerMap& consumers, const ir::Node& node) {
   for (size_t i = 0; i < node.inputs.size() && i < 2; ++i)  // the data and the weight
@@ -79,16 +74,14 @@ bool HoldsQuantizingOp(const ir::Graph* graph) {
 
 bool IsBetweenQuantizeNodes(const KernelInfo& info) {
   const ir::Graph* graph = info.graph();
-  if (graph == nullptr) return false;
-  GraphFacts* facts = info.graph_facts();
-  if (facts == nullptr) return IsBetweenQuantizeNodes(*graph, info.node());
-  const auto& producers = facts->Get<ProducerMap>("producers", [graph] { return graph->Producers(); });
-  const auto& consumers = facts->Get<ConsumerMap>("consumers", [graph] { return graph->Consumers(); });
-  return IsBetween(producers, consumers, info.node());
+  return graph != nullptr && IsBetweenQuantizeNodes(*graph, info.node(), info.graph_facts());
 }
 
-bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node) {
-  return IsBetween(graph.Producers(), graph.Consumers(), node);
+bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node, GraphFacts* facts) {
+  if (facts == nullptr) return IsBetween(graph.Producers(), graph.Consumers(), node);
+  const auto& producers = facts->Get<ProducerMap>("producers", [&graph] { return graph.Producers(); });
+  const auto& consumers = facts->Get<ConsumerMap>("consumers", [&graph] { return graph.Consumers(); });
+  return IsBetween(producers, consumers, node);
 }
 
 bool InQuantizedGraph(const KernelInfo& info) {

@@ -6,6 +6,7 @@
 
 namespace onyx {
 
+class GraphFacts;
 class KernelInfo;
 namespace ir {
 class Graph;
@@ -15,8 +16,9 @@ class Node;
 // Looks through layout reorders (ReorderToNchwc / ReorderFromNchwc) and pure data movement
 // between the node and its neighbours. False when the kernel has no graph.
 bool IsBetweenQuantizeNodes(const KernelInfo& info);
-// The same for a node of `graph` (onyx explain names the convolution engine this decides).
-bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node);
+// The same for a node of `graph` (onyx explain names the convolution engine this decides); with
+// `facts`, the graph's producer and consumer maps are built once for all its nodes.
+bool IsBetweenQuantizeNodes(const ir::Graph& graph, const ir::Node& node, GraphFacts* facts = nullptr);
 
 // Whether the kernel's graph, or a graph enclosing it (for an If / Loop / Scan body), quantizes
 // values: it holds a QuantizeLinear, a DynamicQuantizeLinear, an integer product (ConvInteger,
