@@ -129,6 +129,11 @@ void QLinearBinaryRule(InferenceContext& ctx) {
   ctx.set_output(0, ctx.input_dtype(0), BroadcastDims({ctx.input_dims(0), ctx.input_dims(3)}));
 }
 
+// Where's broadcast of condition, X and Y; X's type.
+void QLinearWhereRule(InferenceContext& ctx) {
+  ctx.set_output(0, ctx.input_dtype(1), BroadcastDims({ctx.input_dims(0), ctx.input_dims(1), ctx.input_dims(4)}));
+}
+
 // X's dims, the table's type.
 void QLinearLookupRule(InferenceContext& ctx) {
   const Dims* x = ctx.input_dims(0);
@@ -226,6 +231,7 @@ struct Registrations {
     for (const char* op : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"})
       RegisterInferenceRule(ms, op, SameAsInput0);
     RegisterInferenceRule(ms, "QLinearConcat", QLinearConcatRule);
+    RegisterInferenceRule(ms, "QLinearWhere", QLinearWhereRule);
     RegisterInferenceRule("com.onyx", "QLinearSiLU", SameAsInput0);  // QLinearSigmoid then QLinearMul
     RegisterInferenceRule("com.onyx", "QLinearLookup", QLinearLookupRule);
     RegisterInferenceRule(ms, "QLinearAveragePool", [](InferenceContext& ctx) { QLinearPoolRule(ctx, false); });

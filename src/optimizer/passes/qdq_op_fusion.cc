@@ -4,9 +4,11 @@
 //   DQ(x1), ..., DQ(xn) -> Concat -> Q                     => QLinearConcat
 //   DQ(x) -> AveragePool / GlobalAveragePool / Sigmoid / LeakyRelu / Softmax -> Q
 //                                                          => QLinearAveragePool, ...
-// Every input comes from a qualifying DQ, the op's output is read only by one Q, all scales and
-// zero points are per tensor and constant, and the integer types of the inputs and the output
-// are one and the same (uint8 or int8). Anything else leaves the group as it is.
+//   Where(condition, DQ(x), DQ(y)) -> Q                    => QLinearWhere
+// Every input (but Where's condition) comes from a qualifying DQ, the op's output is read only
+// by one Q, all scales and zero points are per tensor and constant, and the integer types of the
+// inputs and the output are one and the same (uint8 or int8). Anything else leaves the group as
+// it is.
 #include "optimizer/fusion_util.h"
 #include "optimizer/pass.h"
 #include "optimizer/passes/qdq_selectors.h"
@@ -35,12 +37,14 @@ const std::vector<UnaryRule>& UnaryRules() {
   return rules;
 }
 
-// The DQ nodes of every input of `node` (all required to be DQs with per-tensor parameters of
-// one type), or an empty vector.
-std::vector<ir::Node*> InputDequantizes(GraphEditor& editor, const ir::Node& node, std::vector<QuantParams>* params) {
+// The DQ nodes of the inputs of `node` from `first` on (all required to be DQs with per-tensor
+// parameters of one type), or an empty vector.
+std::vector<ir::Node*> InputDequantizes(GraphEditor& editor, const ir::Node& node, size_t first,
+                                        std::vector<QuantParams>* params) {
   std::vector<ir::Node*> dqs;
   params->clear();
-  for (const auto& in : node.inputs) {
+  for (size_t i = first; i < node.inputs.size(); ++i) {
+    const std::string& in = node.inputs[i];
     QuantParams p;
     ir::Node* dq = qdq::DequantizeOf(editor, in, &p);
     if (dq == nullptr || !p.per_tensor || (!params->empty() && p.type != params->front().type)) return {};
@@ -66,6 +70,8 @@ class QdqOpFusion final : public Pass {
         rewrites += Fuse(ctx, node, "QLinear" + node->op_type, 2);
       } else if (node->op_type == "Concat") {
         rewrites += Fuse(ctx, node, "QLinearConcat", -1);
+      } else if (node->op_type == "Where" && node->opset >= 9) {
+        rewrites += Fuse(ctx, node, "QLinearWhere", 3);
       } else {
         for (const auto& rule : UnaryRules())
           if (node->op_type == rule.op) rewrites += Fuse(ctx, node, rule.fused, 1);
@@ -83,8 +89,10 @@ class QdqOpFusion final : public Pass {
       for (int64_t d : AttrInts(*node, "dilations"))
         if (d != 1) return 0;
     }
+    // Where's condition is bool: it stays an input as it is, and the DQs feed X and Y.
+    const bool where = fused_op == "QLinearWhere";
     std::vector<QuantParams> in;
-    std::vector<ir::Node*> dqs = InputDequantizes(editor, *node, &in);
+    std::vector<ir::Node*> dqs = InputDequantizes(editor, *node, where ? 1 : 0, &in);
     if (dqs.empty()) return 0;
     QuantParams y;
     ir::Node* q = qdq::SoleQuantizeReader(editor, node->outputs[0], &y);
@@ -100,6 +108,7 @@ class QdqOpFusion final : public Pass {
         inputs.push_back(qdq::ZeroPointOrZero(editor, in[i]));
       }
     } else {
+      if (where) inputs.push_back(node->inputs[0]);
       for (size_t i = 0; i < dqs.size(); ++i) {
         inputs.push_back(dqs[i]->inputs[0]);
         inputs.push_back(in[i].scale);

@@ -1,6 +1,6 @@
 """Quantized com.microsoft ops vs ONNX Runtime 1.30, exact for integer outputs:
 DynamicQuantizeMatMul, MatMulIntegerToFloat, QGemm, QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu, QLinearConcat, QLinearSoftmax, QLinearAveragePool, QLinearGlobalAveragePool.
+QLinearLeakyRelu, QLinearConcat, QLinearWhere, QLinearSoftmax, QLinearAveragePool, QLinearGlobalAveragePool.
 int8 weights stay within [-64, 64) so ONNX Runtime's u8s8 AVX2 kernels cannot saturate."""
 import numpy as np
 import pytest
@@ -153,6 +153,24 @@ def test_qlinear_concat(qtype, axis):
 
 
 @pytest.mark.parametrize("qtype", ["uint8", "int8"])
+@pytest.mark.parametrize("shapes", [((16, 16), (16, 16), (16, 16)),   # every code of X and Y
+                                    ((1, 16), (16, 16), (16, 1)),     # all three broadcast
+                                    ((16, 16), (), (1,))])            # scalar X and Y
+def test_qlinear_where(qtype, shapes):
+    t, lo, hi = QTYPES[qtype]
+    r = rng(12)
+    c_shape, x_shape, y_shape = shapes
+    x = np.arange(lo, hi).astype(t).reshape(16, 16) if x_shape == (16, 16) else q(r, x_shape, qtype)
+    y = q(r, y_shape, qtype)
+    # Z's parameters: X's own (a copy), then requantized with a larger and a smaller scale.
+    for zs, zz in [(0.05, lo + 100), (0.11, lo + 3), (0.013, lo + 200)]:
+        ins = {"condition": r.integers(0, 2, c_shape).astype(bool), "X": x, "x_scale": s(0.05),
+               "x_zero_point": zp(lo + 100, qtype), "Y": y, "y_scale": s(0.031), "y_zero_point": zp(lo + 7, qtype),
+               "z_scale": s(zs), "z_zero_point": zp(zz, qtype)}
+        compare("QLinearWhere", ins, ["Z"])
+
+
+@pytest.mark.parametrize("qtype", ["uint8", "int8"])
 @pytest.mark.parametrize("opset,axis,shape", [(13, -1, (2, 3, 10)), (13, 1, (2, 7, 4)), (11, 1, (2, 3, 4)),
                                               (12, -1, (4, 17)), (13, 0, (5, 3)),
                                               (13, -1, (1, 4, 16, 128))])  # attention's rows (BERT QDQ)
@@ -221,3 +239,9 @@ def test_quant_rejections():
     onyx_fails("QLinearConcat", {"Y_scale": s(0.1), "Y_zero_point": zp(0, "uint8"), "X0": a, "X0_scale": s(0.1),
                                  "X0_zero_point": zp(0, "uint8"), "X1": q(r, (4, 8), "int8"), "X1_scale": s(0.1),
                                  "X1_zero_point": zp(0, "int8")}, ["Y"], axis=0, match="element type")
+    where = {"condition": r.integers(0, 2, (4, 8)).astype(bool), "X": a, "x_scale": s(0.1),
+             "x_zero_point": zp(0, "uint8"), "Y": q(r, (3, 8), "uint8"), "y_scale": s(0.1),
+             "y_zero_point": zp(0, "uint8"), "z_scale": s(0.1), "z_zero_point": zp(0, "uint8")}
+    run_both_fail("QLinearWhere", where, ["Z"])  # (4, 8) and (3, 8) do not broadcast
+    onyx_fails("QLinearWhere", {**where, "Y": q(r, (4, 8), "int8"), "y_zero_point": zp(0, "int8")}, ["Z"],
+               match="one type")

@@ -107,8 +107,9 @@ TEST(ContribRules, QLinearOps) {
   auto b = Builder();
   b.Input("x", DataType::kUInt8, {-1, 3, 9, 10}).Input("x2", DataType::kUInt8, {-1, 5, 9, 10});
   b.Input("h", DataType::kInt8, {-1, 9, 10, 3}).Input("s", DataType::kFloat, {}).Input("z", DataType::kUInt8, {});
-  b.Input("row", DataType::kUInt8, {10});
+  b.Input("row", DataType::kUInt8, {10}).Input("mask", DataType::kBool, {9, 1});
   b.Output("y", DataType::kUInt8, {-1, 3, 9, 10});
+  b.Node("QLinearWhere", {"mask", "x", "s", "z", "row", "s", "z", "s", "z"}, {"where"}, kMs);
   b.Node("QLinearAdd", {"x", "s", "z", "row", "s", "z", "s", "z"}, {"add"}, kMs);
   b.Node("QLinearSigmoid", {"x", "s", "z", "s", "z"}, {"sig"}, kMs);
   auto& c = b.Node("QLinearConcat", {"s", "z", "x", "s", "z", "x2", "s", "z"}, {"cat"}, kMs);
@@ -126,6 +127,7 @@ TEST(ContribRules, QLinearOps) {
   const auto types = Infer(b);
   EXPECT_EQ(TypeOf(types, "add"), "tensor(uint8)[d0,3,9,10]");
   EXPECT_EQ(TypeOf(types, "sig"), "tensor(uint8)[d0,3,9,10]");
+  EXPECT_EQ(TypeOf(types, "where"), "tensor(uint8)[d0,3,9,10]");
   EXPECT_EQ(TypeOf(types, "cat"), "tensor(uint8)[d0,8,9,10]");
   EXPECT_EQ(TypeOf(types, "pool"), "tensor(uint8)[d0,3,5,5]");
   EXPECT_EQ(TypeOf(types, "pool_nhwc"), "tensor(int8)[d0,8,9,3]");

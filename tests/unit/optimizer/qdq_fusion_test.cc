@@ -407,6 +407,35 @@ TEST(QdqFusion, ConcatPoolsAndActivationsBecomeQLinearOps) {
                                 {{"a", U8({1, 2, 4, 4}, 10)}, {"b", U8({1, 3, 4, 4}, 11)}});
 }
 
+// Where(c, DQ(a), DQ(b)) -> Q -> y, b of type b_type.
+std::string QdqWhere(DataType b_type) {
+  Qdq m;
+  m.b.Input("c", DataType::kBool, {2, 1, 4}).Input("a", DataType::kUInt8, {2, 3, 4}).Input("b", b_type, {3, 4});
+  m.Params("a", 1.0f / 16, DataType::kUInt8, 128).Params("b", 1.0f / 8, b_type, 3);
+  m.Params("y", 1.0f / 8, DataType::kUInt8, 120);
+  m.b.Output("y", DataType::kUInt8, {2, 3, 4});
+  m.DQ("a", "a", "ad");
+  m.DQ("b", "b", "bd");
+  m.b.Node("Where", {"c", "ad", "bd"}, {"w"});
+  m.Q("w", "y", "y");
+  return m.b.Bytes();
+}
+
+TEST(QdqFusion, WhereBecomesQLinearWhereWhenAllTypesMatch) {
+  const std::string bytes = QdqWhere(DataType::kUInt8);
+  auto run = RunPasses(bytes, kQdqPasses);
+  EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.QLinearWhere"), 1);
+  EXPECT_EQ(OpCount(run.ops_after, "Where"), 0);
+  EXPECT_EQ(OpCount(run.ops_after, "DequantizeLinear"), 0);
+  Tensor c(DataType::kBool, {2, 1, 4});
+  for (int64_t i = 0; i < c.size(); ++i) c.data<bool>()[i] = (i * 5) % 3 == 0;
+  ExpectSameOutputsWhenRunnable(bytes, run.optimized_bytes,
+                                {{"c", c}, {"a", U8({2, 3, 4}, 12)}, {"b", U8({3, 4}, 13)}});
+  run = RunPasses(QdqWhere(DataType::kInt8), kQdqPasses);  // mixed types: left alone
+  EXPECT_EQ(OpCount(run.ops_after, "Where"), 1);
+  EXPECT_EQ(OpCount(run.ops_after, "com.microsoft.QLinearWhere"), 0);
+}
+
 // x(u8) -> DQ(p) -> op -> Q(q) -> y
 std::string QdqDataMovement(const std::string& op, float q_scale, int q_zp, const std::string& mode = "nearest") {
   Qdq m;

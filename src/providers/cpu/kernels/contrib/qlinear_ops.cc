@@ -20,6 +20,7 @@
 #include "linalg/vector_math.h"
 #include "ops/broadcast.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/contrib/qlinear_common.h"
 #include "providers/cpu/kernels/math/elementwise.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/kernel.h"
@@ -27,45 +28,8 @@
 namespace onyx::contrib {
 namespace {
 
-bool IsQuant8(DataType dt) { return dt == DataType::kUInt8 || dt == DataType::kInt8; }
-
-float ScalarFloat(KernelContext& ctx, size_t index, const char* name) {
-  const Tensor& t = ctx.required_input(index);
-  if (t.dtype() != DataType::kFloat || t.size() != 1) ctx.Fail(StrCat("input '", name, "' must be a float scalar"));
-  return t.data<float>()[0];
-}
-
-// An optional zero point of type dt (0 when absent).
-int32_t ZeroPoint(KernelContext& ctx, size_t index, DataType dt, const char* name) {
-  const Tensor* t = ctx.input(index);
-  if (t == nullptr) return 0;
-  if (t->dtype() != dt || t->size() != 1) ctx.Fail(StrCat("input '", name, "' must be a scalar of type ", DataTypeName(dt)));
-  return dt == DataType::kUInt8 ? t->data<uint8_t>()[0] : t->data<int8_t>()[0];
-}
-
-// v clamped to [lo, hi], a NaN to lo (as maxps, which ONNX Runtime's quantizers use).
-inline float ClampNanLow(float v, float lo, float hi) {
-  v = v > lo ? v : lo;
-  return v < hi ? v : hi;
-}
-
-template <typename T>
-inline T Saturate(float v) {
-  const float lo = static_cast<float>(std::numeric_limits<T>::lowest());
-  const float hi = static_cast<float>(std::numeric_limits<T>::max());
-  return static_cast<T>(static_cast<int32_t>(std::nearbyint(ClampNanLow(v, lo, hi))));
-}
-
-// MlasQuantizeLinear: round(x / scale) + zp, saturated; NaN gives the lowest code.
-template <typename T>
-inline T QuantizeValue(float x, float scale, int32_t zp) {
-  const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::lowest()) - zp);
-  const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<T>::max()) - zp);
-  return static_cast<T>(static_cast<int32_t>(std::nearbyint(ClampNanLow(x / scale, lo, hi))) + zp);
-}
-
-// QLinearAdd's row through linalg's vectorized loop: fma(x, rx, fma(y, ry, fixed)), saturated and
-// rounded half to even (Saturate's result, element for element).
+// QLinearAdd's row through linalg's vectorized loop: fma(x, rx, fma(y, ry, fixed)), rounded half
+// to even and saturated, element for element.
 inline void AddRow(const uint8_t* x, float rx, const uint8_t* y, int64_t y_step, float ry, float fixed, int64_t n,
                    uint8_t* out) {
   linalg::Q8AddU8(x, rx, y, y_step, ry, fixed, n, out);
@@ -82,13 +46,6 @@ inline void MulRow(const uint8_t* x, int32_t zx, const uint8_t* y, int64_t y_ste
 inline void MulRow(const int8_t* x, int32_t zx, const int8_t* y, int64_t y_step, int32_t zy, float ratio, int32_t zc,
                    int64_t n, int8_t* out) {
   linalg::Q8MulS8(x, zx, y, y_step, zy, ratio, zc, n, out);
-}
-
-template <typename Fn>
-void DispatchQuant8(KernelContext& ctx, DataType dt, Fn&& fn) {
-  if (dt == DataType::kUInt8) fn(uint8_t{});
-  else if (dt == DataType::kInt8) fn(int8_t{});
-  else ctx.Fail(StrCat("element type ", DataTypeName(dt), " is not supported (uint8 or int8)"));
 }
 
 // The size from which same-shape QLinearAdd / QLinearMul split over the threads.
@@ -261,9 +218,7 @@ class QLinearConcat final : public OpKernel {
         const int32_t zx = ZeroPoint(ctx, 4 + 3 * i, dt, "X_zero_point");
         const bool same = sx == sy && zx == zy;
         T table[256];
-        if (!same)
-          for (int v = 0; v < 256; ++v)
-            table[v] = QuantizeValue<T>(sx * static_cast<float>(static_cast<int32_t>(static_cast<T>(v)) - zx), sy, zy);
+        if (!same) RequantizeTable<T>(sx, zx, sy, zy, table);
         const int64_t row = t.dim(axis) * inner;
         const uint8_t* src = static_cast<const uint8_t*>(t.raw_data());
         // Rows through the vector lookup and over the threads: a channels-last concat (YOLO's in

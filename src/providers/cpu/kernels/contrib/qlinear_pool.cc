@@ -14,23 +14,11 @@
 #include "base/int_math.h"
 #include "linalg/q8_pool_sum.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/contrib/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx::contrib {
 namespace {
-
-float ScalarFloat(KernelContext& ctx, size_t index, const char* name) {
-  const Tensor& t = ctx.required_input(index);
-  if (t.dtype() != DataType::kFloat || t.size() != 1) ctx.Fail(StrCat("input '", name, "' must be a float scalar"));
-  return t.data<float>()[0];
-}
-
-int32_t ZeroPoint(KernelContext& ctx, size_t index, DataType dt, const char* name) {
-  const Tensor* t = ctx.input(index);
-  if (t == nullptr) return 0;
-  if (t->dtype() != dt || t->size() != 1) ctx.Fail(StrCat("input '", name, "' must be a scalar of type ", DataTypeName(dt)));
-  return dt == DataType::kUInt8 ? t->data<uint8_t>()[0] : t->data<int8_t>()[0];
-}
 
 int32_t ByteValue(const uint8_t* p, int64_t i, bool is_signed) {
   return is_signed ? static_cast<int32_t>(static_cast<int8_t>(p[i])) : static_cast<int32_t>(p[i]);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "linalg/q8_lut.h"
+#include "providers/cpu/kernels/contrib/qlinear_common.h"
 #include "providers/cpu/kernels/quantization/quant_common.h"
 #include "providers/cpu/kernels/quantization/quant_conv.h"
 
@@ -88,8 +89,9 @@ class QLinearConvAdd final : public QLinearConv {
     const Tensor& r = ctx.required_input(9);
     if (r.dtype() != y.dtype() || r.shape() != y.shape())
       ctx.Fail(StrCat("R must have Y's type and shape ", y.Describe(), ", not ", r.Describe()));
-    const float rs = Scale(ctx, 10, "r_scale"), cs = Scale(ctx, 12, "c_scale");
-    const int32_t rz = Zero(ctx, 11, y.dtype(), "r_zero_point"), cz = Zero(ctx, 13, y.dtype(), "c_zero_point");
+    const float rs = contrib::ScalarFloat(ctx, 10, "r_scale"), cs = contrib::ScalarFloat(ctx, 12, "c_scale");
+    const int32_t rz = contrib::ZeroPoint(ctx, 11, y.dtype(), "r_zero_point"),
+                  cz = contrib::ZeroPoint(ctx, 13, y.dtype(), "c_zero_point");
     // QLinearAdd's ratios and fixed part, as its kernel computes them from its A and B.
     const bool conv_is_a = conv_input_ == 0;
     const float sa = conv_is_a ? ys : rs, sb = conv_is_a ? rs : ys;
@@ -103,18 +105,6 @@ class QLinearConvAdd final : public QLinearConv {
   }
 
  private:
-  static float Scale(KernelContext& ctx, size_t i, const char* name) {
-    const Tensor& t = ctx.required_input(i);
-    if (t.dtype() != DataType::kFloat || t.size() != 1) ctx.Fail(StrCat("input '", name, "' must be a float scalar"));
-    return t.data<float>()[0];
-  }
-  static int32_t Zero(KernelContext& ctx, size_t i, DataType dt, const char* name) {
-    const Tensor* t = ctx.input(i);
-    if (t == nullptr) return 0;
-    if (t->dtype() != dt || t->size() != 1) ctx.Fail(StrCat("input '", name, "' must be a scalar of Y's type"));
-    return dt == DataType::kUInt8 ? int32_t{t->data<uint8_t>()[0]} : int32_t{t->data<int8_t>()[0]};
-  }
-
   int64_t conv_input_;
 };
 
