@@ -32,7 +32,7 @@ OWN_OPS = {
     # QDQ: ArgMax's input only (its output is an index); AveragePool is a direct op there
     QuantFormat.QDQ: set(OWN_OUTPUT_OPS) - {"AveragePool"},
     QuantFormat.QOperator: {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "AveragePool", "GlobalAveragePool",
-                            "Sigmoid", "LeakyRelu", "Softmax"},
+                            "Sigmoid", "LeakyRelu", "Softmax", "Where"},
 }
 # Split: input 0 always quantized, every output takes its parameters. Pad: QDQ quantizes its
 # input always (the output shares its parameters when the padding adds no new value), QOperator
@@ -47,7 +47,7 @@ QOP_NAMES = {"Conv": ("QLinearConv", ""), "MatMul": ("QLinearMatMul", ""), "Gemm
              "Concat": ("QLinearConcat", MS_DOMAIN), "AveragePool": ("QLinearAveragePool", MS_DOMAIN),
              "GlobalAveragePool": ("QLinearGlobalAveragePool", MS_DOMAIN),
              "Sigmoid": ("QLinearSigmoid", MS_DOMAIN), "LeakyRelu": ("QLinearLeakyRelu", MS_DOMAIN),
-             "Softmax": ("QLinearSoftmax", MS_DOMAIN)}
+             "Softmax": ("QLinearSoftmax", MS_DOMAIN), "Where": ("QLinearWhere", MS_DOMAIN)}
 
 
 class Options:
@@ -89,12 +89,17 @@ class NodePlan:
         self.inputs = {}  # input index -> "act" | "weight" | "bias" | "const"
         self.axis = None  # per-channel axis of the weight input
         self.outputs = list(node.output[:1]) if kind not in ("dynamic", "gather") else []
-        self.fused = None  # the Relu/Clip node folded into this one
+        self.folded = {}  # output tensor -> the Relu/Clip node folded into it (writing the output under its name)
         self.share = {}  # output -> the input whose scale and zero point it takes
 
     @property
     def name(self):
         return self.node.name
+
+    @property
+    def fused(self):
+        """The Relu/Clip folded into the first output (the one the report measures), or None."""
+        return self.folded.get(self.orig.output[0]) if self.orig.output else None
 
 
 class Plan:
@@ -290,8 +295,6 @@ def _plan_node(s, node):
         return _plan_reader(s, node)
     if op in OWN_OPS[s.fmt]:
         return _plan_own(s, node)
-    if op == "Where":
-        return s.skip(node, "QOperator would need com.microsoft QLinearWhere, which Onyx does not run")
     return s.skip(node, "QOperator has no quantized form of it (ONNX Runtime's quantizer leaves it float too)")
 
 
@@ -306,21 +309,16 @@ def _plan_removable(s, node):
     if op == "Clip" and not _clip_includes_zero(node, s.inits):
         return s.skip(node, "its clip range does not hold 0")
     src = s.producing.get(x)
-    # QDQ folds into a direct op too (its output then takes the activation's range); QOperator
-    # only into an op with its own output range (ONNX Runtime drops such a Relu unclamped there)
+    # QDQ folds into a direct op too, Split's outputs included (that output then takes the
+    # activation's range); QOperator only into an op with its own output range (ONNX Runtime
+    # drops such a Relu unclamped there)
     foldable = (src is not None and (src.kind == "own" or (src.kind == "direct" and not s.qop))
-                and src.outputs == [x] and src.fused is None
+                and x in src.outputs and x not in {n.output[0] for n in src.folded.values()}  # one per output
                 and len(s.consumers.get(x, [])) == 1 and x not in s.graph_outputs
                 and not o.keep_removable and not o.activation_symmetric
                 and src.node.op_type not in o.op_types_no_output)
     if foldable:
-        src.fused = node
-        src.share.pop(x, None)
-        src.outputs = [node.output[0]]
-        s.producing[node.output[0]] = src
-        s.marked.discard(x)
-        s.marked.add(node.output[0])
-        s.plan.removed.add(node.name)
+        _fold(s, src, node)
         return None
     if s.qop:
         return s.skip(node, "QOperator has no 8-bit form of it and it cannot be folded")
@@ -329,6 +327,18 @@ def _plan_removable(s, node):
     p = NodePlan(node, "activation")
     p.inputs[0] = "act"
     return p
+
+
+def _fold(s, src, node):
+    """src writes the Relu/Clip's output in place of its input, with the activation's own range."""
+    x, y = node.input[0], node.output[0]
+    src.folded[x] = node
+    src.share.pop(x, None)
+    src.outputs = [y if t == x else t for t in src.outputs]
+    s.producing[y] = src
+    s.marked.discard(x)
+    s.marked.add(y)
+    s.plan.removed.add(node.name)
 
 
 def _direct(node, x, outputs, options):
@@ -550,9 +560,11 @@ def _plan_elementwise(s, node):
     """The other ops with their own output range: the inputs OWN_OUTPUT_OPS names are quantized."""
     op, o = node.op_type, s.options
     p = NodePlan(node, "own")
-    if op == "Where" and not o.force_quantize_no_input_check and not all(
-            node.input[i] in s.marked for i in (1, 2)):
-        return s.skip(node, "its inputs are not both quantized (ForceQuantizeNoInputCheck forces it)")
+    if op == "Where" and not o.force_quantize_no_input_check:
+        if s.qop:  # ONNX Runtime's QLinearWhere too (unforced, it leaves it float without its inputs' DQs)
+            return s.skip(node, "QOperator quantizes Where with ForceQuantizeNoInputCheck only")
+        if not all(node.input[i] in s.marked for i in (1, 2)):
+            return s.skip(node, "its inputs are not both quantized (ForceQuantizeNoInputCheck forces it)")
     if op == "GlobalAveragePool" and s.qop and node.input[0] not in s.marked:
         return s.skip(node, "its input is not quantized (QOperator quantizes it after a quantized node only)")
     idx = OWN_OUTPUT_OPS[op]
@@ -679,11 +691,23 @@ def weight_quant(plan, p, i):
     t = p.orig.input[i]
     w = _init_array(plan.float_model, t)
     if p.inputs[i] == "const":
+        symmetric, reduce_range = const_mode(o)
         qp = compute_qparams(float(w.min()) if w.size else 0.0, float(w.max()) if w.size else 0.0,
-                             o.activation_type, o.activation_symmetric, False, o.min_real_range)
+                             o.activation_type, symmetric, reduce_range, o.min_real_range)
     else:
         qp = weight_qparams(w, o.weight_type, o.weight_symmetric, o.reduce_range, p.axis)
     return qp, quantize_array(w, qp)
+
+
+def const_mode(o):
+    """(symmetric, reduce_range) of a constant operand, stored in the activation type, as ONNX
+    Runtime 1.31 quantizes it: QDQ with the activation symmetry and reduce_range, as its other
+    initializers; QOperator without reduce_range, with the weight symmetry where both types are
+    the same (it asks the weight setting whenever an initializer's type is the weight type)."""
+    if o.quant_format != QuantFormat.QOperator:
+        return o.activation_symmetric, o.reduce_range
+    same_type = o.activation_type == o.weight_type
+    return (o.weight_symmetric if same_type else o.activation_symmetric), False
 
 
 def bias_quant(plan, p, input_scale, weight_qp):
@@ -776,8 +800,9 @@ def write_qdq(plan):
         if p is not None and p.kind == "gather":
             node, p = _emit_gather(w, out, plan, p, node), None
         if p is not None:
-            if p.fused is not None:
-                node.output[0] = p.fused.output[0]
+            for k, t in enumerate(node.output):
+                if t in p.folded:
+                    node.output[k] = p.folded[t].output[0]
             for i, role in p.inputs.items():
                 if role in ("weight", "const"):
                     qp, qa = weight_quant(plan, p, i)
@@ -959,6 +984,8 @@ def _emit_qlinear(w, plan, p, node, q_of, sz, qname, params):
             inputs += list(ins[i])
     elif op in ("Add", "Mul"):
         inputs = list(ins[0]) + list(ins[1]) + [ys, yz]
+    elif op == "Where":  # the condition stays bool
+        inputs = [node.input[0]] + list(ins[1]) + list(ins[2]) + [ys, yz]
     else:  # unary: pools, Sigmoid, LeakyRelu, Softmax
         inputs = list(ins[0]) + [ys, yz]
         if op == "GlobalAveragePool":

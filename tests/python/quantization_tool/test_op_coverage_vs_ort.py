@@ -3,8 +3,9 @@ does: for each op a tiny float model goes through both quantizers with the same 
 feeds and options (QDQ and QOperator, QInt8 and QUInt8 activations), and
   1. the structure is the same: the same float tensors get quantized (QuantizeLinear inputs and
      DequantizeLinear outputs of activations), the same of them share scale and zero point, the
-     same weights are stored quantized, and the same ops read 8-bit inputs; compared by the
-     model's own tensor names and op types, never by the names the quantizers generate;
+     same weights are stored quantized (those quantized per tensor with the same scale, zero point
+     and codes), and the same ops read 8-bit inputs; compared by the model's own tensor names and
+     op types, never by the names the quantizers generate;
   2. ONNX Runtime and Onyx agree on the model onyx.quantization wrote: its integer tensors
      exactly, its float outputs within one quantization step of their scale."""
 import collections
@@ -20,6 +21,7 @@ from onyx.quantization import QuantFormat, QuantType
 from onyx.quantization.quantize import static_quantize
 
 FLOAT, INT64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+EIGHT_BIT = (TensorProto.INT8, TensorProto.UINT8)
 X_SHAPE = [1, 4, 8, 8]
 
 
@@ -176,8 +178,36 @@ def cumsum_net():
     return _net([_node("CumSum", ["c", "ax"], ["y"])], [_ints(3, "ax")])
 
 
+def constant_operands_net():
+    """Add, Mul and Concat with a constant operand, each range off centre (so that symmetric and
+    asymmetric parameters differ)."""
+    rng = np.random.default_rng(13)
+    add, mul = rng.uniform(-0.2, 1.0, (1, 4, 1, 1)), rng.uniform(0.3, 1.5, (1, 4, 1, 1))
+    cat = rng.normal(size=(1, 2, 8, 8)) * 0.5 + 0.3
+    return _net([_node("Add", ["c", "ka"], ["a"]), _node("Mul", ["a", "km"], ["m"]),
+                 _node("Concat", ["m", "kc"], ["y"], axis=1)], [_arr(add, "ka"), _arr(mul, "km"), _arr(cat, "kc")])
+
+
+def split_relu_net():
+    """Split into three: Relu on the first output, Clip on the third (both folded into their
+    output in QDQ), and a Relu on the second, which is a graph output too (not folded)."""
+    nodes = [_node("Split", ["c", "sp"], ["s1", "s2", "s3"], axis=1), _node("Relu", ["s1"], ["y1"]),
+             helper.make_node("Relu", ["s2"], ["y2"], name="relu2"), _node("Clip", ["s3", "lo", "hi"], ["y3"])]
+    return _net(nodes, [_ints([1, 2, 1], "sp"), _arr(-0.3, "lo"), _arr(0.4, "hi")],
+                outputs=[("y1", FLOAT), ("s2", FLOAT), ("y2", FLOAT), ("y3", FLOAT)])
+
+
+def where_constant_net():
+    """Where(cond, a constant, Conv2(x)): the constant is stored in the activation type."""
+    (w,) = _weights(5, (4, 4, 1, 1))
+    k = np.random.default_rng(14).uniform(-0.1, 0.8, (1, 4, 1, 1))
+    nodes = [helper.make_node("Conv", ["x", "W2"], ["c2"], name="conv2"), _node("Where", ["cond", "k", "c2"], ["y"])]
+    return _net(nodes, [_arr(w, "W2"), _arr(k, "k")], extra_inputs=[("cond", BOOL, X_SHAPE)])
+
+
 QDQ, QOP = "QDQ", "QOperator"
-# case: (model builder, formats, quantize_static keyword arguments)
+FORCE = {"extra_options": {"ForceQuantizeNoInputCheck": True}}
+# case: (model builder, formats, quantize_static keyword arguments; weight_type by name)
 CASES = {
     "slice": (slice_net, (QDQ, QOP), {}),
     "slice_of_inputs": (slice_of_inputs_net, (QDQ, QOP), {}),
@@ -194,11 +224,14 @@ CASES = {
     "average_pool": (average_pool_net, (QDQ, QOP), {}),
     "gather": (gather_net, (QDQ, QOP), {}),
     "gather_elements": (gather_elements_net, (QDQ, QOP), {}),
-    # QOperator Where: ONNX Runtime's quantizer fails on it without ForceQuantizeNoInputCheck and
-    # writes com.microsoft QLinearWhere with it, which Onyx does not run; Onyx leaves it float
+    # QOperator Where: ONNX Runtime's quantizer fails on it without ForceQuantizeNoInputCheck (see
+    # test_qoperator_where_unforced_stays_float) and writes com.microsoft QLinearWhere with it
     "where": (where_net, (QDQ,), {}),
     "where_unquantized_input": (lambda: where_net("z"), (QDQ,), {}),
-    "where_forced": (lambda: where_net("z"), (QDQ,), {"extra_options": {"ForceQuantizeNoInputCheck": True}}),
+    "where_forced": (lambda: where_net("z"), (QDQ, QOP), FORCE),
+    "where_both_quantized_forced": (where_net, (QOP,), FORCE),
+    "where_constant": (where_constant_net, (QDQ, QOP), FORCE),
+    "where_constant_reduce_range": (where_constant_net, (QDQ,), {"reduce_range": True, **FORCE}),
     "conv_transpose": (conv_transpose_net, (QDQ, QOP), {}),
     "conv_transpose_per_channel": (conv_transpose_net, (QDQ,), {"per_channel": True}),
     "layer_norm": (lambda: norm_net("LayerNormalization"), (QDQ, QOP), {}),
@@ -216,12 +249,24 @@ CASES = {
     "old_opset": (old_opset_net, (QDQ, QOP), {}),
     "global_average_pool_of_float": (global_average_pool_net, (QDQ, QOP), {}),
     "cumsum": (cumsum_net, (QDQ, QOP), {}),
+    # constant operands: QOperator stores them symmetric where the weight setting says so and the
+    # activation and weight types agree; QDQ applies reduce_range to them, QOperator does not
+    "constant_operands": (constant_operands_net, (QDQ, QOP), {}),
+    "constant_operands_reduce_range": (constant_operands_net, (QDQ, QOP), {"reduce_range": True}),
+    "constant_operands_uint8_symmetric_weights": (constant_operands_net, (QDQ, QOP), {
+        "weight_type": "QUInt8", "extra_options": {"WeightSymmetric": True}}),
+    "pad_value_reduce_range": (lambda: pad_net(value=0.5), (QDQ, QOP), {"reduce_range": True}),
+    # QOperator: ONNX Runtime drops the Relu after the Split unclamped, Onyx keeps it float
+    "split_relu": (split_relu_net, (QDQ,), {}),
 }
 # QDQ linear Resize runs in float between DQ and Q: 2x upsampling puts values exactly half way
 # between two steps, and ONNX Runtime's and Onyx's float interpolation round a few of them to
 # different sides (unoptimized too), so those 8-bit values may differ by one.
 TIES = {("resize_linear", QDQ)}
-PARAMS = [(case, fmt, act) for case, (_, fmts, _) in CASES.items() for fmt in fmts for act in ("QInt8", "QUInt8")]
+# ONNX Runtime's quantizer takes uint8 weights with uint8 activations only
+ACTS = {"constant_operands_uint8_symmetric_weights": ("QUInt8",)}
+PARAMS = [(case, fmt, act) for case, (_, fmts, _) in CASES.items() for fmt in fmts
+          for act in ACTS.get(case, ("QInt8", "QUInt8"))]
 
 
 def _feeds(model, count, seed):
@@ -239,13 +284,20 @@ def _feeds(model, count, seed):
     return feeds
 
 
+def _typed(kwargs, quant_type):
+    """kwargs with a weight_type given by name as that quantizer's QuantType."""
+    if "weight_type" not in kwargs:
+        return kwargs
+    return {**kwargs, "weight_type": getattr(quant_type, kwargs["weight_type"])}
+
+
 def _ort_quantize(model, feeds, fmt, act, kwargs):
     require_ort()
     from onnxruntime import quantization as rq
     src = save_model(model, "float.onnx")
     dst = src.replace("float.onnx", "ort_quantized.onnx")
     rq.quantize_static(src, dst, qm.ListReader(feeds), quant_format=getattr(rq.QuantFormat, fmt),
-                       activation_type=getattr(rq.QuantType, act), **kwargs)
+                       activation_type=getattr(rq.QuantType, act), **_typed(kwargs, rq.QuantType))
     return onnx.load(dst)
 
 
@@ -295,6 +347,29 @@ def stored_quantized(model, float_model):
             if i.data_type == FLOAT and not (i.name in inits and i.name in read)}
 
 
+def constant_params(model, float_model):
+    """{float initializer of float_model: {(scale, zero point, codes)}} for the constants stored
+    quantized per tensor, found by value, not by name: an 8-bit initializer followed in a node's
+    inputs by a float scale and an 8-bit zero point (a DequantizeLinear's inputs, or a triple of
+    a QLinear op's) that dequantize it to within half a step of the float constant."""
+    inits = {i.name: i for i in model.graph.initializer}
+    floats = {i.name: numpy_helper.to_array(i) for i in float_model.graph.initializer if i.data_type == FLOAT}
+    found = collections.defaultdict(set)
+    for n in model.graph.node:
+        for k in range(len(n.input) - 2):
+            q, s, z = (inits.get(t) for t in n.input[k:k + 3])
+            if not (q and s and z and q.data_type in EIGHT_BIT and s.data_type == FLOAT and z.data_type == q.data_type):
+                continue
+            qa, sa, za = (numpy_helper.to_array(t) for t in (q, s, z))
+            if sa.size != 1 or za.size != 1:
+                continue  # per channel: weights only, not compared here
+            real = (qa.astype(np.float64) - float(za)) * float(sa)
+            for name, f in floats.items():
+                if f.shape == qa.shape and np.all(np.abs(real - f) <= float(sa) * 0.5001):
+                    found[name].add((sa.tobytes(), za.tobytes(), za.dtype.str, qa.tobytes()))
+    return dict(found)
+
+
 def op_signature(model):
     """Counter of (op type, which inputs are 8-bit tensors)."""
     eight = {i.name for i in model.graph.initializer if i.data_type in (TensorProto.INT8, TensorProto.UINT8)}
@@ -324,6 +399,9 @@ def assert_same_structure(ours, theirs, float_model):
         for t in s_ours if s_ours[t] != s_theirs[t])
     w_ours, w_theirs = stored_quantized(ours, float_model), stored_quantized(theirs, float_model)
     assert w_ours == w_theirs, f"quantized weights: Onyx {sorted(w_ours)}, ONNX Runtime {sorted(w_theirs)}"
+    c_ours, c_theirs = constant_params(ours, float_model), constant_params(theirs, float_model)
+    assert c_ours == c_theirs, "constants quantized otherwise (scale, zero point or codes): " + ", ".join(
+        sorted(t for t in set(c_ours) | set(c_theirs) if c_ours.get(t) != c_theirs.get(t)))
     sig_ours, sig_theirs = op_signature(ours), op_signature(theirs)
     assert sig_ours == sig_theirs, \
         f"ops (with their 8-bit inputs): only Onyx {dict(sig_ours - sig_theirs)}, only ONNX Runtime " \
@@ -382,33 +460,63 @@ def test_op_coverage_vs_ort(case, fmt, act):
     feeds = _feeds(model, 4, seed=11)
     theirs = _ort_quantize(model, feeds, fmt, act, kwargs)
     result = static_quantize(model, qm.ListReader(feeds), quant_format=getattr(QuantFormat, fmt),
-                             activation_type=getattr(QuantType, act), **kwargs)
+                             activation_type=getattr(QuantType, act), **_typed(kwargs, QuantType))
     assert_same_structure(result.model, theirs, model)
     assert_runtimes_agree(result, _feeds(model, 2, seed=12), result.plan.options.activation_type,
                           ties=(case, fmt) in TIES)
 
 
 @pytest.mark.parametrize("act", ["QInt8", "QUInt8"])
-def test_qoperator_where_stays_float(act):
-    """ONNX Runtime writes com.microsoft QLinearWhere here (with ForceQuantizeNoInputCheck), which
-    Onyx does not run: onyx.quantization leaves the Where float, fed by dequantized inputs."""
+def test_qoperator_where_unforced_stays_float(act):
+    """Without ForceQuantizeNoInputCheck ONNX Runtime's QOperator quantizer keeps the Where float
+    but drops the DequantizeLinears of its quantized inputs, and fails ("Invalid model with
+    unknown initializers/tensors"); onyx.quantization leaves it float, fed by dequantized inputs."""
     model = where_net()
-    result = static_quantize(model, qm.ListReader(_feeds(model, 4, seed=11)), quant_format=QuantFormat.QOperator,
-                             activation_type=getattr(QuantType, act),
-                             extra_options={"ForceQuantizeNoInputCheck": True})
+    feeds = _feeds(model, 4, seed=11)
+    with pytest.raises(RuntimeError, match="unknown initializers"):
+        _ort_quantize(model, feeds, QOP, act, {})
+    result = static_quantize(model, qm.ListReader(feeds), quant_format=QuantFormat.QOperator,
+                             activation_type=getattr(QuantType, act))
     assert [n.op_type for n in result.model.graph.node].count("Where") == 1
-    assert any(name == "where" and "QLinearWhere" in why for name, _, why in result.plan.skipped)
+    assert any(name == "where" and "ForceQuantizeNoInputCheck" in why for name, _, why in result.plan.skipped)
     assert_runtimes_agree(result, _feeds(model, 2, seed=12), result.plan.options.activation_type)
+
+
+def _assert_relu_kept_float(model, op):
+    result = static_quantize(model, qm.ListReader(_feeds(model, 4, seed=11)), quant_format=QuantFormat.QOperator)
+    ops = [n.op_type for n in result.model.graph.node]
+    assert "Relu" in ops and op in ops
+    feed = _feeds(model, 1, seed=12)[0]
+    path = save_model(result.model, "relu_kept.onnx")
+    assert float(np.min(run_onyx(path, feed)[0])) >= 0.0
+    assert_runtimes_agree(result, [feed], result.plan.options.activation_type)
 
 
 def test_qoperator_relu_after_max_pool_stays_float():
     """ONNX Runtime's QOperator drops a Relu after a MaxPool and lets its negative values through;
     onyx.quantization keeps the Relu, in float after the MaxPool's DequantizeLinear."""
-    model = pool_relu_net()
-    result = static_quantize(model, qm.ListReader(_feeds(model, 4, seed=11)), quant_format=QuantFormat.QOperator)
-    ops = [n.op_type for n in result.model.graph.node]
-    assert "Relu" in ops and "MaxPool" in ops
-    feed = _feeds(model, 1, seed=12)[0]
-    path = save_model(result.model, "pool_relu.onnx")
-    assert float(np.min(run_onyx(path, feed)[0])) >= 0.0
-    assert_runtimes_agree(result, [feed], result.plan.options.activation_type)
+    _assert_relu_kept_float(pool_relu_net(), "MaxPool")
+
+
+def test_qoperator_relu_after_split_stays_float():
+    """The same after a Split on the 8-bit tensor (QDQ folds these Relus into the Split's outputs)."""
+    _assert_relu_kept_float(split_relu_net(), "Split")
+
+
+@pytest.mark.parametrize("act", ["QInt8", "QUInt8"])
+def test_qdq_activations_folded_into_split_outputs_change_no_value(act):
+    """DQ -> Split -> Q at the Relu's / Clip's own range saturates where the activation clamped:
+    Onyx's outputs equal those of the same model with the activations kept (QDQKeepRemovableActivations)."""
+    model = split_relu_net()
+    feeds = _feeds(model, 4, seed=11)
+    outputs = []
+    for keep in (False, True):
+        result = static_quantize(model, qm.ListReader(feeds), activation_type=getattr(QuantType, act),
+                                 extra_options={"QDQKeepRemovableActivations": keep})
+        relus = [n.op_type for n in result.model.graph.node].count("Relu")
+        assert relus == (2 if keep else 1)  # relu2 reads a graph output: never folded
+        path = save_model(result.model, f"split_relu_keep_{keep}.onnx")
+        outputs.append([run_onyx(path, feed) for feed in _feeds(model, 8, seed=99)])
+    for folded, kept in zip(*outputs):
+        for a, b in zip(folded, kept):
+            np.testing.assert_array_equal(a, b)
