@@ -94,8 +94,11 @@ void CheckConfigKeys(const std::map<std::string, std::string>& entries) {
     const bool known = key == kConfigDisableOptimizers || key == kConfigExternalInitializersFile ||
                        key == kConfigCreationCacheDir || key == kConfigCreationCacheKey ||
                        key == kConfigExternalInitializersMinSize || IsThreadingConfigKey(key) ||
-                       IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key) || key == kConfigPacksOnSmallPages;
+                       IsLoadLimitsConfigKey(key) || IsRunLimitsConfigKey(key) || key == kConfigPacksOnSmallPages ||
+                       key == kConfigX64QuantPrecision;
     ONYX_CHECK(known, kInvalidArgument, "unknown session config entry '", key, "'");
+    ONYX_CHECK(key != kConfigX64QuantPrecision || value == "0" || value == "1", kInvalidArgument, key,
+               " must be '0' or '1', got '", value, "'");
   }
   PackPlacementFromConfig(entries);  // a bad value fails before the optimizer runs
   if (const auto it = entries.find(kConfigCreationCacheKey); it != entries.end()) {

@@ -102,5 +102,9 @@ inline constexpr const char* kConfigDisableOptimizers = "optimization.disable_sp
 inline constexpr const char* kConfigExternalInitializersFile = "session.optimized_model_external_initializers_file_name";
 inline constexpr const char* kConfigExternalInitializersMinSize =
     "session.optimized_model_external_initializers_min_size_in_bytes";
+// ONNX Runtime's switch to its u8 x u8 products where its u8 x s8 ones saturate int16 pair sums
+// (x86 without VNNI). Onyx's int8 products are exact on every CPU, so "0" and "1" both give the
+// exact results (the ones ORT gives with "1"); other values are errors.
+inline constexpr const char* kConfigX64QuantPrecision = "session.x64quantprecision";
 
 }  // namespace onyx

@@ -38,7 +38,7 @@ def _feeds():
 
 def _ort(path, feeds):
     import onnxruntime as ort
-    return ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    return onyx_harness.ort_session(ort, path).run(None, feeds)[0]
 
 
 def test_variant_is_built_once_and_reused(tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """QdqNhwcLayout (issue 15): chains of int8 QLinearConvs with symmetric weights run
 channels-last (com.microsoft.QLinearConv channels_last = 1, the direct kernel) with Transposes
-only where the chain meets NCHW readers, on CPUs with AVX-512 VNNI (elsewhere the graph stays
-NCHW). The integer outputs must equal ONNX Runtime 1.31.1's exactly, whatever reads the chain's
+only where the chain meets NCHW readers, on CPUs with AVX-512 VNNI or AVX2 (elsewhere the graph
+stays NCHW). The integer outputs must equal ONNX Runtime 1.31.1's exactly, whatever reads the chain's
 values (graph outputs in the middle, other ops, a subgraph), for uint8 and int8 activations,
 int8 and uint8 weights, per-tensor and per-channel scales, and symbolic batches; depthwise convs
 of 64+ channels join (their own channels-last kernel); convs the direct kernel does not take
@@ -11,21 +11,25 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import run_onyx, run_ort, save_model
+from onyx_harness import ort_exact_s8, run_onyx, run_ort, save_model
 import qdq_models as qm
 
 C = 16  # channels of every conv in the chain
 
 
-def _has_vnni():
+def _cpu_flags():
     try:
         with open("/proc/cpuinfo") as f:
-            return "avx512_vnni" in f.read()
+            return f.read()
     except OSError:
-        return False
+        return ""
 
 
-VNNI = _has_vnni()
+# The CPUs whose channels-last int8 kernels the pass uses (linalg::Q8ConvNhwcAvailable: the
+# AVX-512 VNNI kernel, or the AVX2 tile): elsewhere the graph stays NCHW. Depthwise convs join
+# only with AVX-512 VNNI (linalg::Q8DepthwiseNhwcFast).
+VNNI = "avx512_vnni" in _cpu_flags()
+NHWC_KERNELS = VNNI or " avx2" in _cpu_flags()
 
 
 def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=False, hw=7, mid_output=False, side_reader=False,
@@ -54,7 +58,7 @@ def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=Fal
 
     def conv(x, y, k, g=1):
         cg = channels // g
-        w = rng.integers(-90, 91, (channels, cg, k, k))
+        w = ort_exact_s8(rng.integers(-90, 91, (channels, cg, k, k))).astype(np.int64)
         ws = (rng.uniform(0.002, 0.01, channels) if per_channel else np.array(0.006)).astype(np.float32)
         wz = ((rng.integers(-3, 4, channels) if per_channel else np.array(2)) if w_zero
               else (np.zeros(channels) if per_channel else np.array(0)))
@@ -125,7 +129,7 @@ def _ops(path):
 
 
 def _expect_region(ops, transposes):
-    if not VNNI:  # the direct kernel's CPUs only
+    if not NHWC_KERNELS:  # the channels-last kernels' CPUs only
         assert ops.get("QLinearConv") == 12 and "Transpose" not in ops, ops
         return
     # Each block's conv c and the add reading it run as one com.onyx.QLinearConvAdd (QLinearConvAddFusion).
@@ -176,7 +180,11 @@ def test_depthwise_convs_join_the_chain(signed):
     # kernel's step (q8_dwconv_nhwc.h): the depthwise convs run channels-last too, so all 12 convs
     # are one region with a Transpose at each end.
     path = _chain(f"nhwc_depthwise_{signed}", signed=signed, channels=64, group=64)
-    _expect_region(_ops(path), 2)
+    ops = _ops(path)
+    if VNNI:
+        _expect_region(ops, 2)
+    else:  # each depthwise conv breaks the chain: no region of 4 convs per Transpose is left
+        assert ops.get("QLinearConv") == 12 and "Transpose" not in ops, ops
     _check(path)
 
 
@@ -209,7 +217,7 @@ def test_channels_last_conv_matches_onnxruntime_alone(channels, w_zero, signed):
     # the direct kernel (symmetric weights, C a multiple of 4) or the im2col rows and the GEMM.
     rng = np.random.default_rng(3)
     act, np_act = (TensorProto.INT8, np.int8) if signed else (TensorProto.UINT8, np.uint8)
-    w = rng.integers(-100, 101, (24, channels, 3, 3)).astype(np.int8)
+    w = ort_exact_s8(rng.integers(-100, 101, (24, channels, 3, 3)))
     inits = [numpy_helper.from_array(v, n) for v, n in [
         (np.array(0.05, np.float32), "xs"), (np.array(7, np_act), "xz"), (w, "w"),
         (rng.uniform(0.001, 0.01, 24).astype(np.float32), "ws"), (np.full(24, w_zero, np.int8), "wz"),

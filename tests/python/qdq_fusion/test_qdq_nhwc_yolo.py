@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import run_onyx, run_ort, save_model
+from onyx_harness import ort_exact_s8, run_onyx, run_ort, save_model
 import qdq_models as qm
-from test_qdq_nhwc_layout import VNNI
+from test_qdq_nhwc_layout import NHWC_KERNELS
 
 C = 16
 FILLERS = 12  # 1x1 conv + SiLU blocks in front: a region needs 4 convs per Transpose
@@ -34,7 +34,7 @@ def _net(name, *, resize_mode="nearest", sizes=False, mul_broadcast=False, conca
         return list(params[v])
 
     def conv(x, y, cin, k):
-        w = rng.integers(-90, 91, (C, cin, k, k)).astype(np.int8)
+        w = ort_exact_s8(rng.integers(-90, 91, (C, cin, k, k)))
         ins = [x, *q(x), const(w, f"{y}_w"), const(rng.uniform(0.002, 0.01, C).astype(np.float32), f"{y}_ws"),
                const(np.zeros(C, np.int8), f"{y}_wz"), *q(y), const(rng.integers(-500, 500, C).astype(np.int32), f"{y}_b")]
         nodes.append(helper.make_node("QLinearConv", ins, [y], pads=[k // 2] * 4))
@@ -121,7 +121,7 @@ def _producer(model, value):
 def test_yolo_ops_join_one_region(sizes):
     path = _net(f"nhwc_yolo_{sizes}", sizes=sizes)
     model, ops = _optimized(path)
-    if VNNI:
+    if NHWC_KERNELS:
         # In: x and MaxPool's output; out: s1 for the MaxPool and y.
         # Each conv followed by a SiLU runs as one com.onyx.QLinearConvSiLU (QLinearConvSiluFusion).
         assert ops.get("com.onyx.QLinearConvSiLU") == CONVS - 2 and ops.get("com.microsoft.QLinearConv") == 2, ops
@@ -146,14 +146,14 @@ def test_unfused_silu_joins_too():
     ops = qm.op_counts(qm.onyx_optimize(path, "--disable", "QLinearSiluFusion", "--disable", "QLinearLookupFusion"))
     assert ops.get("com.microsoft.QLinearSigmoid") == CONVS - 2 and ops.get("com.microsoft.QLinearMul") == CONVS - 2, ops
     assert "com.onyx.QLinearConvSiLU" not in ops, ops
-    if VNNI:
+    if NHWC_KERNELS:
         assert ops.get("com.microsoft.QLinearConv") == CONVS and ops.get("Transpose") == 4, ops
 
 
 def test_resize_without_mode_is_nearest_and_joins():
     path = _net("nhwc_yolo_default_mode", resize_mode=None)
     model, ops = _optimized(path)
-    if VNNI:
+    if NHWC_KERNELS:
         assert ops.get("Transpose") == 4, ops
     _check(path, batches=(1,))
 
@@ -166,7 +166,7 @@ def test_linear_resize_reads_nchw():
     resize = _resize(model)
     scales = next(t for t in model.graph.initializer if t.name == resize.input[2])
     assert list(numpy_helper.to_array(scales)) == [1, 1, 2, 2]
-    if VNNI:
+    if NHWC_KERNELS:
         assert _producer(model, resize.input[0]).op_type == "Transpose", ops
     _check(path)
 
@@ -191,6 +191,6 @@ def test_concat_on_another_axis_stays_nchw():
 def test_graph_output_inside_the_region_is_nchw():
     path = _net("nhwc_yolo_mid", mid_output=True)
     model, ops = _optimized(path)
-    if VNNI:
+    if NHWC_KERNELS:
         assert _producer(model, "s1").op_type == "Transpose", ops
     _check(path)

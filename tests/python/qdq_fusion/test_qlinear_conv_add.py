@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import run_onyx, run_ort, save_model
+from onyx_harness import ort_exact_s8, run_onyx, run_ort, save_model
 import qdq_models as qm
 
 M, C, H, W = 40, 8, 9, 7
@@ -18,7 +18,7 @@ CONV_INPUTS = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
 def _conv_inits(rng, np_act, lo, w_zero=0, ys=0.06, yz=100):
     return [numpy_helper.from_array(v, n) for v, n in [
         (np.array(0.05, np.float32), "xs"), (np.array(lo + 120, np_act), "xz"),
-        (rng.integers(-100, 101, (M, C, 3, 3)).astype(np.int8), "w"),
+        (ort_exact_s8(rng.integers(-100, 101, (M, C, 3, 3))), "w"),
         (rng.uniform(0.001, 0.01, M).astype(np.float32), "ws"), (np.full(M, w_zero, np.int8), "wz"),
         (np.array(ys, np.float32), "ys"), (np.array(lo + yz, np_act), "yz"),
         (rng.integers(-900, 900, M).astype(np.int32), "b")]]
@@ -108,7 +108,7 @@ def _graph_case(name, *, conv_input=0, y_output=False, other_scale=False, broadc
     if broadcast:
         inits.append(numpy_helper.from_array(rng.integers(0, 256, (1, 1, 1, M)).astype(np.uint8), "r"))
     else:  # r: a 1x1 conv of x into M channels
-        inits += [numpy_helper.from_array(rng.integers(-100, 101, (M, C, 1, 1)).astype(np.int8), "w1"),
+        inits += [numpy_helper.from_array(ort_exact_s8(rng.integers(-100, 101, (M, C, 1, 1))), "w1"),
                   numpy_helper.from_array(rng.integers(-900, 900, M).astype(np.int32), "b1")]
         nodes.append(helper.make_node("QLinearConv", ["x", "xs", "xz", "w1", "ws", "wz", "rs", "rz", "b1"], ["r"],
                                       domain="com.microsoft", channels_last=1))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import run_onyx, run_ort, save_model
+from onyx_harness import ort_exact_s8, run_onyx, run_ort, save_model
 import qdq_models as qm
 
 M, C, H, W = 40, 8, 9, 7
@@ -17,7 +17,7 @@ M, C, H, W = 40, 8, 9, 7
 def _conv_inits(rng, np_act, lo, w_zero=0):
     return [numpy_helper.from_array(v, n) for v, n in [
         (np.array(0.05, np.float32), "xs"), (np.array(lo + 120, np_act), "xz"),
-        (rng.integers(-100, 101, (M, C, 3, 3)).astype(np.int8), "w"),
+        (ort_exact_s8(rng.integers(-100, 101, (M, C, 3, 3))), "w"),
         (rng.uniform(0.001, 0.01, M).astype(np.float32), "ws"), (np.full(M, w_zero, np.int8), "wz"),
         (np.array(0.06, np.float32), "ys"), (np.array(lo + 100, np_act), "yz"),
         (rng.integers(-900, 900, M).astype(np.int32), "b")]]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onyx_harness import require_ort, run_onyx, run_ort, save_model
+from onyx_harness import ort_exact_s8, require_ort, run_onyx, run_ort, save_model
 
 RNG = np.random.default_rng(151)
 ONNX_TYPE = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
@@ -45,6 +45,8 @@ def check_exact(path, feeds, threads=1):
 @pytest.mark.parametrize("constant_b", [True, False])
 def test_matmul_integer(a_type, b_type, constant_b):
     a, b = codes(a_type, (2, 37, 75)), codes(b_type, (75, 53))
+    if b_type == np.int8 and not constant_b:  # fed: ORT's x64quantprecision cannot make it u8
+        b = ort_exact_s8(b)
     inputs = {"a": a, "b": b, "a_zp": codes(a_type, ()), "b_zp": codes(b_type, (53,))}
     constants = ["b", "b_zp"] if constant_b else ["b_zp"]
     path = model("mmi", "MatMulInteger", inputs, TensorProto.INT32, constants)

@@ -29,7 +29,7 @@ def dynamic(name, src, entry):
         oq.quantize_dynamic(src, ours)
 
         def run(path):
-            s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            s = onyx_harness.ort_session(ort, path)
             return [s.run(None, f) for f in feeds]
 
         ref, a, b = run(src), run(theirs), run(ours)
@@ -56,7 +56,7 @@ def main(name):
         oq.quant_pre_process(src, pre)
 
         def run(path):
-            s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            s = onyx_harness.ort_session(ort, path)
             return np.concatenate([s.run(None, {input_name: t})[0] for t in test])
 
         ref = run(pre)

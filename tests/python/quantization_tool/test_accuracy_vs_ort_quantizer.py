@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import qt_models as qm
-from onyx_harness import require_ort, save_model
+from onyx_harness import ort_session, require_ort, save_model
 import onyx.quantization as oq
 
 SNR_MARGIN_DB = 0.25
@@ -20,8 +20,7 @@ CONFIGS = [(fmt, pc, method) for fmt in ("QDQ", "QOperator") for pc in (False, T
 
 
 def _run(ort, path, x):
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
+    return ort_session(ort, path).run(None, {"x": x})[0]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 from onnx import numpy_helper
 
 import qt_models as qm
-from onyx_harness import require_ort, save_model
+from onyx_harness import ort_session, require_ort, save_model
 
 
 def onyx_quantize(*args):
@@ -46,7 +46,7 @@ def write_sample_dirs(folder, feeds):
 
 def ort_outputs(path, feeds):
     ort = require_ort()
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    session = ort_session(ort, path)
     return np.concatenate([session.run(None, f)[0] for f in feeds])
 
 

@@ -58,7 +58,11 @@ def integer_tensors(result):
     return {k: v for k, v in act_type.items() if k not in graph_outputs}
 
 
-def compare(result, feeds, float_rtol=None):
+def compare(result, feeds, float_rtol=None, float_conv_slack=0.0):
+    """float_conv_slack: the share of an integer tensor's values that may differ when the model
+    keeps float convolutions between DQ and Q (int8 activations in QDQ, which ONNX Runtime leaves
+    float on x86): the last bit of a float sum depends on each engine's summation order, so a
+    value at a rounding boundary can take the neighbouring code, and later layers carry it on."""
     onnx.checker.check_model(result.model, full_check=True)  # valid ONNX, types and shapes included
     path = save_model(result.model, "quantized.onnx")
     steps = output_steps(result.model)
@@ -80,7 +84,9 @@ def compare(result, feeds, float_rtol=None):
             if name in ints:
                 assert e.dtype == g.dtype, name
                 differ = int(np.count_nonzero(e != g))
-                assert differ == 0, f"{name}: {differ} of {e.size} integer values differ from ONNX Runtime's"
+                allowed = max(1.0, float_conv_slack * e.size) if float_conv_slack else 0.0  # a pooled value too
+                assert differ <= allowed, \
+                    f"{name}: {differ} of {e.size} integer values differ from ONNX Runtime's"
 
 
 @pytest.mark.parametrize("fmt,act,per_channel", STATIC_CONFIGS,
@@ -97,7 +103,10 @@ def test_static_conv_net(fmt, act, per_channel):
     else:
         assert "Relu" not in ops  # folded into the Conv output's range
         assert len(qm.nodes_of(result.model, "DequantizeLinear")) > 10
-    compare(result, qm.feeds_for(model, 3, seed=9, batch=2))
+    # QDQ with int8 activations: the convs stay float in both engines on x86. On an AVX2 Zen 3, one
+    # of 8192 codes of a conv output sat at a rounding boundary (8 of 2048 after two more layers).
+    slack = 0.005 if fmt == QuantFormat.QDQ and act == QuantType.QInt8 else 0.0
+    compare(result, qm.feeds_for(model, 3, seed=9, batch=2), float_conv_slack=slack)
 
 
 @pytest.mark.parametrize("fmt", [QuantFormat.QDQ, QuantFormat.QOperator], ids=["QDQ", "QOperator"])
