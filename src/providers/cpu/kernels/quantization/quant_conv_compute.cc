@@ -10,6 +10,7 @@
 #include "linalg/q8_conv_w.h"
 #include "linalg/q8_lut.h"
 #include "linalg/q8_quantize.h"
+#include "linalg/x8_transpose.h"
 #include "platform/thread_pool.h"
 
 namespace onyx {
@@ -71,17 +72,15 @@ void Im2Row(const ConvGeometry& g, const uint8_t* x, int64_t grp, int64_t p0, in
   });
 }
 
-// Channels [c0, c0 + count) of one image, transposed to pixels x channels (channels-last).
+// Channels [c0, c0 + count) of one image, transposed to pixels x channels (channels-last), in
+// blocks of pixels over the threads, each through linalg's vector byte transpose (a byte loop
+// with strided stores was a quarter of MobileNetV2's QDQ run on an AVX2 Zen 3).
 void ToChannelsLast(const uint8_t* x, int64_t count, int64_t pixels, uint8_t* out, ThreadPool* pool) {
-  constexpr int64_t kBlock = 64;  // pixels a block: the reads stream `count` rows at once
-  ThreadPool::For(pool, CeilDiv(pixels, kBlock), 2.0 * static_cast<double>(kBlock * count), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t p0 = b * kBlock, p1 = std::min(pixels, p0 + kBlock);
-      for (int64_t c = 0; c < count; ++c) {
-        const uint8_t* src = x + c * pixels;
-        for (int64_t p = p0; p < p1; ++p) out[p * count + c] = src[p];
-      }
-    }
+  constexpr int64_t kBlock = 256;  // pixels a block
+  ThreadPool::For(pool, CeilDiv(pixels, kBlock), 1.0 * static_cast<double>(kBlock * count), [&](int64_t b0, int64_t b1) {
+    const int64_t p0 = b0 * kBlock, p1 = std::min(pixels, b1 * kBlock);
+    linalg::Transpose2D8(x + p0, static_cast<size_t>(pixels), out + p0 * count, static_cast<size_t>(count),
+                         static_cast<size_t>(count), static_cast<size_t>(p1 - p0));
   });
 }
 
