@@ -21,7 +21,15 @@ function(onyx_layer name dir)
   foreach(dep ${ARG_DEPS})
     target_link_libraries(${name} PUBLIC ${dep})
   endforeach()
-  # Per-ISA variants in this folder. GCC ends AVX code with vzeroupper only under
+  # Per-ISA variants in this folder, in an OBJECT library of their own (${name}_isa) that
+  # libonyx links after every layer's portable objects. An inline function or template a variant
+  # file instantiates (std::vector<uint8_t>::resize, say) is compiled with that file's AVX-512 /
+  # AMX flags, and the linker keeps the first copy it meets for every caller: a layer's variants
+  # linked before a later layer's portable code handed an AVX2-only CPU vmovdqu8 (SIGILL in the
+  # sanitizer build's int8 convs). Linked last, the portable copy comes first wherever portable
+  # code uses one.
+  set(isa_sources "")
+  # GCC ends AVX code with vzeroupper only under
   # -fexpensive-optimizations (on from -O2): at the sanitize preset's -O1 every kernel left the
   # vector registers' upper halves dirty, and its thread's next SSE code (libm's sinf per element)
   # ran 5-40x slower (docs/threading.md, "Parallel execution under AddressSanitizer").
@@ -30,7 +38,7 @@ function(onyx_layer name dir)
   file(GLOB_RECURSE avx512_sources CONFIGURE_DEPENDS ${dir}/*_avx512.cc ${dir}/*_avx512_*.cc)
   if(avx2_sources)
     set_source_files_properties(${avx2_sources} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;${vzeroupper}")
-    target_sources(${name} PRIVATE ${avx2_sources})
+    list(APPEND isa_sources ${avx2_sources})
   endif()
   if(avx512_sources)
     set_source_files_properties(${avx512_sources} PROPERTIES COMPILE_OPTIONS
@@ -41,7 +49,7 @@ function(onyx_layer name dir)
       set_source_files_properties(${avx512_vnni_sources} PROPERTIES COMPILE_OPTIONS
                                   "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;${vzeroupper}")
     endif()
-    target_sources(${name} PRIVATE ${avx512_sources})
+    list(APPEND isa_sources ${avx512_sources})
   endif()
   # *_amx_<tile>.cc: AMX tiles on top of the AVX-512 flags (the chain runs them only where the
   # CPU has AMX and Linux grants the tile state).
@@ -49,6 +57,17 @@ function(onyx_layer name dir)
   if(amx_sources)
     set_source_files_properties(${amx_sources} PROPERTIES COMPILE_OPTIONS
                                 "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mfma;-mf16c;-mavx512vnni;-mamx-tile;-mamx-int8;-mamx-bf16;${vzeroupper}")
-    target_sources(${name} PRIVATE ${amx_sources})
+    list(APPEND isa_sources ${amx_sources})
+  endif()
+  if(isa_sources)
+    # A variant whose name the portable glob's filter lets through (q8_gemm_w_avx512_vnni_8x32.cc)
+    # compiles here only.
+    get_target_property(portable ${name} SOURCES)
+    list(REMOVE_ITEM portable ${isa_sources})
+    set_target_properties(${name} PROPERTIES SOURCES "${portable}")
+    add_library(${name}_isa OBJECT ${isa_sources})
+    # The layer's include path and dependencies (an OBJECT library takes usage requirements only).
+    target_link_libraries(${name}_isa PUBLIC ${name})
+    set_property(GLOBAL APPEND PROPERTY ONYX_ISA_OBJECTS $<TARGET_OBJECTS:${name}_isa>)
   endif()
 endfunction()

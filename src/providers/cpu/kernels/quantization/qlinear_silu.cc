@@ -9,12 +9,13 @@
 
 #include "linalg/q8_lut.h"
 #include "platform/thread_pool.h"
+#include "providers/cpu/kernels/contrib/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx::quant {
 namespace {
 
-bool IsQuant8(DataType dt) { return dt == DataType::kUInt8 || dt == DataType::kInt8; }
+using contrib::IsQuant8;
 
 class QLinearSiLU final : public OpKernel {
  public:
