@@ -37,27 +37,20 @@ def _cpu_has_vnni():
 # the exact ones, which Onyx computes everywhere. Its session.x64quantprecision option turns such
 # weights into u8 (the exact u8 x u8 path): the reference sessions set it on those CPUs, so the
 # comparisons stay exact. On VNNI CPUs ORT is exact, and left as it is.
-ORT_EXACT_INT8_CONFIG = {} if _cpu_has_vnni() else {"session.x64quantprecision": "1"}
+_VNNI = _cpu_has_vnni()
+ORT_EXACT_INT8_CONFIG = {} if _VNNI else {"session.x64quantprecision": "1"}
 
 
 # Where x64quantprecision does not reach (weights fed at run time, com.microsoft QLinearConv with
 # channels_last, which it leaves u8 x s8), ORT stays exact only while no pair sum can pass int16:
 # |w| <= 64 (255 * 64 * 2 < 32768). Tests comparing such nodes with ORT clip their random int8
 # weights to it on those CPUs (on VNNI CPUs the weights are left as drawn).
-ORT_EXACT_S8_LIMIT = 127 if _cpu_has_vnni() else 64
+ORT_EXACT_S8_LIMIT = 127 if _VNNI else 64
 
 
 def ort_exact_s8(codes):
     """int8 codes clipped to what ONNX Runtime multiplies exactly on this CPU (ORT_EXACT_S8_LIMIT)."""
     return np.clip(codes, -ORT_EXACT_S8_LIMIT, ORT_EXACT_S8_LIMIT).astype(np.int8)
-
-
-def ort_options(ort, exact_int8=True):
-    """ONNX Runtime session options of a reference session (see ORT_EXACT_INT8_CONFIG)."""
-    options = ort.SessionOptions()
-    for key, value in (ORT_EXACT_INT8_CONFIG.items() if exact_int8 else ()):
-        options.add_session_config_entry(key, value)
-    return options
 
 
 def ort_session(ort, model_path, configure=None):
@@ -67,7 +60,9 @@ def ort_session(ort, model_path, configure=None):
     tensor" on a weight two nodes share): those are made without the option, as ORT makes them by
     default (its s8 x s8 path does not go through vpmaddubsw's int16 pairs)."""
     def make(exact_int8):
-        options = ort_options(ort, exact_int8)
+        options = ort.SessionOptions()
+        for key, value in (ORT_EXACT_INT8_CONFIG.items() if exact_int8 else ()):
+            options.add_session_config_entry(key, value)
         if configure is not None:
             configure(options)
         return ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])

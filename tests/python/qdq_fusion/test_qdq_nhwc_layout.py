@@ -28,8 +28,9 @@ def _cpu_flags():
 # The CPUs whose channels-last int8 kernels the pass uses (linalg::Q8ConvNhwcAvailable: the
 # AVX-512 VNNI kernel, or the AVX2 tile): elsewhere the graph stays NCHW. Depthwise convs join
 # only with AVX-512 VNNI (linalg::Q8DepthwiseNhwcFast).
-VNNI = "avx512_vnni" in _cpu_flags()
-NHWC_KERNELS = VNNI or " avx2" in _cpu_flags()
+_FLAGS = _cpu_flags()
+VNNI = "avx512_vnni" in _FLAGS
+NHWC_KERNELS = VNNI or " avx2" in _FLAGS
 
 
 def _chain(name, *, signed=False, per_channel=True, w_zero=False, w_unsigned=False, hw=7, mid_output=False, side_reader=False,
